@@ -1,0 +1,287 @@
+// The public C API: argument checks, then the context does the work.
+#include <cstring>
+#include <memory>
+
+#include "core/context.h"
+#include "core/desc.h"
+#include "core/error.h"
+
+namespace tca {
+namespace {
+std::unique_ptr<Context> g_context;
+
+tcaResult get_context(Context** out) {
+  if (g_context == nullptr)
+    TCA_FAIL(TCA_ERROR_NOT_INITIALIZED, "call tcaInit first");
+  *out = g_context.get();
+  return TCA_SUCCESS;
+}
+
+tcaResult get_desc(Context* context, tcaDesc desc, tcaDesc_st** out) {
+  return context->descriptors().find(desc, out);
+}
+
+tcaResult check_rank(const Context& context, int rank, bool any_allowed) {
+  if (any_allowed && rank == TCA_ANY_RANK) return TCA_SUCCESS;
+  if (rank < 0 || rank >= context.size())
+    TCA_FAIL(TCA_ERROR_INVALID_RANK, "rank {} outside [0, {})", rank, context.size());
+  return TCA_SUCCESS;
+}
+
+tcaResult check_slot(int slot) {
+  if (slot < 0 || slot >= TCA_NOTIFY_SLOTS)
+    TCA_FAIL(TCA_ERROR_INVALID_SLOT, "notification slot {} outside [0, {})", slot,
+             TCA_NOTIFY_SLOTS);
+  return TCA_SUCCESS;
+}
+
+// A transfer end in the caller's own, unregistered memory (tcaPut's source, tcaGet's target).
+PeerRegion unregistered_local(const Context& context, void* ptr, size_t bytes) {
+  PeerRegion region;
+  region.owner = context.rank();
+  region.owner_pid = context.peer(context.rank()).pid;
+  region.bytes = bytes;
+  region.address = reinterpret_cast<uintptr_t>(ptr);
+  region.mapped = static_cast<unsigned char*>(ptr);
+  return region;
+}
+
+}  // namespace
+}  // namespace tca
+
+using tca::Context;
+
+#define TCA_CONTEXT(name) \
+  Context* name = nullptr; \
+  TCA_CHECK(tca::get_context(&name))
+
+extern "C" {
+
+tcaResult tcaInit(void) { return tcaInitWithConfig(nullptr); }
+
+tcaResult tcaInitWithConfig(const tcaConfig* config) {
+  if (tca::g_context != nullptr) TCA_FAIL(TCA_ERROR_ALREADY_INITIALIZED, "tcaInit called twice");
+  TCA_CHECK(Context::create(config, &tca::g_context));
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaFinalize(void) {
+  TCA_CONTEXT(context);
+  for (int channel = 0; channel < TCA_DMA_CHANNELS; ++channel)
+    TCA_CHECK(context->wait_channel(channel));
+  tca::g_context.reset();
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaRank(int* rank) {
+  TCA_CONTEXT(context);
+  if (rank == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "rank is NULL");
+  *rank = context->rank();
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaSize(int* size) {
+  TCA_CONTEXT(context);
+  if (size == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "size is NULL");
+  *size = context->size();
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaBarrier(void) {
+  TCA_CONTEXT(context);
+  return context->bootstrap().barrier();
+}
+
+tcaResult tcaSetTimeout(int timeout_ms) {
+  TCA_CONTEXT(context);
+  if (timeout_ms <= 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "timeout {} ms is not positive",
+                                timeout_ms);
+  context->set_timeout_ms(timeout_ms);
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaPeerTransport(int peer, const char** name) {
+  TCA_CONTEXT(context);
+  TCA_CHECK(tca::check_rank(*context, peer, false));
+  if (name == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "name is NULL");
+  *name = context->default_transport(peer)->name();
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaPathAvailable(tcaPath path, int peer, int* available) {
+  TCA_CONTEXT(context);
+  TCA_CHECK(tca::check_rank(*context, peer, false));
+  if (available == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "available is NULL");
+  tca::Transport* transport = nullptr;
+  *available = context->transport_for(path, peer, &transport) == TCA_SUCCESS;
+  tca::clear_last_error();  // "not available" is an answer, not a failure
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaMalloc(void** ptr, size_t bytes, tcaMemKind kind) {
+  TCA_CONTEXT(context);
+  return context->malloc_memory(ptr, bytes, kind);
+}
+
+tcaResult tcaFree(void* ptr) {
+  TCA_CONTEXT(context);
+  return context->free_memory(ptr);
+}
+
+tcaResult tcaCreateHandle(tcaHandle* handle, void* ptr, size_t bytes, tcaMemKind kind) {
+  TCA_CONTEXT(context);
+  return context->create_handle(ptr, bytes, kind, handle);
+}
+
+tcaResult tcaDestroyHandle(const tcaHandle* handle) {
+  TCA_CONTEXT(context);
+  return context->destroy_handle(handle);
+}
+
+tcaResult tcaAllgatherHandles(const tcaHandle* mine, tcaHandle* all) {
+  TCA_CONTEXT(context);
+  if (mine == nullptr || all == nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "mine or all is NULL");
+  return context->bootstrap().allgather(mine, all, sizeof(tcaHandle));
+}
+
+tcaResult tcaHandleInfo(const tcaHandle* handle, int* owner, size_t* bytes, tcaMemKind* kind) {
+  TCA_CONTEXT(context);
+  tca::PeerRegion* region = nullptr;
+  TCA_CHECK(context->resolve(handle, &region));
+  if (owner != nullptr) *owner = region->owner;
+  if (bytes != nullptr) *bytes = region->bytes;
+  if (kind != nullptr) *kind = region->kind;
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaDescNew(tcaDesc* desc) {
+  TCA_CONTEXT(context);
+  return context->descriptors().create(desc);
+}
+
+tcaResult tcaDescFree(tcaDesc desc) {
+  TCA_CONTEXT(context);
+  return context->descriptors().destroy(*context, desc);
+}
+
+tcaResult tcaDescSetMemcpy(tcaDesc desc, const tcaHandle* dst, size_t dst_offset,
+                           const tcaHandle* src, size_t src_offset, size_t bytes, unsigned flags,
+                           int notify_slot) {
+  TCA_CONTEXT(context);
+  tcaDesc_st* chain = nullptr;
+  TCA_CHECK(tca::get_desc(context, desc, &chain));
+  return tca::desc_append(*context, *chain, dst, dst_offset, bytes, src, src_offset, bytes, bytes,
+                          1, flags, notify_slot);
+}
+
+tcaResult tcaDescSetMemcpy2D(tcaDesc desc, const tcaHandle* dst, size_t dst_offset,
+                             size_t dst_pitch, const tcaHandle* src, size_t src_offset,
+                             size_t src_pitch, size_t width, size_t count, unsigned flags,
+                             int notify_slot) {
+  TCA_CONTEXT(context);
+  tcaDesc_st* chain = nullptr;
+  TCA_CHECK(tca::get_desc(context, desc, &chain));
+  return tca::desc_append(*context, *chain, dst, dst_offset, dst_pitch, src, src_offset,
+                          src_pitch, width, count, flags, notify_slot);
+}
+
+tcaResult tcaDescSetPath(tcaDesc desc, tcaPath path) {
+  TCA_CONTEXT(context);
+  tcaDesc_st* chain = nullptr;
+  TCA_CHECK(tca::get_desc(context, desc, &chain));
+  if (path != TCA_PATH_AUTO && path != TCA_PATH_SHM && path != TCA_PATH_MPI)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown path {}", static_cast<int>(path));
+  if (chain->path != path && chain->channel >= 0)
+    TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor is bound; set its path before tcaDescSet");
+  chain->path = path;
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaDescSet(tcaDesc desc, int channel) {
+  TCA_CONTEXT(context);
+  tcaDesc_st* chain = nullptr;
+  TCA_CHECK(tca::get_desc(context, desc, &chain));
+  return tca::desc_bind(*context, *chain, channel);
+}
+
+tcaResult tcaStartDMADesc(tcaDesc desc) {
+  TCA_CONTEXT(context);
+  tcaDesc_st* chain = nullptr;
+  TCA_CHECK(tca::get_desc(context, desc, &chain));
+  return tca::desc_start(*context, *chain);
+}
+
+tcaResult tcaWaitDMAC(int channel) {
+  TCA_CONTEXT(context);
+  if (channel < 0 || channel >= TCA_DMA_CHANNELS)
+    TCA_FAIL(TCA_ERROR_INVALID_CHANNEL, "DMA channel {} outside [0, {})", channel,
+             TCA_DMA_CHANNELS);
+  return context->wait_channel(channel);
+}
+
+tcaResult tcaWaitDMARecvDesc(int src_rank, int slot, int* from) {
+  TCA_CONTEXT(context);
+  TCA_CHECK(tca::check_rank(*context, src_rank, true));
+  TCA_CHECK(tca::check_slot(slot));
+  return context->wait_notification(src_rank, slot, from);
+}
+
+tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int* arrived, int* from) {
+  TCA_CONTEXT(context);
+  TCA_CHECK(tca::check_rank(*context, src_rank, true));
+  TCA_CHECK(tca::check_slot(slot));
+  if (arrived == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "arrived is NULL");
+  return context->test_notification(src_rank, slot, arrived, from);
+}
+
+tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_t bytes) {
+  TCA_CONTEXT(context);
+  if (src == nullptr && bytes > 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "src is NULL");
+  tca::Transfer transfer;
+  TCA_CHECK(context->resolve(dst, &transfer.dst));
+  TCA_CHECK(tca::check_extent(*transfer.dst, "destination", dst_offset, bytes, bytes, 1));
+  tca::PeerRegion source = tca::unregistered_local(*context, const_cast<void*>(src), bytes);
+  transfer.src = &source;
+  transfer.dst_offset = dst_offset;
+  transfer.dst_pitch = transfer.src_pitch = transfer.width = bytes;
+  transfer.peer = transfer.dst->owner;
+  return tca::run_immediate(*context, transfer);
+}
+
+tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t bytes) {
+  TCA_CONTEXT(context);
+  if (dst == nullptr && bytes > 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "dst is NULL");
+  tca::Transfer transfer;
+  TCA_CHECK(context->resolve(src, &transfer.src));
+  TCA_CHECK(tca::check_extent(*transfer.src, "source", src_offset, bytes, bytes, 1));
+  tca::PeerRegion target = tca::unregistered_local(*context, dst, bytes);
+  transfer.dst = &target;
+  transfer.src_offset = src_offset;
+  transfer.dst_pitch = transfer.src_pitch = transfer.width = bytes;
+  transfer.peer = transfer.src->owner;
+  return tca::run_immediate(*context, transfer);
+}
+
+tcaResult tcaPIOPointer(void** ptr, const tcaHandle* handle, size_t offset, size_t bytes) {
+  TCA_CONTEXT(context);
+  if (ptr == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "ptr is NULL");
+  tca::PeerRegion* region = nullptr;
+  TCA_CHECK(context->resolve(handle, &region));
+  TCA_CHECK(tca::check_extent(*region, "PIO window", offset, bytes, bytes, 1));
+  return context->default_transport(region->owner)->pio_pointer(*region, offset, ptr);
+}
+
+tcaResult tcaPIOFence(void) {
+  TCA_CONTEXT(context);
+  return context->fence();
+}
+
+tcaResult tcaNotify(int dst_rank, int slot) {
+  TCA_CONTEXT(context);
+  TCA_CHECK(tca::check_rank(*context, dst_rank, false));
+  TCA_CHECK(tca::check_slot(slot));
+  return context->notify(dst_rank, slot);
+}
+
+}  // extern "C"

@@ -1,0 +1,438 @@
+#include "core/context.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace tca {
+namespace {
+
+std::atomic<uint64_t>* cell_at(unsigned char* block, uint64_t offset) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(block + offset);
+}
+
+// Same running kernel and same pid namespace: the peer's /proc entries and pids are ours too.
+uint64_t host_hash() {
+  char hostname[256] = {};
+  gethostname(hostname, sizeof(hostname) - 1);
+  std::string identity = hostname;
+  std::ifstream boot_id("/proc/sys/kernel/random/boot_id");
+  std::string line;
+  if (std::getline(boot_id, line)) identity += "/" + line;
+  char ns[128] = {};
+  if (readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1) > 0) identity += "/" + std::string(ns);
+  return std::hash<std::string>{}(identity);
+}
+
+tcaResult random_job_key(uint64_t* key) {
+  do {
+    if (getrandom(key, sizeof(*key), 0) != static_cast<ssize_t>(sizeof(*key)))
+      TCA_FAIL(TCA_ERROR_TRANSPORT, "getrandom failed: {}", std::strerror(errno));
+  } while (*key == 0);
+  return TCA_SUCCESS;
+}
+
+tcaResult parse_timeout(const tcaConfig* config, int* timeout_ms) {
+  if (config != nullptr && config->timeout_ms < 0)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "timeout_ms {} is negative", config->timeout_ms);
+  if (config != nullptr && config->timeout_ms > 0) {
+    *timeout_ms = config->timeout_ms;
+    return TCA_SUCCESS;
+  }
+  if (const char* env = std::getenv("TCA_TIMEOUT_MS")) {
+    char* end = nullptr;
+    const long value = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || value <= 0 || value > INT32_MAX)
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_TIMEOUT_MS='{}' is not a positive number", env);
+    *timeout_ms = static_cast<int>(value);
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult parse_transport(const tcaConfig* config, std::string* forced) {
+  const char* value = config != nullptr ? config->transport : nullptr;
+  if (value == nullptr) value = std::getenv("TCA_TRANSPORT");
+  *forced = value != nullptr ? value : "auto";
+  if (*forced != "auto" && *forced != "shm" && *forced != "mpi")
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "transport '{}' is not one of auto, shm, mpi", *forced);
+  return TCA_SUCCESS;
+}
+
+}  // namespace
+
+tcaResult Context::create(const tcaConfig* config, std::unique_ptr<Context>* out) {
+  std::unique_ptr<Context> context(new Context());
+  TCA_CHECK(context->init(config));
+  *out = std::move(context);
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::init(const tcaConfig* config) {
+  // Arguments first: bad input must change nothing, so no collective has started yet.
+  std::string forced;
+  TCA_CHECK(parse_transport(config, &forced));
+  TCA_CHECK(parse_timeout(config, &timeout_ms_));
+  TCA_CHECK(make_mpi_bootstrap(&bootstrap_));
+  rank_ = bootstrap_->rank();
+  size_ = bootstrap_->size();
+  set_log_rank(rank_);
+
+  if (rank_ == 0) TCA_CHECK(random_job_key(&job_key_));
+  TCA_CHECK(bootstrap_->broadcast(&job_key_, sizeof(job_key_), 0));
+
+  TCA_CHECK(HostBlock::create(control_block_bytes(size_), memfd_name(rank_, 0).c_str(),
+                              &control_));
+  PeerInfo mine;
+  mine.pid = static_cast<int>(getpid());
+  mine.control_fd = control_.fd();
+  mine.host_hash = host_hash();
+  peers_.resize(size_);
+  TCA_CHECK(bootstrap_->allgather(&mine, peers_.data(), sizeof(PeerInfo)));
+
+  notify_sent_.assign(static_cast<size_t>(size_) * TCA_NOTIFY_SLOTS, 0);
+  notify_consumed_.assign(static_cast<size_t>(size_) * TCA_NOTIFY_SLOTS, 0);
+  TCA_CHECK(init_transports(forced));
+  TCA_INFO("initialized: rank {} of {}, job key {:#x}, transport {}", rank_, size_, job_key_,
+           forced);
+  return bootstrap_->barrier();
+}
+
+tcaResult Context::init_transports(const std::string& forced) {
+  std::unique_ptr<Transport> shm;
+  std::unique_ptr<Transport> mpi;
+  TCA_CHECK(make_shm_transport(*this, &shm));
+  TCA_CHECK(make_mpi_transport(*this, &mpi));
+  default_.resize(size_);
+  for (int peer = 0; peer < size_; ++peer) {
+    const bool use_shm = forced != "mpi" && shm->can_reach(peer);
+    default_[peer] = use_shm ? shm.get() : mpi.get();
+  }
+  transports_.push_back(std::move(shm));
+  transports_.push_back(std::move(mpi));
+  return TCA_SUCCESS;
+}
+
+Context::~Context() {
+  // Peers may still read or write our memory until every rank has arrived here.
+  if (bootstrap_ != nullptr) bootstrap_->barrier();
+}
+
+std::string Context::memfd_name(int owner, uint32_t serial) const {
+  return fmt::format("tca.{:016x}.{}.{}", job_key_, owner, serial);
+}
+
+uint64_t Context::next_notify_value(int peer, int slot) {
+  return ++notify_sent_[static_cast<size_t>(peer) * TCA_NOTIFY_SLOTS + slot];
+}
+
+tcaResult Context::check_peer_alive(int peer) const {
+  if (peer == rank_ || !same_host(peer)) return TCA_SUCCESS;
+  if (kill(peers_[peer].pid, 0) != 0 && errno == ESRCH)
+    TCA_FAIL(TCA_ERROR_PEER_FAILED, "rank {} (pid {}) has exited", peer, peers_[peer].pid);
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::transport_for(tcaPath path, int peer, Transport** out) const {
+  if (path == TCA_PATH_AUTO) {
+    *out = default_[peer];
+    return TCA_SUCCESS;
+  }
+  for (const auto& transport : transports_) {
+    if (transport->path() != path) continue;
+    if (!transport->can_reach(peer))
+      TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} cannot reach rank {} from rank {}",
+               transport->name(), peer, rank_);
+    *out = transport.get();
+    return TCA_SUCCESS;
+  }
+  TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} is not present in this build", static_cast<int>(path));
+}
+
+// ---------------------------------------------------------------- memory and regions
+
+tcaResult Context::malloc_memory(void** ptr, size_t bytes, tcaMemKind kind) {
+  if (ptr == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "ptr is NULL");
+  if (bytes == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "tcaMalloc of 0 bytes");
+  if (kind != TCA_MEM_CPU)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "memory kind {} needs the CUDA transport (not in this build)",
+             static_cast<int>(kind));
+  HostAllocation allocation;
+  allocation.serial = next_memfd_serial_;
+  TCA_CHECK(HostBlock::create(bytes, memfd_name(rank_, allocation.serial).c_str(),
+                              &allocation.block));
+  ++next_memfd_serial_;
+  *ptr = allocation.block.data();
+  host_allocations_.emplace(reinterpret_cast<uintptr_t>(*ptr), std::move(allocation));
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::free_memory(void* ptr) {
+  if (ptr == nullptr) return TCA_SUCCESS;  // like free(NULL)
+  const auto found = host_allocations_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (found == host_allocations_.end())
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} was not returned by tcaMalloc (or is freed)", ptr);
+  const uintptr_t begin = found->first;
+  const uintptr_t end = begin + found->second.block.bytes();
+  for (auto it = own_regions_.begin(); it != own_regions_.end();) {
+    PeerRegion& region = *it->second;
+    if (region.address >= begin && region.address < end) {
+      unpublish(region);
+      it = own_regions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  host_allocations_.erase(found);
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHandle* out) {
+  if (out == nullptr || ptr == nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "handle or ptr is NULL");
+  if (bytes == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "region of 0 bytes");
+  if (kind != TCA_MEM_CPU)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "memory kind {} needs the CUDA transport (not in this build)",
+             static_cast<int>(kind));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
+  if (bytes > UINTPTR_MAX - begin)
+    TCA_FAIL(TCA_ERROR_SIZE_OVERFLOW, "region {} + {} bytes wraps the address space", ptr, bytes);
+
+  auto region = std::make_unique<PeerRegion>();
+  WireHandle& wire = region->wire;
+  wire.memfd = -1;
+  // A region inside a tcaMalloc block can be mapped by same-host peers; user memory cannot.
+  auto block = host_allocations_.upper_bound(begin);
+  if (block != host_allocations_.begin()) {
+    --block;
+    const uintptr_t block_end = block->first + block->second.block.bytes();
+    if (begin < block_end) {
+      if (bytes > block_end - begin)
+        TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS, "region {} + {} bytes runs past its tcaMalloc block",
+                 ptr, bytes);
+      wire.mappable = 1;
+      wire.memfd = block->second.block.fd();
+      wire.memfd_serial = block->second.serial;
+      wire.memfd_offset = begin - block->first;
+    }
+  }
+
+  // Region ids are chosen so that each owns a free liveness cell of the control block.
+  uint64_t id = 0;
+  for (int tries = 0; tries < kMaxLiveRegions && id == 0; ++tries) {
+    const uint64_t candidate = next_region_id_++;
+    if (cell_at(control_block(), live_cell_offset(candidate))->load(std::memory_order_relaxed) == 0)
+      id = candidate;
+  }
+  if (id == 0)
+    TCA_FAIL(TCA_ERROR_OUT_OF_RESOURCES, "{} regions are registered already", kMaxLiveRegions);
+
+  region->owner = rank_;
+  region->owner_pid = peers_[rank_].pid;
+  region->id = id;
+  region->bytes = bytes;
+  region->kind = kind;
+  region->address = begin;
+  region->mapped = static_cast<unsigned char*>(ptr);
+  wire.kind = static_cast<uint8_t>(kind);
+  wire.owner = rank_;
+  wire.owner_pid = region->owner_pid;
+  wire.job_key = job_key_;
+  wire.region_id = id;
+  wire.bytes = bytes;
+  wire.address = begin;
+  seal_handle(wire);
+  TCA_CHECK(register_with_transports(*region));
+
+  cell_at(control_block(), live_cell_offset(id))->store(id, std::memory_order_release);
+  PeerRegion* published = region.get();
+  known_regions_[{rank_, id}] = std::move(region);
+  own_regions_[id] = published;
+  *out = to_public(published->wire);
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::register_with_transports(PeerRegion& region) {
+  for (size_t i = 0; i < transports_.size(); ++i) {
+    const tcaResult result = transports_[i]->register_region(region);
+    if (result != TCA_SUCCESS) {
+      while (i-- > 0) transports_[i]->deregister_region(region);
+      return append_frame(result, __FILE__, __LINE__);
+    }
+  }
+  return TCA_SUCCESS;
+}
+
+void Context::unpublish(PeerRegion& region) {
+  cell_at(control_block(), live_cell_offset(region.id))->store(0, std::memory_order_release);
+  for (auto& transport : transports_) transport->deregister_region(region);
+  region.mapped = nullptr;  // the memory may go away now; liveness checks stop every use
+}
+
+tcaResult Context::destroy_handle(const tcaHandle* handle) {
+  WireHandle wire;
+  TCA_CHECK(decode_handle(handle, job_key_, size_, &wire));
+  if (wire.owner != rank_)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "region {} belongs to rank {}; only its owner ({}) may "
+             "destroy it", wire.region_id, wire.owner, rank_);
+  const auto found = own_regions_.find(wire.region_id);
+  if (found == own_regions_.end())
+    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is already freed", wire.region_id, rank_);
+  unpublish(*found->second);
+  own_regions_.erase(found);
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::resolve(const tcaHandle* handle, PeerRegion** out) {
+  WireHandle wire;
+  TCA_CHECK(decode_handle(handle, job_key_, size_, &wire));
+  if (wire.owner == rank_) {
+    const auto found = own_regions_.find(wire.region_id);
+    if (found == own_regions_.end())
+      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id, rank_);
+    if (std::memcmp(&found->second->wire, &wire, sizeof(wire)) != 0)
+      TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} differs from its registration",
+               wire.region_id);
+    *out = found->second;
+    return TCA_SUCCESS;
+  }
+  auto& known = known_regions_[{wire.owner, wire.region_id}];
+  if (known == nullptr) {
+    auto region = std::make_unique<PeerRegion>();
+    region->owner = wire.owner;
+    region->owner_pid = wire.owner_pid;
+    region->id = wire.region_id;
+    region->bytes = wire.bytes;
+    region->kind = static_cast<tcaMemKind>(wire.kind);
+    region->address = wire.address;
+    region->wire = wire;
+    bool alive = false;
+    tcaResult result = default_[wire.owner]->region_alive(*region, &alive);
+    if (result == TCA_SUCCESS && !alive)
+      result = record_error(TCA_ERROR_FREED_HANDLE, __FILE__, __LINE__,
+                            fmt::format("region {} of rank {} is freed", wire.region_id,
+                                        wire.owner));
+    for (size_t i = 0; result == TCA_SUCCESS && i < transports_.size(); ++i)
+      if (transports_[i]->can_reach(wire.owner)) result = transports_[i]->attach(*region);
+    if (result != TCA_SUCCESS) {
+      known_regions_.erase({wire.owner, wire.region_id});
+      return append_frame(result, __FILE__, __LINE__);
+    }
+    known = std::move(region);
+  } else {
+    if (std::memcmp(&known->wire, &wire, sizeof(wire)) != 0)
+      TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} differs from the one "
+               "imported before", wire.region_id, wire.owner);
+    bool alive = false;
+    TCA_CHECK(region_alive(*known, &alive));
+    if (!alive)
+      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id,
+               wire.owner);
+  }
+  *out = known.get();
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::region_alive(const PeerRegion& region, bool* alive) {
+  if (region.owner == rank_) {
+    *alive = cell_at(control_block(), live_cell_offset(region.id))->load(std::memory_order_acquire) ==
+             region.id;
+    return TCA_SUCCESS;
+  }
+  return default_[region.owner]->region_alive(region, alive);
+}
+
+// ---------------------------------------------------------------- notifications
+
+tcaResult Context::notify(int dst_rank, int slot) {
+  TCA_CHECK(default_[dst_rank]->fence());
+  return default_[dst_rank]->notify(dst_rank, slot, next_notify_value(dst_rank, slot));
+}
+
+tcaResult Context::test_notification(int src_rank, int slot, int* arrived, int* from) {
+  *arrived = 0;
+  const auto consume_from = [&](int src) {
+    const uint64_t value =
+        cell_at(control_block(), notify_cell_offset(src, slot))->load(std::memory_order_acquire);
+    uint64_t& consumed = notify_consumed_[static_cast<size_t>(src) * TCA_NOTIFY_SLOTS + slot];
+    if (value <= consumed) return false;
+    ++consumed;
+    *arrived = 1;
+    if (from != nullptr) *from = src;
+    return true;
+  };
+  if (src_rank != TCA_ANY_RANK) {
+    consume_from(src_rank);
+    return TCA_SUCCESS;
+  }
+  // Start the scan after the last rank served so that no sender starves the others.
+  for (int i = 1; i <= size_; ++i) {
+    const int src = (any_source_cursor_ + i) % size_;
+    if (consume_from(src)) {
+      any_source_cursor_ = src;
+      break;
+    }
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  for (uint64_t spin = 0;; ++spin) {
+    int arrived = 0;
+    TCA_CHECK(test_notification(src_rank, slot, &arrived, from));
+    if (arrived) return TCA_SUCCESS;
+    for (auto& transport : transports_) TCA_CHECK(transport->progress());
+    if (spin < 1024) continue;  // a notification usually lands within microseconds
+    sched_yield();              // ranks may outnumber cores
+    if (spin % 256 != 0) continue;
+    if (src_rank != TCA_ANY_RANK) {
+      TCA_CHECK(check_peer_alive(src_rank));
+    } else {
+      for (int peer = 0; peer < size_; ++peer) TCA_CHECK(check_peer_alive(peer));
+    }
+    if (Clock::now() > deadline)
+      TCA_FAIL(TCA_ERROR_TIMEOUT, "no notification on slot {} from {} within {} ms", slot,
+               src_rank == TCA_ANY_RANK ? std::string("any rank") : fmt::format("rank {}", src_rank),
+               timeout_ms_);
+  }
+}
+
+tcaResult Context::fence() {
+  for (auto& transport : transports_) TCA_CHECK(transport->fence());
+  return TCA_SUCCESS;
+}
+
+// ---------------------------------------------------------------- DMA channels
+
+void Context::track_run(int channel, PreparedRun* run) {
+  auto& runs = in_flight_[channel];
+  if (std::find(runs.begin(), runs.end(), run) == runs.end()) runs.push_back(run);
+}
+
+tcaResult Context::wait_channel(int channel) {
+  auto& runs = in_flight_[channel];
+  while (!runs.empty()) {
+    TCA_CHECK(runs.front()->wait());
+    runs.erase(runs.begin());
+  }
+  return TCA_SUCCESS;
+}
+
+void Context::forget_run(PreparedRun* run) {
+  for (auto& runs : in_flight_) runs.erase(std::remove(runs.begin(), runs.end(), run), runs.end());
+}
+
+}  // namespace tca

@@ -1,0 +1,117 @@
+// The per-process state of an initialized tca job: ranks, job key, regions, control block,
+// transports, notification counters and DMA channels.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "core/desc.h"
+#include "core/host_memory.h"
+#include "core/region.h"
+#include "tca/tca.h"
+#include "transport/transport.h"
+
+namespace tca {
+
+struct PeerInfo {
+  int pid = 0;
+  int control_fd = -1;
+  uint64_t host_hash = 0;  // hostname and boot id: equal means the same running kernel
+};
+
+class Context {
+ public:
+  static tcaResult create(const tcaConfig* config, std::unique_ptr<Context>* out);
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+  // ---- what transports read ----
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  uint64_t job_key() const { return job_key_; }
+  const PeerInfo& peer(int rank) const { return peers_[rank]; }
+  bool same_host(int rank) const { return peers_[rank].host_hash == peers_[rank_].host_hash; }
+  Bootstrap& bootstrap() { return *bootstrap_; }
+  unsigned char* control_block() { return control_.data(); }
+  uint64_t control_block_size() const { return control_block_bytes(size_); }
+  int timeout_ms() const { return timeout_ms_; }
+  // Name of memfd `serial` of rank `owner` in this job (serial 0 is the control block).
+  std::string memfd_name(int owner, uint32_t serial) const;
+  // The value the next notification of (this rank -> peer, slot) carries.
+  uint64_t next_notify_value(int peer, int slot);
+  // Checks that a waited-for peer still runs (same host: its process exists).
+  tcaResult check_peer_alive(int peer) const;
+
+  // ---- what the API calls ----
+  void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }
+  Transport* default_transport(int peer) const { return default_[peer]; }
+  // The transport for `path` to `peer`, or TCA_ERROR_UNREACHABLE.
+  tcaResult transport_for(tcaPath path, int peer, Transport** out) const;
+
+  tcaResult malloc_memory(void** ptr, size_t bytes, tcaMemKind kind);
+  tcaResult free_memory(void* ptr);
+  tcaResult create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHandle* out);
+  tcaResult destroy_handle(const tcaHandle* handle);
+  // Checks a handle and returns the region it names (imported and attached if remote).
+  tcaResult resolve(const tcaHandle* handle, PeerRegion** out);
+  tcaResult region_alive(const PeerRegion& region, bool* alive);
+
+  tcaResult notify(int dst_rank, int slot);
+  tcaResult test_notification(int src_rank, int slot, int* arrived, int* from);
+  tcaResult wait_notification(int src_rank, int slot, int* from);
+  tcaResult fence();
+
+  // DMA channels: runs kicked on a channel and not yet waited for.
+  void track_run(int channel, PreparedRun* run);
+  tcaResult wait_channel(int channel);
+  void forget_run(PreparedRun* run);  // a descriptor being freed drops its runs
+  DescRegistry& descriptors() { return descriptors_; }
+
+ private:
+  Context() = default;
+  tcaResult init(const tcaConfig* config);
+  tcaResult init_transports(const std::string& forced);
+  tcaResult register_with_transports(PeerRegion& region);
+  void unpublish(PeerRegion& region);
+
+  struct HostAllocation {
+    HostBlock block;
+    uint32_t serial = 0;
+  };
+
+  std::unique_ptr<Bootstrap> bootstrap_;
+  int rank_ = 0;
+  int size_ = 1;
+  uint64_t job_key_ = 0;
+  int timeout_ms_ = 60000;
+  std::vector<PeerInfo> peers_;
+  HostBlock control_;
+  uint32_t next_memfd_serial_ = 1;
+  uint64_t next_region_id_ = 1;
+
+  std::map<uintptr_t, HostAllocation> host_allocations_;  // keyed by base address
+  std::map<uint64_t, PeerRegion*> own_regions_;  // live registrations, by region id
+  // Every region ever resolved, kept until finalize so prepared chains never dangle.
+  std::map<std::pair<int, uint64_t>, std::unique_ptr<PeerRegion>> known_regions_;
+
+  std::vector<std::unique_ptr<Transport>> transports_;
+  std::vector<Transport*> default_;  // per peer
+  std::vector<uint64_t> notify_sent_;      // [peer * SLOTS + slot]
+  std::vector<uint64_t> notify_consumed_;  // [src * SLOTS + slot]
+  int any_source_cursor_ = 0;
+  std::array<std::vector<PreparedRun*>, TCA_DMA_CHANNELS> in_flight_;
+  DescRegistry descriptors_;  // destroyed before the transports that prepared their runs
+};
+
+// The process's context, or null outside tcaInit..tcaFinalize.
+Context* current_context();
+
+}  // namespace tca

@@ -1,0 +1,176 @@
+#include "core/desc.h"
+
+#include <algorithm>
+
+#include "core/context.h"
+#include "core/error.h"
+
+namespace tca {
+
+tcaResult DescRegistry::create(tcaDesc* out) {
+  if (out == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "desc is NULL");
+  descs_.push_back(std::make_unique<tcaDesc_st>());
+  *out = descs_.back().get();
+  return TCA_SUCCESS;
+}
+
+tcaResult DescRegistry::find(tcaDesc desc, tcaDesc_st** out) const {
+  const auto found = std::find_if(descs_.begin(), descs_.end(),
+                                  [desc](const auto& owned) { return owned.get() == desc; });
+  if (desc == nullptr || found == descs_.end())
+    TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor {} is not a live descriptor of this job",
+             static_cast<const void*>(desc));
+  *out = found->get();
+  return TCA_SUCCESS;
+}
+
+tcaResult DescRegistry::destroy(Context& context, tcaDesc desc) {
+  tcaDesc_st* found = nullptr;
+  TCA_CHECK(find(desc, &found));
+  for (auto& run : found->runs) {
+    TCA_CHECK(run->wait());  // a chain in flight still reads and writes its buffers
+    context.forget_run(run.get());
+  }
+  descs_.erase(std::find_if(descs_.begin(), descs_.end(),
+                            [desc](const auto& owned) { return owned.get() == desc; }));
+  return TCA_SUCCESS;
+}
+
+tcaResult check_extent(const PeerRegion& region, const char* end, uint64_t offset, uint64_t pitch,
+                       uint64_t width, uint64_t count) {
+  // extent = (count - 1) * pitch + width, computed without wrapping.
+  uint64_t extent = width;
+  if (count > 1) {
+    const uint64_t blocks = count - 1;
+    if (pitch != 0 && blocks > (UINT64_MAX - width) / pitch)
+      TCA_FAIL(TCA_ERROR_SIZE_OVERFLOW, "{} extent of {} blocks of {} bytes at pitch {} overflows",
+               end, count, width, pitch);
+    extent = blocks * pitch + width;
+  }
+  if (offset > UINT64_MAX - extent)
+    TCA_FAIL(TCA_ERROR_SIZE_OVERFLOW, "{} offset {} + extent {} overflows", end, offset, extent);
+  if (offset + extent > region.bytes)
+    TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS, "{} range [{}, {}) is outside region {} of rank {} ({} bytes)",
+             end, offset, offset + extent, region.id, region.owner, region.bytes);
+  return TCA_SUCCESS;
+}
+
+namespace {
+
+void unbind(Context& context, tcaDesc_st& desc) {
+  for (auto& run : desc.runs) context.forget_run(run.get());
+  desc.runs.clear();
+  desc.run_transports.clear();
+  desc.own_regions.clear();
+  desc.channel = -1;
+}
+
+tcaResult check_own_regions_alive(Context& context, const tcaDesc_st& desc) {
+  for (const PeerRegion* region : desc.own_regions) {
+    bool alive = false;
+    TCA_CHECK(context.region_alive(*region, &alive));
+    if (!alive)
+      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "the chain uses region {} of this rank, which is freed",
+               region->id);
+  }
+  return TCA_SUCCESS;
+}
+
+}  // namespace
+
+tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
+                      uint64_t dst_offset, uint64_t dst_pitch, const tcaHandle* src,
+                      uint64_t src_offset, uint64_t src_pitch, uint64_t width, uint64_t count,
+                      unsigned flags, int slot) {
+  if ((flags & ~TCA_FLAG_NOTIFY) != 0)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown transfer flags {:#x}", flags);
+  if ((flags & TCA_FLAG_NOTIFY) && (slot < 0 || slot >= TCA_NOTIFY_SLOTS))
+    TCA_FAIL(TCA_ERROR_INVALID_SLOT, "notification slot {} outside [0, {})", slot,
+             TCA_NOTIFY_SLOTS);
+  if (count == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "block-stride transfer of 0 blocks");
+  if (count > 1 && (dst_pitch < width || src_pitch < width))
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "pitches (dst {}, src {}) are narrower than width {}",
+             dst_pitch, src_pitch, width);
+  Transfer transfer;
+  TCA_CHECK(context.resolve(dst, &transfer.dst));
+  TCA_CHECK(context.resolve(src, &transfer.src));
+  const int me = context.rank();
+  if (transfer.dst->owner != me && transfer.src->owner != me)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "neither end is on this rank (dst rank {}, src rank {})",
+             transfer.dst->owner, transfer.src->owner);
+  TCA_CHECK(check_extent(*transfer.dst, "destination", dst_offset, dst_pitch, width, count));
+  TCA_CHECK(check_extent(*transfer.src, "source", src_offset, src_pitch, width, count));
+  transfer.dst_offset = dst_offset;
+  transfer.dst_pitch = count > 1 ? dst_pitch : width;
+  transfer.src_offset = src_offset;
+  transfer.src_pitch = count > 1 ? src_pitch : width;
+  transfer.width = width;
+  transfer.count = count;
+  transfer.flags = flags;
+  transfer.slot = slot;
+  transfer.peer = transfer.dst->owner != me ? transfer.dst->owner : transfer.src->owner;
+  unbind(context, desc);
+  desc.transfers.push_back(transfer);
+  return TCA_SUCCESS;
+}
+
+tcaResult desc_bind(Context& context, tcaDesc_st& desc, int channel) {
+  if (channel < 0 || channel >= TCA_DMA_CHANNELS)
+    TCA_FAIL(TCA_ERROR_INVALID_CHANNEL, "DMA channel {} outside [0, {})", channel,
+             TCA_DMA_CHANNELS);
+  if (desc.transfers.empty()) TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor has no transfers");
+  // Resolve every transport first, so a failure leaves the descriptor as it was.
+  std::vector<Transport*> transports(desc.transfers.size());
+  for (size_t i = 0; i < desc.transfers.size(); ++i)
+    TCA_CHECK(context.transport_for(desc.path, desc.transfers[i].peer, &transports[i]));
+
+  std::vector<std::unique_ptr<PreparedRun>> runs;
+  std::vector<Transport*> run_transports;
+  for (size_t begin = 0; begin < desc.transfers.size();) {
+    size_t end = begin + 1;
+    while (end < desc.transfers.size() && transports[end] == transports[begin]) ++end;
+    const std::vector<Transfer> run(desc.transfers.begin() + begin, desc.transfers.begin() + end);
+    std::unique_ptr<PreparedRun> prepared;
+    TCA_CHECK(transports[begin]->prepare(run, &prepared));
+    runs.push_back(std::move(prepared));
+    run_transports.push_back(transports[begin]);
+    begin = end;
+  }
+  std::vector<const PeerRegion*> own_regions;
+  for (const Transfer& transfer : desc.transfers)
+    for (const PeerRegion* end : {transfer.dst, transfer.src})
+      if (end->owner == context.rank() &&
+          std::find(own_regions.begin(), own_regions.end(), end) == own_regions.end())
+        own_regions.push_back(end);
+
+  unbind(context, desc);
+  desc.runs = std::move(runs);
+  desc.run_transports = std::move(run_transports);
+  desc.own_regions = std::move(own_regions);
+  desc.channel = channel;
+  return TCA_SUCCESS;
+}
+
+tcaResult desc_start(Context& context, tcaDesc_st& desc) {
+  if (desc.channel < 0)
+    TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor is not bound to a channel: call tcaDescSet");
+  TCA_CHECK(check_own_regions_alive(context, desc));
+  for (size_t i = 0; i < desc.runs.size(); ++i) {
+    // Chain order across transports: a run starts only after the previous one completed.
+    if (i > 0) TCA_CHECK(desc.runs[i - 1]->wait());
+    TCA_CHECK(desc.runs[i]->start());
+    context.track_run(desc.channel, desc.runs[i].get());
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult run_immediate(Context& context, Transfer transfer) {
+  Transport* transport = nullptr;
+  TCA_CHECK(context.transport_for(TCA_PATH_AUTO, transfer.peer, &transport));
+  std::unique_ptr<PreparedRun> run;
+  TCA_CHECK(transport->prepare({transfer}, &run));
+  TCA_CHECK(run->start());
+  return run->wait();
+}
+
+}  // namespace tca

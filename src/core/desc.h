@@ -1,0 +1,49 @@
+// DMA descriptors: a chain of validated transfers, prepared per transport when bound to a
+// channel (tcaDescSet), then only kicked.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tca/tca.h"
+#include "transport/transport.h"
+
+struct tcaDesc_st {
+  tcaPath path = TCA_PATH_AUTO;
+  std::vector<tca::Transfer> transfers;
+  // Set by tcaDescSet; cleared by any later append.
+  int channel = -1;
+  std::vector<std::unique_ptr<tca::PreparedRun>> runs;
+  std::vector<tca::Transport*> run_transports;
+  std::vector<const tca::PeerRegion*> own_regions;  // checked for liveness at every kick
+};
+
+namespace tca {
+
+class Context;
+
+// Owns every descriptor of a context so that a stale or forged tcaDesc is detected.
+class DescRegistry {
+ public:
+  tcaResult create(tcaDesc* out);
+  tcaResult find(tcaDesc desc, tcaDesc_st** out) const;
+  tcaResult destroy(Context& context, tcaDesc desc);
+
+ private:
+  std::vector<std::unique_ptr<tcaDesc_st>> descs_;
+};
+
+tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
+                      uint64_t dst_offset, uint64_t dst_pitch, const tcaHandle* src,
+                      uint64_t src_offset, uint64_t src_pitch, uint64_t width, uint64_t count,
+                      unsigned flags, int slot);
+tcaResult desc_bind(Context& context, tcaDesc_st& desc, int channel);
+tcaResult desc_start(Context& context, tcaDesc_st& desc);
+// Runs one transfer to completion (tcaPut, tcaGet).
+tcaResult run_immediate(Context& context, Transfer transfer);
+// Checks that [offset, offset + (count-1)*pitch + width) lies inside `region`.
+tcaResult check_extent(const PeerRegion& region, const char* end, uint64_t offset,
+                       uint64_t pitch, uint64_t width, uint64_t count);
+
+}  // namespace tca

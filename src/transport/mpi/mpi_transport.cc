@@ -1,0 +1,619 @@
+// The MPI one-sided transport: every rank exposes its control block and its registered host
+// regions through one dynamic RMA window, held in a lock_all epoch for the transport's lifetime.
+// Puts and gets go straight to the owner's base address (the target displacement of a dynamic
+// window); notifications are MPI_Accumulate(REPLACE) into the receiver's control block after a
+// flush, so they are never visible before the data they announce.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "transport/transport.h"
+
+namespace tca {
+namespace {
+
+// The largest amount one MPI call moves: counts are ints, and keeping every datatype's size
+// below 2 GiB also keeps MPI_Type_size and the osc components' int arithmetic exact.
+constexpr uint64_t kMaxBytesPerCall = uint64_t{1} << 30;
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  std::string message = MPI_Error_string(code, text, &length) == MPI_SUCCESS
+                            ? std::string(text, length)
+                            : fmt::format("MPI error {}", code);
+  int error_class = 0;
+  if (MPI_Error_class(code, &error_class) == MPI_SUCCESS && error_class == MPI_ERR_RMA_RANGE)
+    message += " (the target memory is not attached at its owner; see the owner's warning "
+               "about the MPI attach limit)";
+  return message;
+}
+
+bool is_attach_limit(int code) {
+  int error_class = 0;
+  return MPI_Error_class(code, &error_class) == MPI_SUCCESS && error_class == MPI_ERR_RMA_ATTACH;
+}
+
+}  // namespace
+}  // namespace tca
+
+// Fails with TCA_ERROR_TRANSPORT naming the MPI call (formatted from the trailing arguments).
+#define TCA_MPI_CHECK(call, ...)                                                         \
+  do {                                                                                   \
+    const int tca_mpi_code_ = (call);                                                    \
+    if (tca_mpi_code_ != MPI_SUCCESS)                                                    \
+      TCA_FAIL(TCA_ERROR_TRANSPORT, "{} failed: {}", ::fmt::format(__VA_ARGS__),         \
+               ::tca::mpi_error_text(tca_mpi_code_));                                    \
+  } while (0)
+
+namespace tca {
+namespace {
+
+uint64_t load_acquire(const unsigned char* block, uint64_t offset) {
+  return __atomic_load_n(reinterpret_cast<const uint64_t*>(block + offset), __ATOMIC_ACQUIRE);
+}
+
+// Owns one committed derived datatype. MPI may already be finalized when a descriptor outlives
+// the library; then there is nothing left to free.
+class OwnedDatatype {
+ public:
+  explicit OwnedDatatype(MPI_Datatype type) : type_(type) {}
+  OwnedDatatype(OwnedDatatype&& other) noexcept
+      : type_(std::exchange(other.type_, MPI_DATATYPE_NULL)) {}
+  OwnedDatatype(const OwnedDatatype&) = delete;
+  OwnedDatatype& operator=(const OwnedDatatype&) = delete;
+  OwnedDatatype& operator=(OwnedDatatype&&) = delete;
+  ~OwnedDatatype() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (type_ != MPI_DATATYPE_NULL && !finalized) MPI_Type_free(&type_);
+  }
+
+ private:
+  MPI_Datatype type_;
+};
+
+// How one side of an RMA call lays out its bytes: `count` elements of `type`.
+struct Layout {
+  MPI_Datatype type = MPI_BYTE;
+  int count = 0;
+};
+
+// One MPI_Put or MPI_Get of at most kMaxBytesPerCall bytes.
+struct RmaStep {
+  bool is_put = true;
+  int target = 0;
+  unsigned char* local = nullptr;
+  Layout local_layout;
+  MPI_Aint target_disp = 0;
+  Layout target_layout;
+  uint64_t bytes = 0;
+  const PeerRegion* remote = nullptr;  // for error messages
+};
+
+// A copy between two regions of this rank: `count` blocks of `width` bytes.
+struct CopyStep {
+  unsigned char* dst = nullptr;
+  const unsigned char* src = nullptr;
+  uint64_t dst_pitch = 0;
+  uint64_t src_pitch = 0;
+  uint64_t width = 0;
+  uint64_t count = 0;
+};
+
+// Raises `slot` at `peer` once every earlier RMA step of the run is complete at its target.
+struct NotifyStep {
+  int peer = 0;
+  int slot = 0;
+  std::vector<int> earlier_targets;
+};
+
+using Step = std::variant<RmaStep, CopyStep, NotifyStep>;
+
+// A remote region whose liveness cell is read before every start.
+struct LivenessProbe {
+  const PeerRegion* region = nullptr;
+  MPI_Aint cell_disp = 0;
+};
+
+// [begin, end) of whole pages in this process's address space.
+struct PageRange {
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
+};
+
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(Context& context) : context_(context) {}
+  MpiTransport(const MpiTransport&) = delete;
+  MpiTransport& operator=(const MpiTransport&) = delete;
+  ~MpiTransport() override;
+
+  tcaResult init();
+
+  const char* name() const override { return "mpi"; }
+  tcaPath path() const override { return TCA_PATH_MPI; }
+  bool can_reach(int peer) const override { return peer >= 0 && peer < context_.size(); }
+  tcaResult register_region(PeerRegion& own) override;
+  tcaResult deregister_region(PeerRegion& own) override;
+  tcaResult attach(PeerRegion&) override { return TCA_SUCCESS; }
+  tcaResult region_alive(const PeerRegion& region, bool* alive) override;
+  tcaResult prepare(const std::vector<Transfer>& run,
+                    std::unique_ptr<PreparedRun>* out) override;
+  tcaResult notify(int peer, int slot, uint64_t value) override;
+  tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override;
+  tcaResult fence() override;
+  tcaResult progress() override;
+
+  // ---- what prepared runs use ----
+  Context& context() { return context_; }
+  MPI_Win window() const { return window_; }
+  MPI_Aint live_cell_disp(const PeerRegion& region) const {
+    return control_blocks_[region.owner] + static_cast<MPI_Aint>(live_cell_offset(region.id));
+  }
+  // Writes `value` into cell (this rank, slot) of `peer`'s control block and completes it there.
+  tcaResult raise_slot(int peer, int slot, uint64_t value);
+
+ private:
+  PageRange pages_of(const PeerRegion& own) const;
+  tcaResult attach_span(PageRange range);
+  tcaResult detach_span(uintptr_t begin);
+  // Whether AUTO sends any peer's traffic here (then registrations must be reachable at once).
+  bool carries_default_traffic() const;
+
+  Context& context_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Win window_ = MPI_WIN_NULL;
+  bool locked_ = false;
+  bool control_block_attached_ = false;
+  std::vector<MPI_Aint> control_blocks_;  // every rank's control-block address
+  uintptr_t page_size_ = 4096;
+  // Memory attached to the window, as disjoint whole-page spans (begin -> end). MPI forbids
+  // overlapping attachments, while registrations may overlap or share pages; the span set is
+  // always the page-wise union of the registrations in `attached_regions_`.
+  std::map<uintptr_t, uintptr_t> spans_;
+  std::map<uint64_t, PageRange> attached_regions_;  // region id -> its pages
+};
+
+class MpiRun final : public PreparedRun {
+ public:
+  explicit MpiRun(MpiTransport& transport) : transport_(transport) {}
+
+  tcaResult start() override;
+  tcaResult wait() override;
+
+  // ---- built by MpiTransport::prepare ----
+  tcaResult add(const Transfer& transfer);
+
+ private:
+  tcaResult add_rma(bool is_put, const PeerRegion& remote, uint64_t remote_offset,
+                    uint64_t remote_pitch, unsigned char* local, uint64_t local_pitch,
+                    uint64_t width, uint64_t count);
+  tcaResult add_contiguous(bool is_put, const PeerRegion& remote, MPI_Aint target_disp,
+                           unsigned char* local, uint64_t bytes);
+  tcaResult make_layout(uint64_t rows, uint64_t width, uint64_t pitch, Layout* out);
+  tcaResult check_liveness();
+  tcaResult run_rma(const RmaStep& step);
+  tcaResult run_notify(const NotifyStep& step);
+
+  MpiTransport& transport_;
+  std::vector<Step> steps_;
+  std::vector<OwnedDatatype> datatypes_;
+  std::vector<LivenessProbe> probes_;
+  std::vector<uint64_t> probe_values_;  // where the probes' gets land
+  std::vector<int> probe_targets_;      // distinct owners of the probed regions
+  std::vector<int> targets_;            // distinct targets of the RMA steps so far
+};
+
+// ---------------------------------------------------------------- transport
+
+tcaResult MpiTransport::init() {
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (page_size > 0) page_size_ = static_cast<uintptr_t>(page_size);
+
+  TCA_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup for the mpi transport");
+  TCA_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
+                "MPI_Comm_set_errhandler for the mpi transport");
+  int size = 0;
+  TCA_MPI_CHECK(MPI_Comm_size(comm_, &size), "MPI_Comm_size");
+  if (size != context_.size())
+    TCA_FAIL(TCA_ERROR_INTERNAL, "MPI_COMM_WORLD has {} ranks but the job has {}", size,
+             context_.size());
+
+  TCA_MPI_CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, comm_, &window_), "MPI_Win_create_dynamic");
+  TCA_MPI_CHECK(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
+  TCA_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all");
+  locked_ = true;
+
+  unsigned char* control_block = context_.control_block();
+  TCA_MPI_CHECK(MPI_Win_attach(window_, control_block,
+                               static_cast<MPI_Aint>(context_.control_block_size())),
+                "MPI_Win_attach of the control block ({} bytes)", context_.control_block_size());
+  control_block_attached_ = true;
+  MPI_Aint mine = 0;
+  TCA_MPI_CHECK(MPI_Get_address(control_block, &mine), "MPI_Get_address of the control block");
+  control_blocks_.resize(size);
+  TCA_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_AINT, control_blocks_.data(), 1, MPI_AINT, comm_),
+                "MPI_Allgather of the control-block addresses");
+  return TCA_SUCCESS;
+}
+
+// Runs collectively inside tcaFinalize; failures can only be reported.
+MpiTransport::~MpiTransport() {
+  if (locked_ && MPI_Win_unlock_all(window_) != MPI_SUCCESS)
+    TCA_WARN("mpi transport: MPI_Win_unlock_all failed at finalize");
+  if (window_ != MPI_WIN_NULL) {
+    for (const auto& span : spans_) MPI_Win_detach(window_, reinterpret_cast<void*>(span.first));
+    if (control_block_attached_) MPI_Win_detach(window_, context_.control_block());
+    if (MPI_Win_free(&window_) != MPI_SUCCESS) TCA_WARN("mpi transport: MPI_Win_free failed");
+  }
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+PageRange MpiTransport::pages_of(const PeerRegion& own) const {
+  const uintptr_t begin = own.mapped != nullptr ? reinterpret_cast<uintptr_t>(own.mapped)
+                                                : static_cast<uintptr_t>(own.address);
+  const uintptr_t end = begin + own.bytes;
+  return {begin & ~(page_size_ - 1), (end + page_size_ - 1) & ~(page_size_ - 1)};
+}
+
+tcaResult MpiTransport::attach_span(PageRange range) {
+  const int code = MPI_Win_attach(window_, reinterpret_cast<void*>(range.begin),
+                                  static_cast<MPI_Aint>(range.end - range.begin));
+  if (code != MPI_SUCCESS) {
+    const tcaResult kind = is_attach_limit(code) ? TCA_ERROR_OUT_OF_RESOURCES : TCA_ERROR_TRANSPORT;
+    TCA_FAIL(kind, "MPI_Win_attach of {} bytes at {:#x} failed ({} spans attached): {}",
+             range.end - range.begin, range.begin, spans_.size(), mpi_error_text(code));
+  }
+  spans_[range.begin] = range.end;
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::detach_span(uintptr_t begin) {
+  TCA_MPI_CHECK(MPI_Win_detach(window_, reinterpret_cast<void*>(begin)),
+                "MPI_Win_detach of the span at {:#x}", begin);
+  spans_.erase(begin);
+  return TCA_SUCCESS;
+}
+
+bool MpiTransport::carries_default_traffic() const {
+  for (int peer = 0; peer < context_.size(); ++peer)
+    if (context_.default_transport(peer) == this) return true;
+  return false;
+}
+
+tcaResult MpiTransport::register_region(PeerRegion& own) {
+  if (own.kind != TCA_MEM_CPU || own.bytes == 0) return TCA_SUCCESS;  // GPU memory stays out
+  const PageRange pages = pages_of(own);
+
+  // The spans that share a page with the region.
+  auto first = spans_.upper_bound(pages.begin);
+  if (first != spans_.begin() && std::prev(first)->second > pages.begin) --first;
+  auto last = first;
+  PageRange merged = pages;
+  for (; last != spans_.end() && last->first < pages.end; ++last) {
+    merged.begin = std::min(merged.begin, last->first);
+    merged.end = std::max(merged.end, last->second);
+  }
+  if (first != last && merged.begin == first->first && merged.end == first->second) {
+    attached_regions_[own.id] = pages;  // already inside one span
+    return TCA_SUCCESS;
+  }
+
+  // Grow into one span covering the region and the spans it touches. Between the detaches and
+  // the attach, a peer's access to the old spans would fail; that only happens when a
+  // registration overlaps a region a peer is writing at that moment.
+  std::vector<PageRange> replaced;
+  for (auto span = first; span != last; ++span) replaced.push_back({span->first, span->second});
+  for (const PageRange& span : replaced) TCA_CHECK(detach_span(span.begin));
+  const tcaResult result = attach_span(merged);
+  if (result != TCA_SUCCESS) {
+    for (const PageRange& span : replaced) attach_span(span);  // undo, best effort
+    if (result != TCA_ERROR_OUT_OF_RESOURCES || carries_default_traffic())
+      return append_frame(result, __FILE__, __LINE__);
+    // Only forced paths could use this region through MPI: registration still succeeds, and a
+    // peer's access fails with MPI_ERR_RMA_RANGE instead.
+    TCA_WARN("mpi transport: region {} ({} bytes) is not reachable through MPI: the MPI library "
+             "attaches at most {} spans to a dynamic window (Open MPI osc/rdma: raise "
+             "OMPI_MCA_osc_rdma_max_attach)",
+             own.id, own.bytes, spans_.size() + 1);
+    return TCA_SUCCESS;
+  }
+  attached_regions_[own.id] = pages;
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::deregister_region(PeerRegion& own) {
+  const auto found = attached_regions_.find(own.id);
+  if (found == attached_regions_.end()) return TCA_SUCCESS;  // GPU, or never attached
+  const PageRange pages = found->second;
+  attached_regions_.erase(found);
+
+  auto span = std::prev(spans_.upper_bound(pages.begin));
+  const PageRange old_span{span->first, span->second};
+  // Shrink the span to the page-wise union of the registrations left in it, so that no memory
+  // stays attached after its last registration is gone.
+  std::vector<PageRange> remaining;
+  for (const auto& entry : attached_regions_)
+    if (entry.second.begin >= old_span.begin && entry.second.end <= old_span.end)
+      remaining.push_back(entry.second);
+  std::sort(remaining.begin(), remaining.end(),
+            [](const PageRange& a, const PageRange& b) { return a.begin < b.begin; });
+  std::vector<PageRange> coverage;
+  for (const PageRange& range : remaining) {
+    if (!coverage.empty() && range.begin < coverage.back().end)
+      coverage.back().end = std::max(coverage.back().end, range.end);
+    else
+      coverage.push_back(range);
+  }
+  if (coverage.size() == 1 && coverage[0].begin == old_span.begin &&
+      coverage[0].end == old_span.end)
+    return TCA_SUCCESS;
+  TCA_CHECK(detach_span(old_span.begin));
+  for (const PageRange& range : coverage) TCA_CHECK(attach_span(range));
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::region_alive(const PeerRegion& region, bool* alive) {
+  if (region.owner == context_.rank()) {
+    *alive = load_acquire(context_.control_block(), live_cell_offset(region.id)) == region.id;
+    return TCA_SUCCESS;
+  }
+  uint64_t value = 0;
+  TCA_MPI_CHECK(MPI_Get(&value, 1, MPI_UINT64_T, region.owner, live_cell_disp(region), 1,
+                        MPI_UINT64_T, window_),
+                "MPI_Get of the liveness of region {} of rank {}", region.id, region.owner);
+  TCA_MPI_CHECK(MPI_Win_flush(region.owner, window_), "MPI_Win_flush to rank {}", region.owner);
+  *alive = value == region.id;
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::prepare(const std::vector<Transfer>& run,
+                                std::unique_ptr<PreparedRun>* out) {
+  auto prepared = std::make_unique<MpiRun>(*this);
+  for (const Transfer& transfer : run) TCA_CHECK(prepared->add(transfer));
+  *out = std::move(prepared);
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::raise_slot(int peer, int slot, uint64_t value) {
+  const MPI_Aint cell =
+      control_blocks_[peer] + static_cast<MPI_Aint>(notify_cell_offset(context_.rank(), slot));
+  // Accumulate, not put: atomic with respect to the other accumulates on the same cell.
+  TCA_MPI_CHECK(MPI_Accumulate(&value, 1, MPI_UINT64_T, peer, cell, 1, MPI_UINT64_T, MPI_REPLACE,
+                               window_),
+                "MPI_Accumulate of notification slot {} at rank {}", slot, peer);
+  TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush of notification slot {} at rank {}",
+                slot, peer);
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::notify(int peer, int slot, uint64_t value) {
+  TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush to rank {} before notifying", peer);
+  return raise_slot(peer, slot, value);
+}
+
+tcaResult MpiTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
+  TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {}: the mpi transport maps no peer memory; "
+           "use tcaPut or a descriptor instead of PIO", region.id, region.owner);
+}
+
+tcaResult MpiTransport::fence() {
+  TCA_MPI_CHECK(MPI_Win_flush_all(window_), "MPI_Win_flush_all");
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::progress() {
+  // Make remote writes into the control block visible to the waiter's loads ...
+  TCA_MPI_CHECK(MPI_Win_sync(window_), "MPI_Win_sync");
+  // ... and enter the MPI library, for osc components whose targets must serve requests.
+  int pending = 0;
+  TCA_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &pending, MPI_STATUS_IGNORE),
+                "MPI_Iprobe");
+  return TCA_SUCCESS;
+}
+
+// ---------------------------------------------------------------- prepared runs
+
+tcaResult MpiRun::add(const Transfer& transfer) {
+  const PeerRegion& dst = *transfer.dst;
+  const PeerRegion& src = *transfer.src;
+  if (dst.kind != TCA_MEM_CPU || src.kind != TCA_MEM_CPU)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "transfer between region {} of rank {} and region {} of rank "
+             "{}: the mpi transport carries host memory only", src.id, src.owner, dst.id,
+             dst.owner);
+  const int me = transport_.context().rank();
+  const bool dst_local = dst.owner == me;
+  const bool src_local = src.owner == me;
+  if ((dst_local && dst.mapped == nullptr) || (src_local && src.mapped == nullptr))
+    TCA_FAIL(TCA_ERROR_INTERNAL, "a region of this rank has no local mapping");
+
+  if (dst_local && src_local) {
+    steps_.push_back(CopyStep{dst.mapped + transfer.dst_offset, src.mapped + transfer.src_offset,
+                              transfer.dst_pitch, transfer.src_pitch, transfer.width,
+                              transfer.count});
+  } else if (src_local) {
+    TCA_CHECK(add_rma(true, dst, transfer.dst_offset, transfer.dst_pitch,
+                      src.mapped + transfer.src_offset, transfer.src_pitch, transfer.width,
+                      transfer.count));
+  } else if (dst_local) {
+    TCA_CHECK(add_rma(false, src, transfer.src_offset, transfer.src_pitch,
+                      dst.mapped + transfer.dst_offset, transfer.dst_pitch, transfer.width,
+                      transfer.count));
+  } else {
+    TCA_FAIL(TCA_ERROR_INTERNAL, "neither end of the transfer is on rank {}", me);
+  }
+
+  if (transfer.flags & TCA_FLAG_NOTIFY)
+    steps_.push_back(NotifyStep{dst.owner, transfer.slot, targets_});
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiRun::add_rma(bool is_put, const PeerRegion& remote, uint64_t remote_offset,
+                          uint64_t remote_pitch, unsigned char* local, uint64_t local_pitch,
+                          uint64_t width, uint64_t count) {
+  const bool probed = std::any_of(probes_.begin(), probes_.end(), [&](const LivenessProbe& p) {
+    return p.region == &remote;
+  });
+  if (!probed) {
+    probes_.push_back({&remote, transport_.live_cell_disp(remote)});
+    probe_values_.push_back(0);
+    if (std::find(probe_targets_.begin(), probe_targets_.end(), remote.owner) ==
+        probe_targets_.end())
+      probe_targets_.push_back(remote.owner);
+  }
+  if (std::find(targets_.begin(), targets_.end(), remote.owner) == targets_.end())
+    targets_.push_back(remote.owner);
+
+  const MPI_Aint remote_base = static_cast<MPI_Aint>(remote.address + remote_offset);
+  if (count == 1 || (local_pitch == width && remote_pitch == width))
+    return add_contiguous(is_put, remote, remote_base, local, width * count);
+  if (width > kMaxBytesPerCall) {  // rows too wide for one call: each row on its own
+    for (uint64_t row = 0; row < count; ++row)
+      TCA_CHECK(add_contiguous(is_put, remote,
+                               remote_base + static_cast<MPI_Aint>(row * remote_pitch),
+                               local + row * local_pitch, width));
+    return TCA_SUCCESS;
+  }
+  // Groups of rows, each one strided datatype per side: one MPI call per group.
+  const uint64_t rows_per_call = std::min(count, kMaxBytesPerCall / width);
+  Layout local_layout, remote_layout;
+  uint64_t layout_rows = 0;
+  for (uint64_t row = 0; row < count; row += rows_per_call) {
+    const uint64_t rows = std::min(rows_per_call, count - row);
+    if (rows != layout_rows) {  // the first group, or a shorter last one
+      TCA_CHECK(make_layout(rows, width, local_pitch, &local_layout));
+      TCA_CHECK(make_layout(rows, width, remote_pitch, &remote_layout));
+      layout_rows = rows;
+    }
+    RmaStep step;
+    step.is_put = is_put;
+    step.target = remote.owner;
+    step.local = local + row * local_pitch;
+    step.local_layout = local_layout;
+    step.target_disp = remote_base + static_cast<MPI_Aint>(row * remote_pitch);
+    step.target_layout = remote_layout;
+    step.bytes = rows * width;
+    step.remote = &remote;
+    steps_.push_back(step);
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiRun::add_contiguous(bool is_put, const PeerRegion& remote, MPI_Aint target_disp,
+                                 unsigned char* local, uint64_t bytes) {
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t chunk = std::min(bytes - done, kMaxBytesPerCall);
+    const Layout layout{MPI_BYTE, static_cast<int>(chunk)};
+    steps_.push_back(RmaStep{is_put, remote.owner, local + done, layout,
+                             target_disp + static_cast<MPI_Aint>(done), layout, chunk, &remote});
+    done += chunk;
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiRun::make_layout(uint64_t rows, uint64_t width, uint64_t pitch, Layout* out) {
+  if (rows == 1 || pitch == width) {  // contiguous on this side
+    *out = Layout{MPI_BYTE, static_cast<int>(rows * width)};
+    return TCA_SUCCESS;
+  }
+  MPI_Datatype type;
+  TCA_MPI_CHECK(MPI_Type_create_hvector(static_cast<int>(rows), static_cast<int>(width),
+                                        static_cast<MPI_Aint>(pitch), MPI_BYTE, &type),
+                "MPI_Type_create_hvector of {} blocks of {} bytes at pitch {}", rows, width,
+                pitch);
+  datatypes_.emplace_back(type);
+  TCA_MPI_CHECK(MPI_Type_commit(&type), "MPI_Type_commit of a {}-block vector", rows);
+  *out = Layout{type, 1};
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiRun::check_liveness() {
+  const MPI_Win window = transport_.window();
+  for (size_t i = 0; i < probes_.size(); ++i) {
+    const PeerRegion& region = *probes_[i].region;
+    TCA_MPI_CHECK(MPI_Get(&probe_values_[i], 1, MPI_UINT64_T, region.owner, probes_[i].cell_disp,
+                          1, MPI_UINT64_T, window),
+                  "MPI_Get of the liveness of region {} of rank {}", region.id, region.owner);
+  }
+  for (int target : probe_targets_)
+    TCA_MPI_CHECK(MPI_Win_flush(target, window), "MPI_Win_flush to rank {}", target);
+  for (size_t i = 0; i < probes_.size(); ++i) {
+    const PeerRegion& region = *probes_[i].region;
+    if (probe_values_[i] != region.id)
+      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", region.id, region.owner);
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiRun::run_rma(const RmaStep& step) {
+  const MPI_Win window = transport_.window();
+  if (step.is_put) {
+    TCA_MPI_CHECK(MPI_Put(step.local, step.local_layout.count, step.local_layout.type,
+                          step.target, step.target_disp, step.target_layout.count,
+                          step.target_layout.type, window),
+                  "MPI_Put of {} bytes into region {} of rank {}", step.bytes, step.remote->id,
+                  step.target);
+  } else {
+    TCA_MPI_CHECK(MPI_Get(step.local, step.local_layout.count, step.local_layout.type,
+                          step.target, step.target_disp, step.target_layout.count,
+                          step.target_layout.type, window),
+                  "MPI_Get of {} bytes from region {} of rank {}", step.bytes, step.remote->id,
+                  step.target);
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiRun::run_notify(const NotifyStep& step) {
+  for (int target : step.earlier_targets)
+    TCA_MPI_CHECK(MPI_Win_flush(target, transport_.window()),
+                  "MPI_Win_flush to rank {} before notifying", target);
+  const uint64_t value = transport_.context().next_notify_value(step.peer, step.slot);
+  return transport_.raise_slot(step.peer, step.slot, value);
+}
+
+tcaResult MpiRun::start() {
+  TCA_CHECK(check_liveness());
+  for (const Step& step : steps_) {
+    if (const auto* rma = std::get_if<RmaStep>(&step)) {
+      TCA_CHECK(run_rma(*rma));
+    } else if (const auto* copy = std::get_if<CopyStep>(&step)) {
+      // memmove: a region may be copied onto an overlapping part of itself.
+      for (uint64_t row = 0; row < copy->count; ++row)
+        std::memmove(copy->dst + row * copy->dst_pitch, copy->src + row * copy->src_pitch,
+                     copy->width);
+    } else {
+      TCA_CHECK(run_notify(std::get<NotifyStep>(step)));
+    }
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiRun::wait() {
+  for (int target : targets_)
+    TCA_MPI_CHECK(MPI_Win_flush(target, transport_.window()), "MPI_Win_flush to rank {}", target);
+  return TCA_SUCCESS;
+}
+
+}  // namespace
+
+tcaResult make_mpi_transport(Context& context, std::unique_ptr<Transport>* out) {
+  auto transport = std::make_unique<MpiTransport>(context);
+  TCA_CHECK(transport->init());
+  *out = std::move(transport);
+  return TCA_SUCCESS;
+}
+
+}  // namespace tca

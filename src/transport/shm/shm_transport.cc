@@ -1,0 +1,270 @@
+// CPU shared-memory transport for ranks of one host. Regions from tcaMalloc are memfds that
+// peers map, so a transfer is a memcpy in chain order and a notification is a release store
+// into the receiver's control block. Memory the user registered (not a memfd) is reached with
+// cross-memory attach (process_vm_writev/readv), one system call per piece.
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/host_memory.h"
+#include "transport/transport.h"
+
+namespace tca {
+namespace {
+
+std::atomic<uint64_t>* cell_at(unsigned char* block, uint64_t offset) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(block + offset);
+}
+
+// One transfer resolved to addresses. Exactly one of these holds: both ends are mapped here
+// (memcpy), or the remote end is user memory of process `remote_pid` (cross-memory attach).
+struct ShmOp {
+  unsigned char* dst = nullptr;  // local address, or the remote address for a CMA write
+  const unsigned char* src = nullptr;
+  uint64_t width = 0;
+  uint64_t count = 1;
+  uint64_t dst_pitch = 0;
+  uint64_t src_pitch = 0;
+  int remote_pid = 0;     // nonzero: cross-memory attach with this process
+  bool remote_is_dst = false;
+  std::atomic<uint64_t>* notify_cell = nullptr;  // raised after this op when non-null
+  int notify_peer = 0;
+  int notify_slot = 0;
+};
+
+struct LivenessCheck {
+  const std::atomic<uint64_t>* cell;
+  uint64_t id;
+  int owner;
+};
+
+// Moves the blocks of `op` between this process and `op.remote_pid`, in pieces of at most
+// IOV_MAX blocks, resuming after partial transfers.
+tcaResult cross_memory_copy(const ShmOp& op) {
+  constexpr uint64_t kBlocksPerCall = IOV_MAX;
+  std::vector<iovec> local;
+  std::vector<iovec> remote;
+  for (uint64_t first = 0; first < op.count; first += kBlocksPerCall) {
+    const uint64_t blocks = std::min(kBlocksPerCall, op.count - first);
+    local.clear();
+    remote.clear();
+    for (uint64_t i = first; i < first + blocks; ++i) {
+      iovec to{const_cast<unsigned char*>(op.dst) + i * op.dst_pitch, op.width};
+      iovec from{const_cast<unsigned char*>(op.src) + i * op.src_pitch, op.width};
+      local.push_back(op.remote_is_dst ? from : to);
+      remote.push_back(op.remote_is_dst ? to : from);
+    }
+    uint64_t expected = blocks * op.width;
+    uint64_t done = 0;
+    while (done < expected) {
+      // Skip what earlier calls moved: drop whole vectors, then trim the first one.
+      std::vector<iovec> local_left;
+      std::vector<iovec> remote_left;
+      for (auto* list : {&local, &remote}) {
+        uint64_t skip = done;
+        auto& left = list == &local ? local_left : remote_left;
+        for (const iovec& piece : *list) {
+          if (skip >= piece.iov_len) {
+            skip -= piece.iov_len;
+            continue;
+          }
+          left.push_back({static_cast<char*>(piece.iov_base) + skip, piece.iov_len - skip});
+          skip = 0;
+        }
+      }
+      const ssize_t moved =
+          op.remote_is_dst
+              ? process_vm_writev(op.remote_pid, local_left.data(), local_left.size(),
+                                  remote_left.data(), remote_left.size(), 0)
+              : process_vm_readv(op.remote_pid, local_left.data(), local_left.size(),
+                                 remote_left.data(), remote_left.size(), 0);
+      if (moved < 0 && errno == ESRCH)
+        TCA_FAIL(TCA_ERROR_PEER_FAILED, "process {} is gone", op.remote_pid);
+      if (moved <= 0)
+        TCA_FAIL(TCA_ERROR_TRANSPORT, "cross-memory {} with process {}: {}",
+                 op.remote_is_dst ? "write" : "read", op.remote_pid, std::strerror(errno));
+      done += static_cast<uint64_t>(moved);
+    }
+  }
+  return TCA_SUCCESS;
+}
+
+class ShmRun final : public PreparedRun {
+ public:
+  ShmRun(Context& context, std::vector<ShmOp> ops, std::vector<LivenessCheck> checks)
+      : context_(context), ops_(std::move(ops)), checks_(std::move(checks)) {}
+
+  tcaResult start() override {
+    for (const LivenessCheck& check : checks_)
+      if (check.cell->load(std::memory_order_acquire) != check.id)
+        TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} was freed; nothing was written",
+                 check.id, check.owner);
+    for (const ShmOp& op : ops_) {
+      if (op.remote_pid != 0) {
+        TCA_CHECK(cross_memory_copy(op));
+      } else if (op.count == 1) {
+        std::memcpy(op.dst, op.src, op.width);
+      } else {
+        for (uint64_t i = 0; i < op.count; ++i)
+          std::memcpy(op.dst + i * op.dst_pitch, op.src + i * op.src_pitch, op.width);
+      }
+      // The release store publishes every earlier copy of the run with the notification.
+      if (op.notify_cell != nullptr)
+        op.notify_cell->store(context_.next_notify_value(op.notify_peer, op.notify_slot),
+                              std::memory_order_release);
+    }
+    return TCA_SUCCESS;
+  }
+
+  // Copies finish inside start(): the CPU is the copy engine here.
+  tcaResult wait() override { return TCA_SUCCESS; }
+
+ private:
+  Context& context_;
+  std::vector<ShmOp> ops_;
+  std::vector<LivenessCheck> checks_;
+};
+
+class ShmTransport final : public Transport {
+ public:
+  explicit ShmTransport(Context& context) : context_(context) {}
+
+  tcaResult init() {
+    const int size = context_.size();
+    control_.assign(size, nullptr);
+    control_maps_.resize(size);
+    for (int peer = 0; peer < size; ++peer) {
+      if (!context_.same_host(peer)) continue;
+      if (peer == context_.rank()) {
+        control_[peer] = context_.control_block();
+        continue;
+      }
+      const PeerInfo& info = context_.peer(peer);
+      TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, context_.control_block_size(),
+                                  context_.memfd_name(peer, 0).c_str(), &control_maps_[peer]));
+      control_[peer] = control_maps_[peer].data();
+    }
+    return TCA_SUCCESS;
+  }
+
+  const char* name() const override { return "shm"; }
+  tcaPath path() const override { return TCA_PATH_SHM; }
+  bool can_reach(int peer) const override { return control_[peer] != nullptr; }
+
+  // Peers map tcaMalloc memfds or use cross-memory attach: nothing to publish.
+  tcaResult register_region(PeerRegion&) override { return TCA_SUCCESS; }
+  tcaResult deregister_region(PeerRegion&) override { return TCA_SUCCESS; }
+
+  tcaResult attach(PeerRegion& remote) override {
+    if (!remote.wire.mappable || remote.kind != TCA_MEM_CPU) return TCA_SUCCESS;
+    PeerMapping mapping;
+    TCA_CHECK(PeerMapping::open(remote.owner_pid, remote.wire.memfd, remote.wire.memfd_offset,
+                                remote.bytes,
+                                context_.memfd_name(remote.owner, remote.wire.memfd_serial).c_str(),
+                                &mapping));
+    remote.mapped = mapping.data();
+    region_maps_.push_back(std::move(mapping));
+    return TCA_SUCCESS;
+  }
+
+  tcaResult region_alive(const PeerRegion& region, bool* alive) override {
+    *alive = live_cell(region)->load(std::memory_order_acquire) == region.id;
+    return TCA_SUCCESS;
+  }
+
+  tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
+    const int me = context_.rank();
+    std::vector<ShmOp> ops;
+    std::vector<LivenessCheck> checks;
+    for (const Transfer& transfer : run) {
+      if (transfer.dst->kind != TCA_MEM_CPU || transfer.src->kind != TCA_MEM_CPU)
+        TCA_FAIL(TCA_ERROR_UNSUPPORTED, "shm transport carries host memory only");
+      for (const PeerRegion* end : {transfer.dst, transfer.src}) {
+        const bool registered = end->id != 0;  // tcaPut/tcaGet's own buffer is not
+        const bool listed = std::any_of(checks.begin(), checks.end(), [&](const auto& check) {
+          return check.id == end->id && check.owner == end->owner;
+        });
+        if (registered && !listed) checks.push_back({live_cell(*end), end->id, end->owner});
+      }
+      const PeerRegion* remote = transfer.dst->owner != me ? transfer.dst : transfer.src;
+      ShmOp op;
+      op.width = transfer.width;
+      op.count = transfer.count;
+      op.dst_pitch = transfer.dst_pitch;
+      op.src_pitch = transfer.src_pitch;
+      if (remote->owner != me && remote->mapped == nullptr) {
+        op.remote_pid = remote->owner_pid;
+        op.remote_is_dst = remote == transfer.dst;
+        op.dst = op.remote_is_dst ? reinterpret_cast<unsigned char*>(remote->address)
+                                  : transfer.dst->mapped;
+        op.src = op.remote_is_dst ? transfer.src->mapped
+                                  : reinterpret_cast<const unsigned char*>(remote->address);
+      } else {
+        op.dst = transfer.dst->mapped;
+        op.src = transfer.src->mapped;
+      }
+      op.dst += transfer.dst_offset;
+      op.src += transfer.src_offset;
+      if (transfer.flags & TCA_FLAG_NOTIFY) {
+        const int receiver = transfer.dst->owner;
+        op.notify_cell = cell_at(control_[receiver], notify_cell_offset(me, transfer.slot));
+        op.notify_peer = receiver;
+        op.notify_slot = transfer.slot;
+      }
+      ops.push_back(op);
+    }
+    *out = std::make_unique<ShmRun>(context_, std::move(ops), std::move(checks));
+    return TCA_SUCCESS;
+  }
+
+  tcaResult notify(int peer, int slot, uint64_t value) override {
+    cell_at(control_[peer], notify_cell_offset(context_.rank(), slot))
+        ->store(value, std::memory_order_release);
+    return TCA_SUCCESS;
+  }
+
+  tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override {
+    if (region.mapped == nullptr)
+      TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is user memory that this process "
+               "cannot map; register tcaMalloc memory for PIO, or use tcaPut", region.id,
+               region.owner);
+    *out = region.mapped + offset;
+    return TCA_SUCCESS;
+  }
+
+  tcaResult fence() override {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return TCA_SUCCESS;
+  }
+
+  tcaResult progress() override { return TCA_SUCCESS; }
+
+ private:
+  const std::atomic<uint64_t>* live_cell(const PeerRegion& region) const {
+    return cell_at(control_[region.owner], live_cell_offset(region.id));
+  }
+
+  Context& context_;
+  std::vector<unsigned char*> control_;  // each same-host rank's control block, else null
+  std::vector<PeerMapping> control_maps_;
+  std::vector<PeerMapping> region_maps_;  // imports, unmapped with the transport
+};
+
+}  // namespace
+
+tcaResult make_shm_transport(Context& context, std::unique_ptr<Transport>* out) {
+  auto transport = std::make_unique<ShmTransport>(context);
+  TCA_CHECK(transport->init());
+  *out = std::move(transport);
+  return TCA_SUCCESS;
+}
+
+}  // namespace tca
