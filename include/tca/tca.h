@@ -61,11 +61,15 @@ typedef enum tcaMemKind {
   TCA_MEM_GPU = 1  /* device memory of the rank's current GPU */
 } tcaMemKind;
 
-/* Which engine carries a descriptor's transfers. AUTO picks per peer pair. */
+/* Which engine carries a descriptor's transfers. AUTO picks per peer pair, and takes the CUDA
+ * path for every transfer with an end in GPU memory (tca/tca_cuda.h has the GPU API). */
 typedef enum tcaPath {
   TCA_PATH_AUTO = 0,
   TCA_PATH_SHM = 1, /* CPU shared memory between ranks of one host */
-  TCA_PATH_MPI = 2  /* MPI one-sided (RMA windows) */
+  TCA_PATH_MPI = 2, /* MPI one-sided (RMA windows) */
+  TCA_PATH_CUDA = 3,    /* GPU engines of one host; copy engine or SM chosen per size */
+  TCA_PATH_CUDA_CE = 4, /* GPU copy engines: the chain runs as a CUDA graph of memcpy nodes */
+  TCA_PATH_CUDA_SM = 5  /* GPU multiprocessors: one kernel stores straight into peer memory */
 } tcaPath;
 
 #define TCA_HANDLE_BYTES 192
@@ -115,7 +119,8 @@ TCA_API tcaResult tcaCreateHandle(tcaHandle *handle, void *ptr, size_t bytes, tc
 TCA_API tcaResult tcaDestroyHandle(const tcaHandle *handle); /* deregisters; owner only */
 /* Collective: all[r] receives rank r's `mine`; `all` holds tcaSize() handles. */
 TCA_API tcaResult tcaAllgatherHandles(const tcaHandle *mine, tcaHandle *all);
-/* Checks a handle (corruption, job, liveness) and reports its owner and size. */
+/* Checks a handle (corruption, job, liveness) and reports its owner and size; any output
+ * pointer may be NULL. */
 TCA_API tcaResult tcaHandleInfo(const tcaHandle *handle, int *owner, size_t *bytes, tcaMemKind *kind);
 
 /* ---- DMA descriptors (chaining mode) ---- */
@@ -142,7 +147,8 @@ TCA_API tcaResult tcaWaitDMAC(int channel);
 /* Waits for one notification on `slot` from `src_rank` (or TCA_ANY_RANK) and consumes it;
  * all data of the notifying chain is then visible. *from (may be NULL) tells the sender. */
 TCA_API tcaResult tcaWaitDMARecvDesc(int src_rank, int slot, int *from);
-/* Non-blocking form: *arrived = 1 and the notification is consumed if one was there. */
+/* Non-blocking form: *arrived = 1 and the notification is consumed if one was there; a poll
+ * that finds nothing advances the transports (as MPI_Test does). */
 TCA_API tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int *arrived, int *from);
 
 /* ---- immediate transfers (a one-entry chain run to completion) ---- */

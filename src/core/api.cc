@@ -9,6 +9,11 @@
 namespace tca {
 namespace {
 std::unique_ptr<Context> g_context;
+}  // namespace
+
+Context* current_context() { return g_context.get(); }
+
+namespace {
 
 tcaResult get_context(Context** out) {
   if (g_context == nullptr)
@@ -42,7 +47,8 @@ PeerRegion unregistered_local(const Context& context, void* ptr, size_t bytes) {
   region.owner_pid = context.peer(context.rank()).pid;
   region.bytes = bytes;
   region.address = reinterpret_cast<uintptr_t>(ptr);
-  region.mapped = static_cast<unsigned char*>(ptr);
+  region.kind = context.local_memory_kind(ptr);
+  region.mapped = region.kind == TCA_MEM_CPU ? static_cast<unsigned char*>(ptr) : nullptr;
   return region;
 }
 
@@ -190,7 +196,7 @@ tcaResult tcaDescSetPath(tcaDesc desc, tcaPath path) {
   TCA_CONTEXT(context);
   tcaDesc_st* chain = nullptr;
   TCA_CHECK(tca::get_desc(context, desc, &chain));
-  if (path != TCA_PATH_AUTO && path != TCA_PATH_SHM && path != TCA_PATH_MPI)
+  if (path < TCA_PATH_AUTO || path > TCA_PATH_CUDA_SM)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown path {}", static_cast<int>(path));
   if (chain->path != path && chain->channel >= 0)
     TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor is bound; set its path before tcaDescSet");

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "transport/cuda/cuda_transport.h"
 
 namespace tca {
 namespace {
@@ -101,8 +102,9 @@ tcaResult Context::init(const tcaConfig* config) {
   peers_.resize(size_);
   TCA_CHECK(bootstrap_->allgather(&mine, peers_.data(), sizeof(PeerInfo)));
 
-  notify_sent_.assign(static_cast<size_t>(size_) * TCA_NOTIFY_SLOTS, 0);
-  notify_consumed_.assign(static_cast<size_t>(size_) * TCA_NOTIFY_SLOTS, 0);
+  TCA_CHECK(HostBlock::create(2 * sizeof(uint64_t) * size_ * TCA_NOTIFY_SLOTS,
+                              fmt::format("tca.{:016x}.{}.counters", job_key_, rank_).c_str(),
+                              &notify_counters_));
   TCA_CHECK(init_transports(forced));
   TCA_INFO("initialized: rank {} of {}, job key {:#x}, transport {}", rank_, size_, job_key_,
            forced);
@@ -121,6 +123,10 @@ tcaResult Context::init_transports(const std::string& forced) {
   }
   transports_.push_back(std::move(shm));
   transports_.push_back(std::move(mpi));
+#ifdef TCA_HAVE_CUDA
+  // Last, so that it attaches imports after the CPU transports (and is destroyed first).
+  TCA_CHECK(make_cuda_transport(*this, &transports_, &cuda_));
+#endif
   return TCA_SUCCESS;
 }
 
@@ -134,7 +140,17 @@ std::string Context::memfd_name(int owner, uint32_t serial) const {
 }
 
 uint64_t Context::next_notify_value(int peer, int slot) {
-  return ++notify_sent_[static_cast<size_t>(peer) * TCA_NOTIFY_SLOTS + slot];
+  return cell_at(reinterpret_cast<unsigned char*>(notify_sent_counter(peer, slot)), 0)
+             ->fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+uint64_t* Context::notify_sent_counter(int peer, int slot) {
+  return reinterpret_cast<uint64_t*>(notify_counters_.data()) +
+         static_cast<size_t>(peer) * TCA_NOTIFY_SLOTS + slot;
+}
+
+uint64_t* Context::notify_consumed_counter(int src, int slot) {
+  return notify_sent_counter(size_ + src, slot);  // the consumed half follows the sent half
 }
 
 tcaResult Context::check_peer_alive(int peer) const {
@@ -160,18 +176,35 @@ tcaResult Context::transport_for(tcaPath path, int peer, Transport** out) const 
   TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} is not present in this build", static_cast<int>(path));
 }
 
+tcaResult Context::transport_for(tcaPath path, const Transfer& transfer, Transport** out) const {
+  const bool gpu_end = transfer.dst->kind == TCA_MEM_GPU || transfer.src->kind == TCA_MEM_GPU;
+  return transport_for(path == TCA_PATH_AUTO && gpu_end ? TCA_PATH_CUDA : path, transfer.peer,
+                       out);
+}
+
+tcaMemKind Context::local_memory_kind(const void* ptr) const {
+  return cuda_ != nullptr ? cuda_->memory_kind(ptr) : TCA_MEM_CPU;
+}
+
 // ---------------------------------------------------------------- memory and regions
 
 tcaResult Context::malloc_memory(void** ptr, size_t bytes, tcaMemKind kind) {
   if (ptr == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "ptr is NULL");
   if (bytes == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "tcaMalloc of 0 bytes");
-  if (kind != TCA_MEM_CPU)
-    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "memory kind {} needs the CUDA transport (not in this build)",
-             static_cast<int>(kind));
+  if (kind != TCA_MEM_CPU && kind != TCA_MEM_GPU)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(kind));
+  if (kind == TCA_MEM_GPU) {
+    if (cuda_ == nullptr)
+      TCA_FAIL(TCA_ERROR_UNSUPPORTED, "GPU memory needs the CUDA transport (not in this build)");
+    return cuda_->allocate(bytes, ptr);
+  }
   HostAllocation allocation;
   allocation.serial = next_memfd_serial_;
   TCA_CHECK(HostBlock::create(bytes, memfd_name(rank_, allocation.serial).c_str(),
                               &allocation.block));
+  // Pinned and mapped for the GPU engines, as cudaHostAlloc memory would be.
+  if (cuda_ != nullptr)
+    TCA_CHECK(cuda_->pin_host_block(allocation.block.data(), allocation.block.bytes()));
   ++next_memfd_serial_;
   *ptr = allocation.block.data();
   host_allocations_.emplace(reinterpret_cast<uintptr_t>(*ptr), std::move(allocation));
@@ -181,10 +214,13 @@ tcaResult Context::malloc_memory(void** ptr, size_t bytes, tcaMemKind kind) {
 tcaResult Context::free_memory(void* ptr) {
   if (ptr == nullptr) return TCA_SUCCESS;  // like free(NULL)
   const auto found = host_allocations_.find(reinterpret_cast<uintptr_t>(ptr));
-  if (found == host_allocations_.end())
+  size_t device_bytes = 0;
+  const bool on_device = found == host_allocations_.end() && cuda_ != nullptr &&
+                         cuda_->find_allocation(ptr, &device_bytes);
+  if (found == host_allocations_.end() && !on_device)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} was not returned by tcaMalloc (or is freed)", ptr);
-  const uintptr_t begin = found->first;
-  const uintptr_t end = begin + found->second.block.bytes();
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
+  const uintptr_t end = begin + (on_device ? device_bytes : found->second.block.bytes());
   for (auto it = own_regions_.begin(); it != own_regions_.end();) {
     PeerRegion& region = *it->second;
     if (region.address >= begin && region.address < end) {
@@ -194,6 +230,8 @@ tcaResult Context::free_memory(void* ptr) {
       ++it;
     }
   }
+  if (on_device) return cuda_->release(ptr);
+  if (cuda_ != nullptr) cuda_->unpin_host_block(ptr);
   host_allocations_.erase(found);
   return TCA_SUCCESS;
 }
@@ -202,9 +240,10 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   if (out == nullptr || ptr == nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "handle or ptr is NULL");
   if (bytes == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "region of 0 bytes");
-  if (kind != TCA_MEM_CPU)
-    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "memory kind {} needs the CUDA transport (not in this build)",
-             static_cast<int>(kind));
+  if (kind != TCA_MEM_CPU && kind != TCA_MEM_GPU)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(kind));
+  if (kind == TCA_MEM_GPU && cuda_ == nullptr)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "GPU memory needs the CUDA transport (not in this build)");
   const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
   if (bytes > UINTPTR_MAX - begin)
     TCA_FAIL(TCA_ERROR_SIZE_OVERFLOW, "region {} + {} bytes wraps the address space", ptr, bytes);
@@ -212,9 +251,10 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   auto region = std::make_unique<PeerRegion>();
   WireHandle& wire = region->wire;
   wire.memfd = -1;
+  if (kind == TCA_MEM_GPU) TCA_CHECK(cuda_->export_device_range(ptr, bytes, &wire));
   // A region inside a tcaMalloc block can be mapped by same-host peers; user memory cannot.
   auto block = host_allocations_.upper_bound(begin);
-  if (block != host_allocations_.begin()) {
+  if (kind == TCA_MEM_CPU && block != host_allocations_.begin()) {
     --block;
     const uintptr_t block_end = block->first + block->second.block.bytes();
     if (begin < block_end) {
@@ -244,7 +284,8 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   region->bytes = bytes;
   region->kind = kind;
   region->address = begin;
-  region->mapped = static_cast<unsigned char*>(ptr);
+  // The host cannot store into device memory: GPU regions are reached by the GPU engines.
+  region->mapped = kind == TCA_MEM_CPU ? static_cast<unsigned char*>(ptr) : nullptr;
   wire.kind = static_cast<uint8_t>(kind);
   wire.owner = rank_;
   wire.owner_pid = region->owner_pid;
@@ -365,7 +406,7 @@ tcaResult Context::test_notification(int src_rank, int slot, int* arrived, int* 
   const auto consume_from = [&](int src) {
     const uint64_t value =
         cell_at(control_block(), notify_cell_offset(src, slot))->load(std::memory_order_acquire);
-    uint64_t& consumed = notify_consumed_[static_cast<size_t>(src) * TCA_NOTIFY_SLOTS + slot];
+    uint64_t& consumed = *notify_consumed_counter(src, slot);
     if (value <= consumed) return false;
     ++consumed;
     *arrived = 1;
@@ -374,16 +415,20 @@ tcaResult Context::test_notification(int src_rank, int slot, int* arrived, int* 
   };
   if (src_rank != TCA_ANY_RANK) {
     consume_from(src_rank);
-    return TCA_SUCCESS;
-  }
-  // Start the scan after the last rank served so that no sender starves the others.
-  for (int i = 1; i <= size_; ++i) {
-    const int src = (any_source_cursor_ + i) % size_;
-    if (consume_from(src)) {
-      any_source_cursor_ = src;
-      break;
+  } else {
+    // Start the scan after the last rank served so that no sender starves the others.
+    for (int i = 1; i <= size_; ++i) {
+      const int src = (any_source_cursor_ + i) % size_;
+      if (consume_from(src)) {
+        any_source_cursor_ = src;
+        break;
+      }
     }
   }
+  // Like MPI_Test, a poll that found nothing advances the transports: a sender's one-sided
+  // operation may need this rank to enter MPI before its notification can land.
+  if (!*arrived)
+    for (auto& transport : transports_) TCA_CHECK(transport->progress());
   return TCA_SUCCESS;
 }
 
@@ -394,7 +439,6 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
     int arrived = 0;
     TCA_CHECK(test_notification(src_rank, slot, &arrived, from));
     if (arrived) return TCA_SUCCESS;
-    for (auto& transport : transports_) TCA_CHECK(transport->progress());
     if (spin < 1024) continue;  // a notification usually lands within microseconds
     sched_yield();              // ranks may outnumber cores
     if (spin % 256 != 0) continue;

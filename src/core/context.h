@@ -20,6 +20,8 @@
 
 namespace tca {
 
+class CudaTransport;
+
 struct PeerInfo {
   int pid = 0;
   int control_fd = -1;
@@ -47,6 +49,14 @@ class Context {
   std::string memfd_name(int owner, uint32_t serial) const;
   // The value the next notification of (this rank -> peer, slot) carries.
   uint64_t next_notify_value(int peer, int slot);
+  // Notifications sent to (peer, slot) and consumed from (src, slot). They live in one
+  // page-aligned block that GPU engines update too (stream-ordered and captured chains count
+  // on the device), so host and GPU share one sequence per slot.
+  uint64_t* notify_sent_counter(int peer, int slot);
+  uint64_t* notify_consumed_counter(int src, int slot);
+  const HostBlock& notify_counter_block() const { return notify_counters_; }
+  // The CUDA transport, or null when this build has none.
+  CudaTransport* cuda() const { return cuda_; }
   // Checks that a waited-for peer still runs (same host: its process exists).
   tcaResult check_peer_alive(int peer) const;
 
@@ -55,6 +65,11 @@ class Context {
   Transport* default_transport(int peer) const { return default_[peer]; }
   // The transport for `path` to `peer`, or TCA_ERROR_UNREACHABLE.
   tcaResult transport_for(tcaPath path, int peer, Transport** out) const;
+  // The same for one transfer: AUTO sends every transfer with an end in GPU memory to the
+  // CUDA path, whatever the peer's default.
+  tcaResult transport_for(tcaPath path, const Transfer& transfer, Transport** out) const;
+  // TCA_MEM_GPU when `ptr` is device memory (an unregistered tcaPut/tcaGet buffer).
+  tcaMemKind local_memory_kind(const void* ptr) const;
 
   tcaResult malloc_memory(void** ptr, size_t bytes, tcaMemKind kind);
   tcaResult free_memory(void* ptr);
@@ -104,8 +119,8 @@ class Context {
 
   std::vector<std::unique_ptr<Transport>> transports_;
   std::vector<Transport*> default_;  // per peer
-  std::vector<uint64_t> notify_sent_;      // [peer * SLOTS + slot]
-  std::vector<uint64_t> notify_consumed_;  // [src * SLOTS + slot]
+  CudaTransport* cuda_ = nullptr;    // one of transports_, when built with CUDA
+  HostBlock notify_counters_;        // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
   int any_source_cursor_ = 0;
   std::array<std::vector<PreparedRun*>, TCA_DMA_CHANNELS> in_flight_;
   DescRegistry descriptors_;  // destroyed before the transports that prepared their runs

@@ -65,6 +65,8 @@ void unbind(Context& context, tcaDesc_st& desc) {
   desc.channel = -1;
 }
 
+}  // namespace
+
 tcaResult check_own_regions_alive(Context& context, const tcaDesc_st& desc) {
   for (const PeerRegion* region : desc.own_regions) {
     bool alive = false;
@@ -75,8 +77,6 @@ tcaResult check_own_regions_alive(Context& context, const tcaDesc_st& desc) {
   }
   return TCA_SUCCESS;
 }
-
-}  // namespace
 
 tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
                       uint64_t dst_offset, uint64_t dst_pitch, const tcaHandle* src,
@@ -122,7 +122,7 @@ tcaResult desc_bind(Context& context, tcaDesc_st& desc, int channel) {
   // Resolve every transport first, so a failure leaves the descriptor as it was.
   std::vector<Transport*> transports(desc.transfers.size());
   for (size_t i = 0; i < desc.transfers.size(); ++i)
-    TCA_CHECK(context.transport_for(desc.path, desc.transfers[i].peer, &transports[i]));
+    TCA_CHECK(context.transport_for(desc.path, desc.transfers[i], &transports[i]));
 
   std::vector<std::unique_ptr<PreparedRun>> runs;
   std::vector<Transport*> run_transports;
@@ -166,7 +166,7 @@ tcaResult desc_start(Context& context, tcaDesc_st& desc) {
 
 tcaResult run_immediate(Context& context, Transfer transfer) {
   Transport* transport = nullptr;
-  TCA_CHECK(context.transport_for(TCA_PATH_AUTO, transfer.peer, &transport));
+  TCA_CHECK(context.transport_for(TCA_PATH_AUTO, transfer, &transport));
   std::unique_ptr<PreparedRun> run;
   TCA_CHECK(transport->prepare({transfer}, &run));
   TCA_CHECK(run->start());

@@ -40,6 +40,8 @@ tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
                       unsigned flags, int slot);
 tcaResult desc_bind(Context& context, tcaDesc_st& desc, int channel);
 tcaResult desc_start(Context& context, tcaDesc_st& desc);
+// Fails with TCA_ERROR_FREED_HANDLE when a region of this rank that the chain uses was freed.
+tcaResult check_own_regions_alive(Context& context, const tcaDesc_st& desc);
 // Runs one transfer to completion (tcaPut, tcaGet).
 tcaResult run_immediate(Context& context, Transfer transfer);
 // Checks that [offset, offset + (count-1)*pitch + width) lies inside `region`.

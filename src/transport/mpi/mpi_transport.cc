@@ -3,14 +3,17 @@
 // Puts and gets go straight to the owner's base address (the target displacement of a dynamic
 // window); notifications are MPI_Accumulate(REPLACE) into the receiver's control block after a
 // flush, so they are never visible before the data they announce.
+//
+// Where no window can be made (one rank alone, or no MPI component serves dynamic windows) the
+// transport still carries this rank's transfers to itself, and reports other ranks unreachable.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <map>
-#include <set>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -41,9 +44,30 @@ std::string mpi_error_text(int code) {
   return message;
 }
 
-bool is_attach_limit(int code) {
-  int error_class = 0;
-  return MPI_Error_class(code, &error_class) == MPI_SUCCESS && error_class == MPI_ERR_RMA_ATTACH;
+// Open MPI's osc/rdma attaches at most osc_rdma_max_attach buffers to a dynamic window, and at
+// that limit MPI_Win_attach returns without releasing the window lock it took (4.1.x, and the
+// current source alike): every later access by a peer then spins forever. The limit is read
+// here so that the transport never reaches it; without that variable none is known (SIZE_MAX).
+size_t osc_rdma_attach_limit() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return SIZE_MAX;
+  size_t limit = SIZE_MAX;
+  int index = 0;
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  if (MPI_T_cvar_get_index("osc_rdma_max_attach", &index) == MPI_SUCCESS &&
+      MPI_T_cvar_get_info(index, nullptr, nullptr, nullptr, &datatype, nullptr, nullptr, nullptr,
+                          nullptr, nullptr) == MPI_SUCCESS &&
+      (datatype == MPI_UNSIGNED || datatype == MPI_INT)) {
+    MPI_T_cvar_handle handle;
+    int count = 0;
+    if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      unsigned int value = 0;
+      if (count == 1 && MPI_T_cvar_read(handle, &value) == MPI_SUCCESS) limit = value;
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  return limit;
 }
 
 }  // namespace
@@ -65,8 +89,7 @@ uint64_t load_acquire(const unsigned char* block, uint64_t offset) {
   return __atomic_load_n(reinterpret_cast<const uint64_t*>(block + offset), __ATOMIC_ACQUIRE);
 }
 
-// Owns one committed derived datatype. MPI may already be finalized when a descriptor outlives
-// the library; then there is nothing left to free.
+// Owns one derived datatype. Prepared runs (and so these) go before the transport and MPI.
 class OwnedDatatype {
  public:
   explicit OwnedDatatype(MPI_Datatype type) : type_(type) {}
@@ -76,9 +99,7 @@ class OwnedDatatype {
   OwnedDatatype& operator=(const OwnedDatatype&) = delete;
   OwnedDatatype& operator=(OwnedDatatype&&) = delete;
   ~OwnedDatatype() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (type_ != MPI_DATATYPE_NULL && !finalized) MPI_Type_free(&type_);
+    if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
   }
 
  private:
@@ -145,7 +166,10 @@ class MpiTransport final : public Transport {
 
   const char* name() const override { return "mpi"; }
   tcaPath path() const override { return TCA_PATH_MPI; }
-  bool can_reach(int peer) const override { return peer >= 0 && peer < context_.size(); }
+  bool can_reach(int peer) const override {
+    return peer == context_.rank() ||
+           (window_ != MPI_WIN_NULL && peer >= 0 && peer < context_.size());
+  }
   tcaResult register_region(PeerRegion& own) override;
   tcaResult deregister_region(PeerRegion& own) override;
   tcaResult attach(PeerRegion&) override { return TCA_SUCCESS; }
@@ -163,12 +187,16 @@ class MpiTransport final : public Transport {
   MPI_Aint live_cell_disp(const PeerRegion& region) const {
     return control_blocks_[region.owner] + static_cast<MPI_Aint>(live_cell_offset(region.id));
   }
+  // Fails with TCA_ERROR_UNREACHABLE when `peer` is another rank and there is no window.
+  tcaResult check_reachable(int peer) const;
   // Writes `value` into cell (this rank, slot) of `peer`'s control block and completes it there.
   tcaResult raise_slot(int peer, int slot, uint64_t value);
 
  private:
   PageRange pages_of(const PeerRegion& own) const;
   tcaResult attach_span(PageRange range);
+  // Detaches `replaced` and attaches `merged` in their place (restoring them on failure).
+  tcaResult replace_spans(const std::vector<PageRange>& replaced, PageRange merged);
   tcaResult detach_span(uintptr_t begin);
   // Whether AUTO sends any peer's traffic here (then registrations must be reachable at once).
   bool carries_default_traffic() const;
@@ -178,11 +206,14 @@ class MpiTransport final : public Transport {
   MPI_Win window_ = MPI_WIN_NULL;
   bool locked_ = false;
   bool control_block_attached_ = false;
+  size_t max_spans_ = SIZE_MAX;  // besides the control block
+  bool warned_unreachable_ = false;  // about a region left out of the window
+  std::string no_window_reason_;  // why the window could not be made, if it could not
   std::vector<MPI_Aint> control_blocks_;  // every rank's control-block address
   uintptr_t page_size_ = 4096;
   // Memory attached to the window, as disjoint whole-page spans (begin -> end). MPI forbids
-  // overlapping attachments, while registrations may overlap or share pages; the span set is
-  // always the page-wise union of the registrations in `attached_regions_`.
+  // overlapping attachments, while registrations may overlap or share pages; the spans are the
+  // page-wise union of the registrations in `attached_regions_` (or, at the span limit, hulls).
   std::map<uintptr_t, uintptr_t> spans_;
   std::map<uint64_t, PageRange> attached_regions_;  // region id -> its pages
 };
@@ -201,8 +232,8 @@ class MpiRun final : public PreparedRun {
   tcaResult add_rma(bool is_put, const PeerRegion& remote, uint64_t remote_offset,
                     uint64_t remote_pitch, unsigned char* local, uint64_t local_pitch,
                     uint64_t width, uint64_t count);
-  tcaResult add_contiguous(bool is_put, const PeerRegion& remote, MPI_Aint target_disp,
-                           unsigned char* local, uint64_t bytes);
+  void add_contiguous(bool is_put, const PeerRegion& remote, MPI_Aint target_disp,
+                      unsigned char* local, uint64_t bytes);
   tcaResult make_layout(uint64_t rows, uint64_t width, uint64_t pitch, Layout* out);
   tcaResult check_liveness();
   tcaResult run_rma(const RmaStep& step);
@@ -232,7 +263,27 @@ tcaResult MpiTransport::init() {
     TCA_FAIL(TCA_ERROR_INTERNAL, "MPI_COMM_WORLD has {} ranks but the job has {}", size,
              context_.size());
 
-  TCA_MPI_CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, comm_, &window_), "MPI_Win_create_dynamic");
+  // A lone rank has no peer to expose memory to; Open MPI's osc/rdma cannot even create a
+  // window on one process. Its transfers are all local copies and self-notifications.
+  if (size == 1) return TCA_SUCCESS;
+  // Without a window the transport still serves this rank itself, and the job may not need it
+  // for others (same-host peers use shm): a missing window fails the first use, not tcaInit.
+  const int created = MPI_Win_create_dynamic(MPI_INFO_NULL, comm_, &window_);
+  int created_everywhere = created == MPI_SUCCESS;
+  TCA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &created_everywhere, 1, MPI_INT, MPI_MIN, comm_),
+                "MPI_Allreduce of the window's creation");
+  if (!created_everywhere) {
+    // A window made on some ranks only cannot be freed (that is collective); it is left alone.
+    window_ = MPI_WIN_NULL;
+    no_window_reason_ = fmt::format(
+        "MPI_Win_create_dynamic failed{}; no MPI one-sided component serves dynamic windows "
+        "here (Open MPI: enable osc/pt2pt, e.g. OMPI_MCA_osc=pt2pt, or give btl/vader a "
+        "single-copy mechanism for osc/rdma)",
+        created == MPI_SUCCESS ? " on another rank" : ": " + mpi_error_text(created));
+    if (context_.rank() == 0)
+      TCA_WARN("mpi transport reaches no other rank: {}", no_window_reason_);
+    return TCA_SUCCESS;
+  }
   TCA_MPI_CHECK(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
   TCA_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all");
   locked_ = true;
@@ -242,6 +293,8 @@ tcaResult MpiTransport::init() {
                                static_cast<MPI_Aint>(context_.control_block_size())),
                 "MPI_Win_attach of the control block ({} bytes)", context_.control_block_size());
   control_block_attached_ = true;
+  const size_t attach_limit = osc_rdma_attach_limit();
+  if (attach_limit != SIZE_MAX) max_spans_ = attach_limit > 1 ? attach_limit - 1 : 0;
   MPI_Aint mine = 0;
   TCA_MPI_CHECK(MPI_Get_address(control_block, &mine), "MPI_Get_address of the control block");
   control_blocks_.resize(size);
@@ -272,11 +325,11 @@ PageRange MpiTransport::pages_of(const PeerRegion& own) const {
 tcaResult MpiTransport::attach_span(PageRange range) {
   const int code = MPI_Win_attach(window_, reinterpret_cast<void*>(range.begin),
                                   static_cast<MPI_Aint>(range.end - range.begin));
-  if (code != MPI_SUCCESS) {
-    const tcaResult kind = is_attach_limit(code) ? TCA_ERROR_OUT_OF_RESOURCES : TCA_ERROR_TRANSPORT;
-    TCA_FAIL(kind, "MPI_Win_attach of {} bytes at {:#x} failed ({} spans attached): {}",
+  // Attaching fails for want of a resource: the library's attach table or registrations.
+  if (code != MPI_SUCCESS)
+    TCA_FAIL(TCA_ERROR_OUT_OF_RESOURCES,
+             "MPI_Win_attach of {} bytes at {:#x} failed ({} spans attached): {}",
              range.end - range.begin, range.begin, spans_.size(), mpi_error_text(code));
-  }
   spans_[range.begin] = range.end;
   return TCA_SUCCESS;
 }
@@ -288,6 +341,13 @@ tcaResult MpiTransport::detach_span(uintptr_t begin) {
   return TCA_SUCCESS;
 }
 
+tcaResult MpiTransport::check_reachable(int peer) const {
+  if (peer != context_.rank() && window_ == MPI_WIN_NULL)
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "the mpi transport cannot reach rank {} from rank {}: {}",
+             peer, context_.rank(), no_window_reason_);
+  return TCA_SUCCESS;
+}
+
 bool MpiTransport::carries_default_traffic() const {
   for (int peer = 0; peer < context_.size(); ++peer)
     if (context_.default_transport(peer) == this) return true;
@@ -295,7 +355,8 @@ bool MpiTransport::carries_default_traffic() const {
 }
 
 tcaResult MpiTransport::register_region(PeerRegion& own) {
-  if (own.kind != TCA_MEM_CPU || own.bytes == 0) return TCA_SUCCESS;  // GPU memory stays out
+  // GPU memory stays out of the window.
+  if (window_ == MPI_WIN_NULL || own.kind != TCA_MEM_CPU || own.bytes == 0) return TCA_SUCCESS;
   const PageRange pages = pages_of(own);
 
   // The spans that share a page with the region.
@@ -312,26 +373,41 @@ tcaResult MpiTransport::register_region(PeerRegion& own) {
     return TCA_SUCCESS;
   }
 
-  // Grow into one span covering the region and the spans it touches. Between the detaches and
-  // the attach, a peer's access to the old spans would fail; that only happens when a
-  // registration overlaps a region a peer is writing at that moment.
+  // Grow into one span covering the region and the spans it touches.
   std::vector<PageRange> replaced;
   for (auto span = first; span != last; ++span) replaced.push_back({span->first, span->second});
+  const tcaResult result =
+      spans_.size() - replaced.size() + 1 > max_spans_
+          ? record_error(TCA_ERROR_OUT_OF_RESOURCES, __FILE__, __LINE__,
+                         fmt::format("{} spans of memory are attached to the MPI window, the most "
+                                     "Open MPI's osc/rdma allows (raise "
+                                     "OMPI_MCA_osc_rdma_max_attach)",
+                                     spans_.size()))
+          : replace_spans(replaced, merged);
+  if (result == TCA_SUCCESS) {
+    attached_regions_[own.id] = pages;
+    return TCA_SUCCESS;
+  }
+  if (carries_default_traffic()) return append_frame(result, __FILE__, __LINE__);
+  // Only a forced path could use the region through MPI: registration still succeeds, and a
+  // peer's access to it fails with MPI_ERR_RMA_RANGE.
+  const LogLevel level = warned_unreachable_ ? LogLevel::kInfo : LogLevel::kWarn;
+  TCA_LOG(level, "mpi transport: region {} ({} bytes) is not reachable through MPI: {}", own.id,
+          own.bytes, last_error_message());
+  warned_unreachable_ = true;
+  clear_last_error();
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::replace_spans(const std::vector<PageRange>& replaced, PageRange merged) {
+  // Between the detaches and the attach a peer's access to the old spans would fail; that only
+  // happens when a registration overlaps a region a peer is writing at that very moment.
   for (const PageRange& span : replaced) TCA_CHECK(detach_span(span.begin));
   const tcaResult result = attach_span(merged);
   if (result != TCA_SUCCESS) {
-    for (const PageRange& span : replaced) attach_span(span);  // undo, best effort
-    if (result != TCA_ERROR_OUT_OF_RESOURCES || carries_default_traffic())
-      return append_frame(result, __FILE__, __LINE__);
-    // Only forced paths could use this region through MPI: registration still succeeds, and a
-    // peer's access fails with MPI_ERR_RMA_RANGE instead.
-    TCA_WARN("mpi transport: region {} ({} bytes) is not reachable through MPI: the MPI library "
-             "attaches at most {} spans to a dynamic window (Open MPI osc/rdma: raise "
-             "OMPI_MCA_osc_rdma_max_attach)",
-             own.id, own.bytes, spans_.size() + 1);
-    return TCA_SUCCESS;
+    for (const PageRange& span : replaced) attach_span(span);  // best effort: the error stands
+    return append_frame(result, __FILE__, __LINE__);
   }
-  attached_regions_[own.id] = pages;
   return TCA_SUCCESS;
 }
 
@@ -341,7 +417,10 @@ tcaResult MpiTransport::deregister_region(PeerRegion& own) {
   const PageRange pages = found->second;
   attached_regions_.erase(found);
 
-  auto span = std::prev(spans_.upper_bound(pages.begin));
+  auto span = spans_.upper_bound(pages.begin);
+  if (span == spans_.begin() || std::prev(span)->second < pages.end)
+    TCA_FAIL(TCA_ERROR_INTERNAL, "region {} is registered but no attached span holds it", own.id);
+  --span;
   const PageRange old_span{span->first, span->second};
   // Shrink the span to the page-wise union of the registrations left in it, so that no memory
   // stays attached after its last registration is gone.
@@ -358,6 +437,9 @@ tcaResult MpiTransport::deregister_region(PeerRegion& own) {
     else
       coverage.push_back(range);
   }
+  // Splitting must not take more spans than the library allows: then one span covers them all.
+  if (!coverage.empty() && spans_.size() - 1 + coverage.size() > max_spans_)
+    coverage = {{coverage.front().begin, coverage.back().end}};
   if (coverage.size() == 1 && coverage[0].begin == old_span.begin &&
       coverage[0].end == old_span.end)
     return TCA_SUCCESS;
@@ -371,6 +453,7 @@ tcaResult MpiTransport::region_alive(const PeerRegion& region, bool* alive) {
     *alive = load_acquire(context_.control_block(), live_cell_offset(region.id)) == region.id;
     return TCA_SUCCESS;
   }
+  TCA_CHECK(check_reachable(region.owner));
   uint64_t value = 0;
   TCA_MPI_CHECK(MPI_Get(&value, 1, MPI_UINT64_T, region.owner, live_cell_disp(region), 1,
                         MPI_UINT64_T, window_),
@@ -389,6 +472,12 @@ tcaResult MpiTransport::prepare(const std::vector<Transfer>& run,
 }
 
 tcaResult MpiTransport::raise_slot(int peer, int slot, uint64_t value) {
+  if (peer == context_.rank()) {  // only this rank writes its own cells for itself
+    __atomic_store_n(reinterpret_cast<uint64_t*>(context_.control_block() +
+                                                 notify_cell_offset(peer, slot)),
+                     value, __ATOMIC_RELEASE);
+    return TCA_SUCCESS;
+  }
   const MPI_Aint cell =
       control_blocks_[peer] + static_cast<MPI_Aint>(notify_cell_offset(context_.rank(), slot));
   // Accumulate, not put: atomic with respect to the other accumulates on the same cell.
@@ -401,7 +490,9 @@ tcaResult MpiTransport::raise_slot(int peer, int slot, uint64_t value) {
 }
 
 tcaResult MpiTransport::notify(int peer, int slot, uint64_t value) {
-  TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush to rank {} before notifying", peer);
+  TCA_CHECK(check_reachable(peer));
+  if (peer != context_.rank())
+    TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush to rank {} before notifying", peer);
   return raise_slot(peer, slot, value);
 }
 
@@ -411,13 +502,14 @@ tcaResult MpiTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
 }
 
 tcaResult MpiTransport::fence() {
+  if (window_ == MPI_WIN_NULL) return TCA_SUCCESS;
   TCA_MPI_CHECK(MPI_Win_flush_all(window_), "MPI_Win_flush_all");
   return TCA_SUCCESS;
 }
 
 tcaResult MpiTransport::progress() {
   // Make remote writes into the control block visible to the waiter's loads ...
-  TCA_MPI_CHECK(MPI_Win_sync(window_), "MPI_Win_sync");
+  if (window_ != MPI_WIN_NULL) TCA_MPI_CHECK(MPI_Win_sync(window_), "MPI_Win_sync");
   // ... and enter the MPI library, for osc components whose targets must serve requests.
   int pending = 0;
   TCA_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &pending, MPI_STATUS_IGNORE),
@@ -441,9 +533,12 @@ tcaResult MpiRun::add(const Transfer& transfer) {
     TCA_FAIL(TCA_ERROR_INTERNAL, "a region of this rank has no local mapping");
 
   if (dst_local && src_local) {
+    const bool contiguous = transfer.dst_pitch == transfer.width &&
+                            transfer.src_pitch == transfer.width;
+    const uint64_t width = contiguous ? transfer.width * transfer.count : transfer.width;
     steps_.push_back(CopyStep{dst.mapped + transfer.dst_offset, src.mapped + transfer.src_offset,
-                              transfer.dst_pitch, transfer.src_pitch, transfer.width,
-                              transfer.count});
+                              transfer.dst_pitch, transfer.src_pitch, width,
+                              contiguous ? 1 : transfer.count});
   } else if (src_local) {
     TCA_CHECK(add_rma(true, dst, transfer.dst_offset, transfer.dst_pitch,
                       src.mapped + transfer.src_offset, transfer.src_pitch, transfer.width,
@@ -464,6 +559,7 @@ tcaResult MpiRun::add(const Transfer& transfer) {
 tcaResult MpiRun::add_rma(bool is_put, const PeerRegion& remote, uint64_t remote_offset,
                           uint64_t remote_pitch, unsigned char* local, uint64_t local_pitch,
                           uint64_t width, uint64_t count) {
+  TCA_CHECK(transport_.check_reachable(remote.owner));
   const bool probed = std::any_of(probes_.begin(), probes_.end(), [&](const LivenessProbe& p) {
     return p.region == &remote;
   });
@@ -477,14 +573,16 @@ tcaResult MpiRun::add_rma(bool is_put, const PeerRegion& remote, uint64_t remote
   if (std::find(targets_.begin(), targets_.end(), remote.owner) == targets_.end())
     targets_.push_back(remote.owner);
 
+  if (width == 0) return TCA_SUCCESS;
   const MPI_Aint remote_base = static_cast<MPI_Aint>(remote.address + remote_offset);
-  if (count == 1 || (local_pitch == width && remote_pitch == width))
-    return add_contiguous(is_put, remote, remote_base, local, width * count);
+  if (count == 1 || (local_pitch == width && remote_pitch == width)) {
+    add_contiguous(is_put, remote, remote_base, local, width * count);
+    return TCA_SUCCESS;
+  }
   if (width > kMaxBytesPerCall) {  // rows too wide for one call: each row on its own
     for (uint64_t row = 0; row < count; ++row)
-      TCA_CHECK(add_contiguous(is_put, remote,
-                               remote_base + static_cast<MPI_Aint>(row * remote_pitch),
-                               local + row * local_pitch, width));
+      add_contiguous(is_put, remote, remote_base + static_cast<MPI_Aint>(row * remote_pitch),
+                     local + row * local_pitch, width);
     return TCA_SUCCESS;
   }
   // Groups of rows, each one strided datatype per side: one MPI call per group.
@@ -512,8 +610,8 @@ tcaResult MpiRun::add_rma(bool is_put, const PeerRegion& remote, uint64_t remote
   return TCA_SUCCESS;
 }
 
-tcaResult MpiRun::add_contiguous(bool is_put, const PeerRegion& remote, MPI_Aint target_disp,
-                                 unsigned char* local, uint64_t bytes) {
+void MpiRun::add_contiguous(bool is_put, const PeerRegion& remote, MPI_Aint target_disp,
+                            unsigned char* local, uint64_t bytes) {
   for (uint64_t done = 0; done < bytes;) {
     const uint64_t chunk = std::min(bytes - done, kMaxBytesPerCall);
     const Layout layout{MPI_BYTE, static_cast<int>(chunk)};
@@ -521,7 +619,6 @@ tcaResult MpiRun::add_contiguous(bool is_put, const PeerRegion& remote, MPI_Aint
                              target_disp + static_cast<MPI_Aint>(done), layout, chunk, &remote});
     done += chunk;
   }
-  return TCA_SUCCESS;
 }
 
 tcaResult MpiRun::make_layout(uint64_t rows, uint64_t width, uint64_t pitch, Layout* out) {

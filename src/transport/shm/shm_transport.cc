@@ -46,8 +46,8 @@ struct LivenessCheck {
   int owner;
 };
 
-// Moves the blocks of `op` between this process and `op.remote_pid`, in pieces of at most
-// IOV_MAX blocks, resuming after partial transfers.
+// Moves the blocks of `op` between this process and `op.remote_pid`, IOV_MAX blocks per system
+// call. The kernel stops short only at a fault, so a short count is an error, not a retry.
 tcaResult cross_memory_copy(const ShmOp& op) {
   constexpr uint64_t kBlocksPerCall = IOV_MAX;
   std::vector<iovec> local;
@@ -57,42 +57,21 @@ tcaResult cross_memory_copy(const ShmOp& op) {
     local.clear();
     remote.clear();
     for (uint64_t i = first; i < first + blocks; ++i) {
-      iovec to{const_cast<unsigned char*>(op.dst) + i * op.dst_pitch, op.width};
+      iovec to{op.dst + i * op.dst_pitch, op.width};
       iovec from{const_cast<unsigned char*>(op.src) + i * op.src_pitch, op.width};
       local.push_back(op.remote_is_dst ? from : to);
       remote.push_back(op.remote_is_dst ? to : from);
     }
-    uint64_t expected = blocks * op.width;
-    uint64_t done = 0;
-    while (done < expected) {
-      // Skip what earlier calls moved: drop whole vectors, then trim the first one.
-      std::vector<iovec> local_left;
-      std::vector<iovec> remote_left;
-      for (auto* list : {&local, &remote}) {
-        uint64_t skip = done;
-        auto& left = list == &local ? local_left : remote_left;
-        for (const iovec& piece : *list) {
-          if (skip >= piece.iov_len) {
-            skip -= piece.iov_len;
-            continue;
-          }
-          left.push_back({static_cast<char*>(piece.iov_base) + skip, piece.iov_len - skip});
-          skip = 0;
-        }
-      }
-      const ssize_t moved =
-          op.remote_is_dst
-              ? process_vm_writev(op.remote_pid, local_left.data(), local_left.size(),
-                                  remote_left.data(), remote_left.size(), 0)
-              : process_vm_readv(op.remote_pid, local_left.data(), local_left.size(),
-                                 remote_left.data(), remote_left.size(), 0);
-      if (moved < 0 && errno == ESRCH)
-        TCA_FAIL(TCA_ERROR_PEER_FAILED, "process {} is gone", op.remote_pid);
-      if (moved <= 0)
-        TCA_FAIL(TCA_ERROR_TRANSPORT, "cross-memory {} with process {}: {}",
-                 op.remote_is_dst ? "write" : "read", op.remote_pid, std::strerror(errno));
-      done += static_cast<uint64_t>(moved);
-    }
+    const ssize_t moved =
+        op.remote_is_dst
+            ? process_vm_writev(op.remote_pid, local.data(), blocks, remote.data(), blocks, 0)
+            : process_vm_readv(op.remote_pid, local.data(), blocks, remote.data(), blocks, 0);
+    if (moved < 0 && errno == ESRCH)
+      TCA_FAIL(TCA_ERROR_PEER_FAILED, "process {} is gone", op.remote_pid);
+    if (moved != static_cast<ssize_t>(blocks * op.width))
+      TCA_FAIL(TCA_ERROR_TRANSPORT, "cross-memory {} with process {} moved {} of {} bytes: {}",
+               op.remote_is_dst ? "write" : "read", op.remote_pid, moved, blocks * op.width,
+               moved < 0 ? std::strerror(errno) : "short transfer");
   }
   return TCA_SUCCESS;
 }

@@ -1,0 +1,957 @@
+// tca-pingpong: half-round-trip latency and bandwidth between two ranks, for every tca path
+// that connects them, next to MPI_Send/MPI_Recv and a local memcpy for reference.
+//
+// Every path runs the same ping-pong driver (Channel below): rank 0 sends and waits for the
+// answer, rank 1 waits and answers. Latency is half a round trip, bandwidth is bytes/latency.
+// Built with the CUDA transport, the GPU paths join (cuda.*, with "src"/"dst" memory kinds),
+// with cudaMemcpyAsync into the peer's GPU and NCCL send/recv as references in the same run.
+// Before timing a size, one seeded message goes each way into poisoned memory and every byte
+// is checked, so a path that moves nothing (or the wrong bytes) cannot report a fast number.
+#include <mpi.h>
+#include <tca/tca.h>
+
+#ifdef TCA_PINGPONG_CUDA
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <tca/tca_cuda.h>
+
+#include "device_pingpong.h"
+#ifdef TCA_PINGPONG_NCCL
+#include <nccl.h>
+#endif
+#endif
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kChannel = 0;          // DMA channel of every descriptor
+constexpr int kSlot = 0;             // notification slot; ping-pong never has two in flight
+constexpr int kTag = 7;              // tag of the MPI reference messages
+constexpr size_t kBlockBytes = 4096; // widest block of the *.chain2d paths
+constexpr unsigned char kPoison = 0xA5;
+// Default iterations per batch: about this many bytes each way, within [min, max].
+constexpr size_t kBytesPerBatch = size_t{32} << 20;
+constexpr int kMinIterations = 4;
+constexpr int kMaxIterations = 1000;
+
+int g_rank = 0;
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "tca-pingpong: rank %d: %s\n", g_rank, message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);  // the peer may be blocked in a wait: take it down too
+  std::exit(1);
+}
+
+std::string describe_failure(tcaResult result, const char* call) {
+  const std::string detail = tcaGetLastErrorMessage();  // starts with the error's name
+  return std::string(call) + ": " + (detail.empty() ? tcaGetErrorString(result) : detail);
+}
+
+void check(tcaResult result, const char* call) {
+  if (result != TCA_SUCCESS) die(describe_failure(result, call));
+}
+
+// ---- where a message lies, and how to fill and check it ----
+
+// `count` blocks of `width` bytes, `pitch` bytes apart, from offset 0 of a buffer.
+struct Layout {
+  size_t width;
+  size_t pitch;
+  size_t count;
+  bool strided;  // sent as one block-stride (2D) transfer
+  size_t bytes() const { return width * count; }
+  size_t extent() const { return (count - 1) * pitch + width; }
+};
+
+Layout contiguous_layout(size_t bytes) { return {bytes, bytes, 1, false}; }
+
+// Blocks of min(bytes, 4 KiB) — for sizes that are no multiple of 4 KiB, the largest power of
+// two dividing them — one block-width apart, so the gaps must come through untouched.
+Layout strided_layout(size_t bytes) {
+  const size_t width = bytes < kBlockBytes ? bytes : std::gcd(bytes, kBlockBytes);
+  return {width, 2 * width, bytes / width, true};
+}
+
+uint8_t pattern_byte(uint64_t seed, size_t offset) {
+  uint64_t x = seed + offset * 0x9E3779B97F4A7C15ull;  // splitmix64
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<uint8_t>(x ^ (x >> 31));
+}
+
+void fill_pattern(unsigned char* buffer, const Layout& layout, uint64_t seed) {
+  for (size_t block = 0; block < layout.count; ++block) {
+    const size_t begin = block * layout.pitch;
+    for (size_t offset = begin; offset < begin + layout.width; ++offset)
+      buffer[offset] = pattern_byte(seed, offset);
+  }
+}
+
+// Describes the first wrong byte (blocks must hold the pattern, gaps the poison), or "".
+std::string find_corruption(const unsigned char* buffer, const Layout& layout, uint64_t seed) {
+  auto mismatch = [&](size_t offset, unsigned expected) {
+    char text[128];
+    std::snprintf(text, sizeof text, "byte %zu is 0x%02x, expected 0x%02x%s", offset,
+                  unsigned{buffer[offset]}, expected,
+                  expected == kPoison ? " (a gap between blocks was written)" : "");
+    return std::string(text);
+  };
+  for (size_t block = 0; block < layout.count; ++block) {
+    const size_t begin = block * layout.pitch;
+    for (size_t offset = begin; offset < begin + layout.width; ++offset)
+      if (buffer[offset] != pattern_byte(seed, offset))
+        return mismatch(offset, pattern_byte(seed, offset));
+    const size_t gap_end = block + 1 < layout.count ? begin + layout.pitch : begin + layout.width;
+    for (size_t offset = begin + layout.width; offset < gap_end; ++offset)
+      if (buffer[offset] != kPoison) return mismatch(offset, kPoison);
+  }
+  return "";
+}
+
+// ---- message buffers of either memory kind, seen from the host ----
+
+#ifdef TCA_PINGPONG_CUDA
+void check(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) die(std::string(call) + ": " + cudaGetErrorString(error));
+}
+#endif
+
+void fill_message(tcaMemKind kind, unsigned char* buffer, const Layout& layout, uint64_t seed) {
+#ifdef TCA_PINGPONG_CUDA
+  if (kind == TCA_MEM_GPU) {
+    std::vector<unsigned char> staged(layout.extent());
+    fill_pattern(staged.data(), layout, seed);
+    check(cudaMemcpy(buffer, staged.data(), staged.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+    // From pageable memory the copy may still be landing: no message may leave before it has.
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return;
+  }
+#endif
+  (void)kind;
+  fill_pattern(buffer, layout, seed);
+}
+
+void poison_message(tcaMemKind kind, unsigned char* buffer, const Layout& layout) {
+#ifdef TCA_PINGPONG_CUDA
+  if (kind == TCA_MEM_GPU) {
+    check(cudaMemset(buffer, kPoison, layout.extent()), "cudaMemset");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // poisoned before the barrier
+    return;
+  }
+#endif
+  (void)kind;
+  std::memset(buffer, kPoison, layout.extent());
+}
+
+std::string check_message(tcaMemKind kind, const unsigned char* buffer, const Layout& layout,
+                          uint64_t seed) {
+#ifdef TCA_PINGPONG_CUDA
+  if (kind == TCA_MEM_GPU) {
+    std::vector<unsigned char> landed(layout.extent());
+    check(cudaMemcpy(landed.data(), buffer, landed.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return find_corruption(landed.data(), layout, seed);
+  }
+#endif
+  (void)kind;
+  return find_corruption(buffer, layout, seed);
+}
+
+// ---- the channels: one way each of moving a message to the peer ----
+
+class Channel {
+ public:
+  Channel() = default;
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  virtual ~Channel() = default;
+  virtual void send() = 0;           // moves the message and signals the peer
+  virtual void wait_for_peer() = 0;  // returns once the peer's message is visible here
+  // Seconds per message of `iterations` round trips for a channel that runs them itself (on
+  // the GPU); negative where the host drives each message.
+  virtual double self_timed(int /*rank*/, int /*iterations*/) { return -1; }
+};
+
+void wait_for_notification(int peer) {
+  check(tcaWaitDMARecvDesc(peer, kSlot, nullptr), "tcaWaitDMARecvDesc");
+}
+
+// A chained DMA descriptor built once; every message is one kick.
+class ChainChannel final : public Channel {
+ public:
+  ChainChannel(tcaPath path, const Layout& layout, const tcaHandle& peer_recv,
+               const tcaHandle& my_send, int peer)
+      : peer_(peer) {
+    check(tcaDescNew(&desc_), "tcaDescNew");
+    if (layout.strided)
+      check(tcaDescSetMemcpy2D(desc_, &peer_recv, 0, layout.pitch, &my_send, 0, layout.pitch,
+                               layout.width, layout.count, TCA_FLAG_NOTIFY, kSlot),
+            "tcaDescSetMemcpy2D");
+    else
+      check(tcaDescSetMemcpy(desc_, &peer_recv, 0, &my_send, 0, layout.bytes(), TCA_FLAG_NOTIFY,
+                             kSlot),
+            "tcaDescSetMemcpy");
+    check(tcaDescSetPath(desc_, path), "tcaDescSetPath");
+    check(tcaDescSet(desc_, kChannel), "tcaDescSet");
+  }
+  ~ChainChannel() override { tcaDescFree(desc_); }
+
+  void send() override {
+    check(tcaStartDMADesc(desc_), "tcaStartDMADesc");
+    // As a real sender must before it may touch its send buffer again.
+    check(tcaWaitDMAC(kChannel), "tcaWaitDMAC");
+  }
+  void wait_for_peer() override { wait_for_notification(peer_); }
+
+ private:
+  tcaDesc desc_ = nullptr;
+  int peer_;
+};
+
+// Plain CPU stores through a mapping of the peer's buffer, then a fence and a notification.
+class PioChannel final : public Channel {
+ public:
+  PioChannel(void* peer_recv, const unsigned char* my_send, size_t bytes, int peer)
+      : peer_recv_(peer_recv), my_send_(my_send), bytes_(bytes), peer_(peer) {}
+
+  void send() override {
+    std::memcpy(peer_recv_, my_send_, bytes_);
+    check(tcaPIOFence(), "tcaPIOFence");
+    check(tcaNotify(peer_, kSlot), "tcaNotify");
+  }
+  void wait_for_peer() override { wait_for_notification(peer_); }
+
+ private:
+  void* peer_recv_;
+  const unsigned char* my_send_;
+  size_t bytes_;
+  int peer_;
+};
+
+// Reference: two-sided MPI with the same buffers.
+class MpiSendRecvChannel final : public Channel {
+ public:
+  MpiSendRecvChannel(unsigned char* my_send, unsigned char* my_recv, size_t bytes, int peer,
+                     MPI_Comm comm)
+      : my_send_(my_send), my_recv_(my_recv), count_(static_cast<int>(bytes)), peer_(peer),
+        comm_(comm) {}
+
+  void send() override { MPI_Send(my_send_, count_, MPI_BYTE, peer_, kTag, comm_); }
+  void wait_for_peer() override {
+    MPI_Recv(my_recv_, count_, MPI_BYTE, peer_, kTag, comm_, MPI_STATUS_IGNORE);
+  }
+
+ private:
+  unsigned char* my_send_;
+  unsigned char* my_recv_;
+  int count_;
+  int peer_;
+  MPI_Comm comm_;
+};
+
+// Reference: what one core copies on its own (rank 0 only; nothing to wait for).
+class LocalMemcpyChannel final : public Channel {
+ public:
+  LocalMemcpyChannel(const unsigned char* from, unsigned char* to, size_t bytes)
+      : from_(from), to_(to), bytes_(bytes) {}
+
+  void send() override {
+    std::memcpy(to_, from_, bytes_);
+    asm volatile("" ::: "memory");  // keeps repeated identical copies from being merged
+  }
+  void wait_for_peer() override {}
+
+ private:
+  const unsigned char* from_;
+  unsigned char* to_;
+  size_t bytes_;
+};
+
+#ifdef TCA_PINGPONG_CUDA
+// The benchmark's stream on this rank's GPU (made once tcaInit has chosen the device).
+cudaStream_t gpu_stream() {
+  static const cudaStream_t stream = [] {
+    cudaStream_t created = nullptr;
+    check(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreate");
+    return created;
+  }();
+  return stream;
+}
+
+// GPU-initiated (tca/tca_device.cuh): a kernel puts the message into the peer's GPU memory with
+// a signal, the peer's kernel waits for the signal. Timed round trips run wholly on the GPUs:
+// one kernel per rank bounces the message `iterations` times. Signal values only grow, so both
+// ranks count the messages each way (shared by the channels of every size).
+struct SignalSequence {
+  uint64_t sent = 0;
+  uint64_t received = 0;
+};
+constexpr int kSignalCell = 0;
+
+class DevicePutSignalChannel final : public Channel {
+ public:
+  DevicePutSignalChannel(const tcaHandle& peer_recv, const unsigned char* my_send, size_t bytes,
+                         int rank, int peer, SignalSequence* sequence)
+      : my_send_(my_send), bytes_(bytes), sequence_(sequence) {
+    check(tcaDevicePointer(&peer_recv_, &peer_recv, 0, bytes), "tcaDevicePointer");
+    check(tcaDeviceSignal(&peer_signal_, peer, kSignalCell), "tcaDeviceSignal");
+    check(tcaDeviceSignal(&own_signal_, rank, kSignalCell), "tcaDeviceSignal");
+  }
+  void send() override {
+    check(tca_tools::launch_device_put_signal(peer_recv_, my_send_, bytes_, peer_signal_,
+                                              ++sequence_->sent, gpu_stream()),
+          "launch_device_put_signal");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+  }
+  void wait_for_peer() override {
+    check(tca_tools::launch_device_signal_wait(own_signal_, ++sequence_->received, gpu_stream()),
+          "launch_device_signal_wait");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+  }
+  double self_timed(int rank, int iterations) override {
+    if (sequence_->sent != sequence_->received) die("device put with signal: sequences diverged");
+    tca_tools::PingPong pingpong{};
+    pingpong.remote_dst = peer_recv_;
+    pingpong.local_src = my_send_;
+    pingpong.bytes = bytes_;
+    pingpong.remote_signal = peer_signal_;
+    pingpong.own_signal = own_signal_;
+    pingpong.first_value = sequence_->sent;
+    pingpong.rounds = iterations;
+    pingpong.threads = bytes_ <= 64 ? 1 : 256;  // small messages: the thread form
+    pingpong.initiator = rank == 0;
+    const auto start = std::chrono::steady_clock::now();
+    check(tca_tools::launch_device_pingpong(pingpong, gpu_stream()), "launch_device_pingpong");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    sequence_->sent += iterations;
+    sequence_->received += iterations;
+    return elapsed.count() / (2.0 * iterations);
+  }
+
+ private:
+  void* peer_recv_ = nullptr;
+  const unsigned char* my_send_;
+  size_t bytes_;
+  uint64_t* peer_signal_ = nullptr;
+  uint64_t* own_signal_ = nullptr;
+  SignalSequence* sequence_;
+};
+
+// Reference: the CUDA runtime's own copy into the peer's GPU memory (cudaMemcpyAsync through
+// the peer mapping, what cudaMemcpyPeerAsync does), synchronized, then a notification.
+class CudaMemcpyChannel final : public Channel {
+ public:
+  CudaMemcpyChannel(const tcaHandle& peer_recv, const unsigned char* my_send, size_t bytes,
+                    int peer)
+      : my_send_(my_send), bytes_(bytes), peer_(peer) {
+    check(tcaDevicePointer(&peer_recv_, &peer_recv, 0, bytes), "tcaDevicePointer");
+  }
+  void send() override {
+    check(cudaMemcpyAsync(peer_recv_, my_send_, bytes_, cudaMemcpyDefault, gpu_stream()),
+          "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+    check(tcaNotify(peer_, kSlot), "tcaNotify");
+  }
+  void wait_for_peer() override { wait_for_notification(peer_); }
+
+ private:
+  void* peer_recv_ = nullptr;
+  const unsigned char* my_send_;
+  size_t bytes_;
+  int peer_;
+};
+
+#ifdef TCA_PINGPONG_NCCL
+// Reference: NCCL send/recv, loaded at run time (libnccl.so.2 may be absent; then the row is
+// skipped). One communicator serves every size.
+class Nccl {
+ public:
+  // Why NCCL cannot be used here, or "".
+  std::string load() {
+    library_ = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (library_ == nullptr) return std::string("cannot load libnccl.so.2: ") + dlerror();
+    get_unique_id_ = symbol<decltype(get_unique_id_)>("ncclGetUniqueId");
+    init_rank_ = symbol<decltype(init_rank_)>("ncclCommInitRank");
+    send_ = symbol<decltype(send_)>("ncclSend");
+    recv_ = symbol<decltype(recv_)>("ncclRecv");
+    destroy_ = symbol<decltype(destroy_)>("ncclCommDestroy");
+    if (!get_unique_id_ || !init_rank_ || !send_ || !recv_ || !destroy_)
+      return "libnccl.so.2 lacks a send/recv entry point";
+    return "";
+  }
+  ~Nccl() {
+    if (comm_ != nullptr) destroy_(comm_);
+    if (library_ != nullptr) dlclose(library_);
+  }
+  // Collective over the two ranks; the first channel makes the communicator.
+  ncclComm_t comm(int rank, MPI_Comm mpi) {
+    if (comm_ != nullptr) return comm_;
+    ncclUniqueId id{};
+    if (rank == 0) nccl_check(get_unique_id_(&id), "ncclGetUniqueId");
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi);
+    nccl_check(init_rank_(&comm_, 2, id, rank), "ncclCommInitRank");
+    return comm_;
+  }
+  void send(const void* data, size_t bytes, int peer, ncclComm_t comm) {
+    nccl_check(send_(data, bytes, ncclUint8, peer, comm, gpu_stream()), "ncclSend");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+  }
+  void recv(void* data, size_t bytes, int peer, ncclComm_t comm) {
+    nccl_check(recv_(data, bytes, ncclUint8, peer, comm, gpu_stream()), "ncclRecv");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+  }
+
+ private:
+  template <typename Function>
+  Function symbol(const char* name) {
+    return reinterpret_cast<Function>(dlsym(library_, name));
+  }
+  static void nccl_check(ncclResult_t result, const char* call) {
+    if (result != ncclSuccess)
+      die(std::string(call) + " failed: NCCL error " + std::to_string(result));
+  }
+
+  void* library_ = nullptr;
+  ncclComm_t comm_ = nullptr;
+  ncclResult_t (*get_unique_id_)(ncclUniqueId*) = nullptr;
+  ncclResult_t (*init_rank_)(ncclComm_t*, int, ncclUniqueId, int) = nullptr;
+  ncclResult_t (*send_)(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
+      nullptr;
+  ncclResult_t (*recv_)(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*destroy_)(ncclComm_t) = nullptr;
+};
+
+class NcclChannel final : public Channel {
+ public:
+  NcclChannel(Nccl& nccl, const unsigned char* my_send, unsigned char* my_recv, size_t bytes,
+              int rank, int peer, MPI_Comm mpi)
+      : nccl_(nccl), comm_(nccl.comm(rank, mpi)), my_send_(my_send), my_recv_(my_recv),
+        bytes_(bytes), peer_(peer) {}
+  void send() override { nccl_.send(my_send_, bytes_, peer_, comm_); }
+  void wait_for_peer() override { nccl_.recv(my_recv_, bytes_, peer_, comm_); }
+
+ private:
+  Nccl& nccl_;
+  ncclComm_t comm_;
+  const unsigned char* my_send_;
+  unsigned char* my_recv_;
+  size_t bytes_;
+  int peer_;
+};
+#endif  // TCA_PINGPONG_NCCL
+#endif  // TCA_PINGPONG_CUDA
+
+// ---- the shared driver ----
+
+struct Endpoint {
+  int rank = 0;
+  int peer = 1;
+  MPI_Comm comm = MPI_COMM_NULL;  // the benchmark's own traffic
+  size_t buffer_bytes = 0;
+  unsigned char* send = nullptr;
+  unsigned char* recv = nullptr;
+  tcaHandle send_handle{};
+  tcaHandle recv_handle{};
+  tcaHandle peer_recv_handle{};
+  // The same in GPU memory, where both ranks have a GPU (CUDA builds).
+  bool gpu = false;
+  unsigned char* gpu_send = nullptr;
+  unsigned char* gpu_recv = nullptr;
+  tcaHandle gpu_send_handle{};
+  tcaHandle gpu_recv_handle{};
+  tcaHandle peer_gpu_recv_handle{};
+
+  unsigned char* send_of(tcaMemKind kind) const { return kind == TCA_MEM_GPU ? gpu_send : send; }
+  unsigned char* recv_of(tcaMemKind kind) const { return kind == TCA_MEM_GPU ? gpu_recv : recv; }
+  const tcaHandle& send_handle_of(tcaMemKind kind) const {
+    return kind == TCA_MEM_GPU ? gpu_send_handle : send_handle;
+  }
+  const tcaHandle& peer_recv_handle_of(tcaMemKind kind) const {
+    return kind == TCA_MEM_GPU ? peer_gpu_recv_handle : peer_recv_handle;
+  }
+};
+
+// One message each way (just rank 0's copy for a local path) into poisoned memory. Collective;
+// returns what this rank found wrong, or "".
+std::string verify_once(Channel& channel, bool local, tcaMemKind src, tcaMemKind dst,
+                        const Layout& layout, const Endpoint& endpoint, uint64_t seed) {
+  std::string problem;
+  const int directions = local ? 1 : 2;
+  for (int sender = 0; sender < directions; ++sender) {
+    const int receiver = local ? sender : 1 - sender;
+    const uint64_t message_seed = seed * 2 + static_cast<uint64_t>(sender);
+    if (endpoint.rank == sender) fill_message(src, endpoint.send_of(src), layout, message_seed);
+    if (endpoint.rank == receiver) poison_message(dst, endpoint.recv_of(dst), layout);
+    MPI_Barrier(endpoint.comm);  // poisoned before anything can arrive
+    if (endpoint.rank == sender) channel.send();
+    if (endpoint.rank == receiver) {
+      if (!local) channel.wait_for_peer();
+      const std::string corruption =
+          check_message(dst, endpoint.recv_of(dst), layout, message_seed);
+      if (!corruption.empty())
+        problem = "message from rank " + std::to_string(sender) + ": " + corruption;
+    }
+  }
+  return problem;
+}
+
+// Seconds per message, from `iterations` steps (a step is a round trip of two messages, or
+// one copy on a local path).
+double time_batch(Channel& channel, bool local, int rank, int iterations) {
+  if (const double seconds = channel.self_timed(rank, iterations); seconds >= 0) return seconds;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    if (local) {
+      if (rank == 0) channel.send();
+    } else if (rank == 0) {
+      channel.send();
+      channel.wait_for_peer();
+    } else {
+      channel.wait_for_peer();
+      channel.send();
+    }
+  }
+  const std::chrono::duration<double> elapsed = Clock::now() - start;
+  return elapsed.count() / (iterations * (local ? 1.0 : 2.0));
+}
+
+// The median resists a few disturbed batches; the minimum, what the path can do undisturbed.
+double summarize(std::vector<double> values, const std::string& statistic) {
+  std::sort(values.begin(), values.end());
+  if (statistic == "min") return values.front();
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// ---- paths, options, output ----
+
+struct Path {
+  std::string name;
+  bool local = false;  // rank 0 alone
+  Layout (*layout)(size_t bytes) = contiguous_layout;
+  // Why this rank cannot run the path ("" if it can); called once, before any size.
+  std::function<std::string()> unavailable_reason;
+  std::function<std::unique_ptr<Channel>(const Layout&)> open;
+  tcaMemKind src = TCA_MEM_CPU;  // where the message starts
+  tcaMemKind dst = TCA_MEM_CPU;  // where it lands
+};
+
+const char* kind_name(tcaMemKind kind) { return kind == TCA_MEM_GPU ? "gpu" : "cpu"; }
+
+std::function<std::string()> needs_tca_path(tcaPath path, const Endpoint* endpoint) {
+  return [path, endpoint] {
+    int available = 0;
+    check(tcaPathAvailable(path, endpoint->peer, &available), "tcaPathAvailable");
+    return available ? std::string() : std::string("tcaPathAvailable says no");
+  };
+}
+
+#ifdef TCA_PINGPONG_CUDA
+// Host-kicked chains on the three CUDA paths in the memory combinations GPU->GPU, CPU->GPU and
+// GPU->CPU; GPU-initiated put with signal; cudaMemcpyAsync and NCCL for comparison.
+void add_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
+  const Endpoint* e = &endpoint;
+  const auto needs_gpu = [e](tcaPath path) {
+    return [e, path] {
+      return e->gpu ? needs_tca_path(path, e)() : std::string("no GPU on both ranks");
+    };
+  };
+  const std::pair<const char*, tcaPath> chains[] = {
+      {"cuda.ce", TCA_PATH_CUDA_CE}, {"cuda.sm", TCA_PATH_CUDA_SM}, {"cuda.auto", TCA_PATH_CUDA}};
+  const std::pair<tcaMemKind, tcaMemKind> kinds[] = {
+      {TCA_MEM_GPU, TCA_MEM_GPU}, {TCA_MEM_CPU, TCA_MEM_GPU}, {TCA_MEM_GPU, TCA_MEM_CPU}};
+  for (const auto& [name, path] : chains) {
+    for (const auto& [src, dst] : kinds) {
+      paths->push_back({name, false, contiguous_layout, needs_gpu(path),
+                        [e, path = path, src = src, dst = dst](const Layout& layout)
+                            -> std::unique_ptr<Channel> {
+                          return std::make_unique<ChainChannel>(path, layout,
+                                                                e->peer_recv_handle_of(dst),
+                                                                e->send_handle_of(src), e->peer);
+                        },
+                        src, dst});
+    }
+  }
+  auto sequence = std::make_shared<SignalSequence>();
+  paths->push_back({"cuda.device_put_signal", false, contiguous_layout, needs_gpu(TCA_PATH_CUDA),
+                    [e, sequence](const Layout& layout) -> std::unique_ptr<Channel> {
+                      return std::make_unique<DevicePutSignalChannel>(
+                          e->peer_gpu_recv_handle, e->gpu_send, layout.bytes(), e->rank, e->peer,
+                          sequence.get());
+                    },
+                    TCA_MEM_GPU, TCA_MEM_GPU});
+  paths->push_back({"ref.cuda_memcpy_peer", false, contiguous_layout, needs_gpu(TCA_PATH_CUDA),
+                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
+                      return std::make_unique<CudaMemcpyChannel>(
+                          e->peer_gpu_recv_handle, e->gpu_send, layout.bytes(), e->peer);
+                    },
+                    TCA_MEM_GPU, TCA_MEM_GPU});
+#ifdef TCA_PINGPONG_NCCL
+  auto nccl = std::make_shared<Nccl>();
+  paths->push_back({"ref.nccl_sendrecv", false, contiguous_layout,
+                    [e, nccl] {
+                      return e->gpu ? nccl->load() : std::string("no GPU on both ranks");
+                    },
+                    [e, nccl](const Layout& layout) -> std::unique_ptr<Channel> {
+                      return std::make_unique<NcclChannel>(*nccl, e->gpu_send, e->gpu_recv,
+                                                           layout.bytes(), e->rank, e->peer,
+                                                           e->comm);
+                    },
+                    TCA_MEM_GPU, TCA_MEM_GPU});
+#endif
+}
+#endif
+
+std::vector<Path> all_paths(Endpoint& endpoint) {
+  const Endpoint* e = &endpoint;
+  auto chain = [e](tcaPath path) {
+    return [e, path](const Layout& layout) -> std::unique_ptr<Channel> {
+      return std::make_unique<ChainChannel>(path, layout, e->peer_recv_handle, e->send_handle,
+                                            e->peer);
+    };
+  };
+  auto pio_window = std::make_shared<void*>(nullptr);  // set once the path is known to work
+  std::vector<Path> paths;
+  paths.push_back({"shm.chain", false, contiguous_layout, needs_tca_path(TCA_PATH_SHM, e),
+                   chain(TCA_PATH_SHM)});
+  paths.push_back({"shm.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_SHM, e),
+                   chain(TCA_PATH_SHM)});
+  paths.push_back(
+      {"shm.pio", false, contiguous_layout,
+       [e, pio_window] {
+         const tcaResult result =
+             tcaPIOPointer(pio_window.get(), &e->peer_recv_handle, 0, e->buffer_bytes);
+         return result == TCA_SUCCESS ? std::string() : describe_failure(result, "tcaPIOPointer");
+       },
+       [e, pio_window](const Layout& layout) -> std::unique_ptr<Channel> {
+         return std::make_unique<PioChannel>(*pio_window, e->send, layout.bytes(), e->peer);
+       }});
+  paths.push_back({"mpi.chain", false, contiguous_layout, needs_tca_path(TCA_PATH_MPI, e),
+                   chain(TCA_PATH_MPI)});
+  paths.push_back({"mpi.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_MPI, e),
+                   chain(TCA_PATH_MPI)});
+  paths.push_back({"ref.mpi_sendrecv", false, contiguous_layout, [] { return std::string(); },
+                   [e](const Layout& layout) -> std::unique_ptr<Channel> {
+                     return std::make_unique<MpiSendRecvChannel>(e->send, e->recv, layout.bytes(),
+                                                                 e->peer, e->comm);
+                   }});
+  paths.push_back({"ref.memcpy", true, contiguous_layout, [] { return std::string(); },
+                   [e](const Layout& layout) -> std::unique_ptr<Channel> {
+                     return std::make_unique<LocalMemcpyChannel>(e->send, e->recv, layout.bytes());
+                   }});
+#ifdef TCA_PINGPONG_CUDA
+  add_gpu_paths(endpoint, &paths);
+#endif
+  return paths;
+}
+
+struct Options {
+  size_t min_bytes = 8;
+  size_t max_bytes = size_t{64} << 20;
+  size_t factor = 2;
+  int iterations = 0;  // 0: scaled by size
+  int warmup = -1;     // -1: a tenth of the iterations
+  int repetitions = 5;
+  std::string statistic = "median";  // over the repetitions: "median" or "min"
+  std::vector<std::string> paths;  // empty: all
+  bool json = false;
+};
+
+int iterations_for(const Options& options, size_t bytes) {
+  if (options.iterations > 0) return options.iterations;
+  const size_t scaled = kBytesPerBatch / bytes;
+  return static_cast<int>(std::clamp<size_t>(scaled, kMinIterations, kMaxIterations));
+}
+
+int warmup_for(const Options& options, int iterations) {
+  return options.warmup >= 0 ? options.warmup : std::max(1, iterations / 10);
+}
+
+std::vector<size_t> message_sizes(const Options& options) {
+  std::vector<size_t> sizes;
+  for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= options.factor) {
+    sizes.push_back(bytes);
+    if (bytes > options.max_bytes / options.factor) break;  // the next one would overflow
+  }
+  return sizes;
+}
+
+struct Row {
+  std::string path;
+  std::string src;  // "cpu" or "gpu"
+  std::string dst;
+  size_t bytes;
+  double latency_us;
+  double bandwidth_GBps;
+};
+
+// Table lines: on stdout, or on stderr when stdout carries the JSON.
+void print_line(const Options& options, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+void print_line(const Options& options, const char* format, ...) {
+  FILE* stream = options.json ? stderr : stdout;
+  va_list args;
+  va_start(args, format);
+  std::vfprintf(stream, format, args);
+  va_end(args);
+  std::fputc('\n', stream);
+  std::fflush(stream);
+}
+
+void print_header(const Options& options, const char* auto_transport) {
+  print_line(options, "# tca-pingpong %d.%d: 2 ranks, auto transport between them: %s",
+             TCA_VERSION_MAJOR, TCA_VERSION_MINOR, auto_transport);
+  print_line(options,
+             "# latency: half a round trip (ref.memcpy: one copy in rank 0), %s of %d "
+             "batches",
+             options.statistic.c_str(), options.repetitions);
+  if (options.iterations > 0)
+    print_line(options, "# iterations per batch: %d", options.iterations);
+  else
+    print_line(options, "# iterations per batch: %zu MiB / size, within [%d, %d]",
+               kBytesPerBatch >> 20, kMinIterations, kMaxIterations);
+  print_line(options, "# bandwidth: size / latency, 1 GB/s = 1e9 bytes/s");
+  print_line(options, "# *.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks",
+             kBlockBytes);
+  print_line(options, "# every size is verified once each way before it is timed");
+  print_line(options, "%-24s %-7s %14s %14s %18s", "# path", "src>dst", "size (bytes)",
+             "latency (us)", "bandwidth (GB/s)");
+}
+
+// Whether `mine` holds on both ranks (collective).
+bool both_ranks(const Endpoint& endpoint, bool mine) {
+  int local = mine ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LAND, endpoint.comm);
+  return all != 0;
+}
+
+// Both ranks run this for every path; only rank 0 returns rows. False if verification failed.
+bool run_path(const Path& path, const Options& options, const Endpoint& endpoint,
+              std::vector<Row>* rows) {
+  uint64_t seed = std::hash<std::string>{}(path.name);
+  for (size_t bytes : message_sizes(options)) {
+    const Layout layout = path.layout(bytes);
+    const std::unique_ptr<Channel> channel = path.open(layout);
+    MPI_Barrier(endpoint.comm);  // both descriptors are set before the first kick
+
+    const std::string problem =
+        verify_once(*channel, path.local, path.src, path.dst, layout, endpoint, ++seed);
+    if (!problem.empty())
+      std::fprintf(stderr, "tca-pingpong: rank %d: %s %s>%s, %zu bytes: wrong data: %s\n",
+                   endpoint.rank, path.name.c_str(), kind_name(path.src), kind_name(path.dst),
+                   bytes, problem.c_str());
+    if (!both_ranks(endpoint, problem.empty())) {
+      if (endpoint.rank == 0)
+        print_line(options, "# %s %s>%s: abandoned, it delivered wrong data", path.name.c_str(),
+                   kind_name(path.src), kind_name(path.dst));
+      return false;
+    }
+
+    const int iterations = iterations_for(options, bytes);
+    const int warmup = warmup_for(options, iterations);
+    if (warmup > 0) time_batch(*channel, path.local, endpoint.rank, warmup);
+    std::vector<double> seconds;
+    for (int repetition = 0; repetition < options.repetitions; ++repetition)
+      seconds.push_back(time_batch(*channel, path.local, endpoint.rank, iterations));
+    MPI_Barrier(endpoint.comm);  // the peer is done with the descriptor before it is freed
+
+    if (endpoint.rank == 0) {
+      const double latency = summarize(seconds, options.statistic);
+      const Row row{path.name, kind_name(path.src), kind_name(path.dst), bytes, latency * 1e6,
+                    static_cast<double>(bytes) / latency / 1e9};
+      const std::string kinds = row.src + ">" + row.dst;
+      print_line(options, "%-24s %-7s %14zu %14.3f %18.3f", row.path.c_str(), kinds.c_str(),
+                 row.bytes, row.latency_us, row.bandwidth_GBps);
+      rows->push_back(row);
+    }
+  }
+  return true;
+}
+
+void print_json(const std::vector<Row>& rows) {
+  // ordered_json keeps the fields in the documented order.
+  nlohmann::ordered_json json_rows = nlohmann::ordered_json::array();
+  for (const Row& row : rows)
+    json_rows.push_back({{"path", row.path},
+                         {"src", row.src},
+                         {"dst", row.dst},
+                         {"bytes", row.bytes},
+                         {"latency_us", row.latency_us},
+                         {"bandwidth_GBps", row.bandwidth_GBps}});
+  const nlohmann::ordered_json document = {
+      {"benchmark", "tca-pingpong"}, {"ranks", 2}, {"rows", json_rows}};
+  std::cout << document.dump(2) << std::endl;
+}
+
+void allocate_buffers(Endpoint* endpoint, size_t bytes) {
+  void* send = nullptr;
+  void* recv = nullptr;
+  check(tcaMalloc(&send, bytes, TCA_MEM_CPU), "tcaMalloc");
+  check(tcaMalloc(&recv, bytes, TCA_MEM_CPU), "tcaMalloc");
+  check(tcaCreateHandle(&endpoint->send_handle, send, bytes, TCA_MEM_CPU), "tcaCreateHandle");
+  check(tcaCreateHandle(&endpoint->recv_handle, recv, bytes, TCA_MEM_CPU), "tcaCreateHandle");
+  std::vector<tcaHandle> recv_handles(2);
+  check(tcaAllgatherHandles(&endpoint->recv_handle, recv_handles.data()), "tcaAllgatherHandles");
+  endpoint->peer_recv_handle = recv_handles[endpoint->peer];
+  endpoint->send = static_cast<unsigned char*>(send);
+  endpoint->recv = static_cast<unsigned char*>(recv);
+  endpoint->buffer_bytes = bytes;
+#ifdef TCA_PINGPONG_CUDA
+  int device = -1;
+  const bool has_gpu = tcaCudaDevice(&device) == TCA_SUCCESS;
+  endpoint->gpu = both_ranks(*endpoint, has_gpu);
+  if (!endpoint->gpu) return;
+  check(tcaMalloc(&send, bytes, TCA_MEM_GPU), "tcaMalloc");
+  check(tcaMalloc(&recv, bytes, TCA_MEM_GPU), "tcaMalloc");
+  check(tcaCreateHandle(&endpoint->gpu_send_handle, send, bytes, TCA_MEM_GPU), "tcaCreateHandle");
+  check(tcaCreateHandle(&endpoint->gpu_recv_handle, recv, bytes, TCA_MEM_GPU), "tcaCreateHandle");
+  check(tcaAllgatherHandles(&endpoint->gpu_recv_handle, recv_handles.data()),
+        "tcaAllgatherHandles");
+  endpoint->peer_gpu_recv_handle = recv_handles[endpoint->peer];
+  endpoint->gpu_send = static_cast<unsigned char*>(send);
+  endpoint->gpu_recv = static_cast<unsigned char*>(recv);
+#endif
+}
+
+void free_buffers(Endpoint* endpoint) {
+  MPI_Barrier(endpoint->comm);  // the peer no longer writes into our buffers
+  check(tcaDestroyHandle(&endpoint->send_handle), "tcaDestroyHandle");
+  check(tcaDestroyHandle(&endpoint->recv_handle), "tcaDestroyHandle");
+  check(tcaFree(endpoint->send), "tcaFree");
+  check(tcaFree(endpoint->recv), "tcaFree");
+  if (endpoint->gpu) {
+    check(tcaFree(endpoint->gpu_send), "tcaFree");  // also deregisters their handles
+    check(tcaFree(endpoint->gpu_recv), "tcaFree");
+  }
+}
+
+// Room for the largest message in either layout.
+size_t buffer_bytes_for(const Options& options) {
+  size_t bytes = 0;
+  for (size_t size : message_sizes(options))
+    bytes = std::max({bytes, contiguous_layout(size).extent(), strided_layout(size).extent()});
+  return bytes;
+}
+
+void add_options(CLI::App& app, Options& options, const std::vector<std::string>& path_names) {
+  app.add_option("-b,--min-bytes", options.min_bytes, "Smallest message")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("-e,--max-bytes", options.max_bytes, "Largest message (at most 1 GiB)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("-f,--factor", options.factor, "Each size is the previous one times this")
+      ->check(CLI::Range(size_t{2}, size_t{1024}))
+      ->capture_default_str();
+  app.add_option("-i,--iters", options.iterations,
+                 "Round trips per timed batch (0: 32 MiB / size, within [4, 1000])")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("-w,--warmup", options.warmup,
+                 "Untimed round trips before each size (-1: a tenth of the iterations)")
+      ->check(CLI::Range(-1, INT_MAX))
+      ->capture_default_str();
+  app.add_option("-r,--repetitions", options.repetitions,
+                 "Timed batches per size")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("-s,--statistic", options.statistic, "What is reported of the batches")
+      ->check(CLI::IsMember({"median", "min"}))
+      ->capture_default_str();
+  app.add_option("-p,--path", options.paths, "Only these paths (repeatable; default all)")
+      ->check(CLI::IsMember(path_names));
+  app.add_flag("--json", options.json,
+               "Print one JSON object on stdout (the table goes to stderr)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The program owns MPI (for its reference rows); tca then leaves MPI's lifetime to it.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  int world_size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+
+  Endpoint endpoint;
+  std::vector<std::string> path_names;
+  for (const Path& path : all_paths(endpoint)) path_names.push_back(path.name);
+
+  CLI::App app{"tca-pingpong: ping-pong latency and bandwidth of every tca path between two "
+               "ranks (run: mpirun -n 2 tca-pingpong)"};
+  Options options;
+  add_options(app, options, path_names);
+  try {
+    app.parse(argc, argv);
+    if (options.min_bytes > options.max_bytes)
+      throw CLI::ValidationError("--min-bytes", "must not exceed --max-bytes");
+  } catch (const CLI::ParseError& error) {
+    const int code = g_rank == 0 ? app.exit(error) : error.get_exit_code();
+    MPI_Finalize();
+    return code;
+  }
+  if (world_size != 2) {
+    if (g_rank == 0)
+      std::fprintf(stderr,
+                   "tca-pingpong: needs exactly 2 ranks, got %d (run: mpirun -n 2 %s)\n",
+                   world_size, argv[0]);
+    MPI_Finalize();
+    return 1;
+  }
+
+  check(tcaInit(), "tcaInit");
+  endpoint.rank = g_rank;
+  endpoint.peer = 1 - g_rank;
+  MPI_Comm_dup(MPI_COMM_WORLD, &endpoint.comm);
+  allocate_buffers(&endpoint, buffer_bytes_for(options));
+
+  const char* auto_transport = "?";
+  check(tcaPeerTransport(endpoint.peer, &auto_transport), "tcaPeerTransport");
+  if (g_rank == 0) print_header(options, auto_transport);
+
+  std::vector<Row> rows;
+  bool all_verified = true;
+  for (const Path& path : all_paths(endpoint)) {
+    const bool selected = options.paths.empty() ||
+        std::find(options.paths.begin(), options.paths.end(), path.name) != options.paths.end();
+    if (!selected) continue;
+    const std::string reason = path.unavailable_reason();
+    if (!both_ranks(endpoint, reason.empty())) {
+      if (g_rank == 0)
+        print_line(options, "# %s: skipped, %s", path.name.c_str(),
+                   reason.empty() ? "not available on rank 1" : reason.c_str());
+      continue;
+    }
+    all_verified = run_path(path, options, endpoint, &rows) && all_verified;
+  }
+  if (g_rank == 0 && options.json) print_json(rows);
+
+  free_buffers(&endpoint);
+  MPI_Comm_free(&endpoint.comm);
+  check(tcaFinalize(), "tcaFinalize");
+  MPI_Finalize();
+  return all_verified ? 0 : 1;
+}

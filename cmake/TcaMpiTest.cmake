@@ -1,0 +1,34 @@
+# How multi-rank tests are launched; included from the top level so that tests/ and bench/
+# (smoke runs) share it.
+
+# Open MPI refuses to start as root (CI runs as root) and to place more ranks than cores
+# without these flags; other launchers do not know them.
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE tca_mpiexec_version
+                ERROR_QUIET)
+set(TCA_OPEN_MPI OFF)
+set(TCA_MPIEXEC_FLAGS "")
+if(tca_mpiexec_version MATCHES "Open MPI|OpenRTE")
+  set(TCA_OPEN_MPI ON)
+  set(TCA_MPIEXEC_FLAGS --oversubscribe --allow-run-as-root)
+endif()
+
+# Open MPI's own libraries leak at exit. Only allocations made inside the MPI stack are
+# suppressed (lsan_mpi.supp), so leaks of libtca still fail sanitizer builds. Matching by
+# library needs whole stacks: Open MPI has no frame pointers (hence the slow unwinder) and
+# unloads its plugins at MPI_Finalize (hence disable_dlclose).
+set(TCA_TEST_ENVIRONMENT "")
+if(TCA_SANITIZE)
+  set(TCA_TEST_ENVIRONMENT
+      "ASAN_OPTIONS=fast_unwind_on_malloc=0"
+      "OMPI_MCA_mca_base_component_disable_dlclose=1"
+      "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan_mpi.supp:print_suppressions=0")
+endif()
+
+# tca_mpi_test(NAME RANKS TIMEOUT_S LABELS PROGRAM [ARGS...])
+function(tca_mpi_test name ranks timeout labels program)
+  add_test(NAME ${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${TCA_MPIEXEC_FLAGS}
+                   ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${program}> ${MPIEXEC_POSTFLAGS} ${ARGN})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${ranks}
+                       LABELS "${labels}" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+endfunction()

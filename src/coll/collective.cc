@@ -1,0 +1,384 @@
+#include "coll/collective.h"
+
+#include <algorithm>
+
+#include "coll/status.h"
+
+using tca::coll::Action;
+using tca::coll::Buffer;
+using tca::coll::Op;
+using tca::coll::OpKind;
+using tca::coll::Place;
+using tca::coll::Schedule;
+
+namespace {
+
+constexpr int kCreditSlot = TCA_COLL_FIRST_SLOT;
+constexpr int kFirstDataSlot = TCA_COLL_FIRST_SLOT + 1;
+constexpr int kDataSlots = TCA_NOTIFY_SLOTS - kFirstDataSlot;
+
+// Steps beyond kDataSlots share slots: notifications of one (sender, slot) pair are counted,
+// so a wait consumes them in the order they were raised.
+int data_slot(int step) { return kFirstDataSlot + step % kDataSlots; }
+
+// The collective between tcaCollStart and the end of its iteration: slots are shared by all
+// collectives, so only one may be in flight.
+const tcaColl_st* g_in_flight = nullptr;
+
+bool touches_scratch(const Op& op) {
+  return std::any_of(op.pieces.begin(), op.pieces.end(), [](const tca::coll::Piece& piece) {
+    return piece.dst.buffer == Buffer::kScratch || piece.src.buffer == Buffer::kScratch;
+  });
+}
+
+bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto* x = static_cast<const unsigned char*>(a);
+  const auto* y = static_cast<const unsigned char*>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
+}  // namespace
+
+namespace tca::coll {
+
+tcaResult check_arguments(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t count,
+                          const void* sendbuf, const void* recvbuf, const tcaCollConfig& config,
+                          int rank, int ranks, bool* in_place) {
+  if (kind != TCA_COLL_ALLGATHER && kind != TCA_COLL_ALLREDUCE)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown collective kind {}", static_cast<int>(kind));
+  const size_t element = tcaDataTypeSize(type);
+  if (element == 0)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown data type {}", static_cast<int>(type));
+  if (kind == TCA_COLL_ALLREDUCE && op != TCA_SUM && op != TCA_MAX && op != TCA_MIN)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown reduction {}", static_cast<int>(op));
+  if (config.algorithm < TCA_COLL_AUTO || config.algorithm >= TCA_COLL_ALGORITHMS)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown algorithm {}",
+             static_cast<int>(config.algorithm));
+  if (config.memory != TCA_MEM_CPU && config.memory != TCA_MEM_GPU)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(config.memory));
+  *in_place = false;
+  if (count == 0) return TCA_SUCCESS;
+  if (sendbuf == nullptr || recvbuf == nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "sendbuf or recvbuf is NULL");
+  const size_t blocks = kind == TCA_COLL_ALLGATHER ? static_cast<size_t>(ranks) : 1;
+  if (count > SIZE_MAX / element / blocks)
+    TCA_FAIL(TCA_ERROR_SIZE_OVERFLOW, "{} elements of {} bytes times {} ranks overflow", count,
+             element, blocks);
+  const size_t send_bytes = count * element;
+  const void* in_place_send = kind == TCA_COLL_ALLGATHER
+                                  ? static_cast<const unsigned char*>(recvbuf) + rank * send_bytes
+                                  : recvbuf;
+  *in_place = sendbuf == in_place_send;
+  if (!*in_place && overlaps(sendbuf, send_bytes, recvbuf, blocks * send_bytes))
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "sendbuf {} overlaps recvbuf {} without being the in-place position {}", sendbuf,
+             recvbuf, in_place_send);
+  return TCA_SUCCESS;
+}
+
+}  // namespace tca::coll
+
+tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t count,
+                             const void* sendbuf, void* recvbuf, const tcaCollConfig& config,
+                             std::unique_ptr<tcaColl_st>* out) {
+  std::unique_ptr<tcaColl_st> coll(new tcaColl_st());
+  TCA_CHECK(tcaRank(&coll->rank_));
+  TCA_CHECK(tcaSize(&coll->ranks_));
+  TCA_CHECK(tca::coll::check_arguments(kind, type, op, count, sendbuf, recvbuf, config, coll->rank_,
+                                       coll->ranks_, &coll->in_place_));
+  tca::coll::Shape shape;
+  shape.kind = kind;
+  shape.ranks = coll->ranks_;
+  shape.count = count;
+  shape.element_bytes = tcaDataTypeSize(type);
+  coll->send_bytes_ = count * shape.element_bytes;
+  coll->recv_bytes_ = coll->send_bytes_ * (kind == TCA_COLL_ALLGATHER ? coll->ranks_ : 1);
+  TCA_CHECK(tca::coll::resolve_algorithm(kind, coll->recv_bytes_, coll->ranks_, config.algorithm,
+                                         &shape.algorithm));
+  TCA_CHECK(
+      tca::coll::map_positions(shape.algorithm, &config.topology, coll->ranks_, &shape.rank_at));
+  TCA_CHECK(tca::coll::make_local_ops(config.memory, type, op, &coll->local_));
+  TCA_CHECK(tca::coll::NotificationWaiter::create(coll->rank_, coll->ranks_, &coll->waiter_));
+  coll->algorithm_ = shape.algorithm;
+  coll->memory_ = config.memory;
+  coll->sendbuf_ = sendbuf;
+  coll->recvbuf_ = recvbuf;
+  if (count == 0) {  // nothing to move: every iteration is empty
+    *out = std::move(coll);
+    return TCA_SUCCESS;
+  }
+
+  const Schedule schedule = tca::coll::build_schedule(shape, coll->rank_);
+  // Who writes into this rank's receive buffer before knowing that it has started: they wait
+  // for its credit, which it posts at every start.
+  std::vector<int> writers_to_me;
+  for (int writer = 0; writer < coll->ranks_; ++writer) {
+    if (writer == coll->rank_) continue;
+    const Schedule theirs = tca::coll::build_schedule(shape, writer);
+    if (std::any_of(theirs.ops.begin(), theirs.ops.end(), [&](const Op& their) {
+          return their.kind == OpKind::kSend && their.needs_credit && their.peer == coll->rank_;
+        }))
+      writers_to_me.push_back(writer);
+  }
+  tcaResult result = coll->register_buffers(schedule);
+  if (result == TCA_SUCCESS) result = coll->build_iterations(schedule, writers_to_me);
+  if (result != TCA_SUCCESS) {
+    coll->release();
+    return tca::append_frame(result, __FILE__, __LINE__);
+  }
+  *out = std::move(coll);
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaColl_st::register_buffers(const Schedule& schedule) {
+  // The receive buffer is always registered: it also tells whether the object still belongs
+  // to the running job (belongs_to_current_job).
+  TCA_CHECK(tcaCreateHandle(&recv_handle_, recvbuf_, recv_bytes_, memory_));
+  recv_registered_ = true;
+  const bool send_is_a_source =
+      std::any_of(schedule.ops.begin(), schedule.ops.end(), [](const Op& op) {
+        return std::any_of(op.pieces.begin(), op.pieces.end(), [](const tca::coll::Piece& piece) {
+          return piece.src.buffer == Buffer::kSend;
+        });
+      });
+  if (send_is_a_source && !in_place_) {
+    TCA_CHECK(tcaCreateHandle(&send_handle_, const_cast<void*>(sendbuf_), send_bytes_, memory_));
+    send_registered_ = true;
+  }
+  scratch_bytes_ = schedule.scratch_bytes;  // the same on every rank
+  if (scratch_bytes_ > 0) {
+    void* scratch = nullptr;
+    TCA_CHECK(tcaMalloc(&scratch, 2 * scratch_bytes_, memory_));
+    scratch_ = static_cast<unsigned char*>(scratch);
+    TCA_CHECK(tcaCreateHandle(&scratch_handle_, scratch_, 2 * scratch_bytes_, memory_));
+  }
+  if (ranks_ == 1) return TCA_SUCCESS;  // nobody to tell
+  peer_recv_.resize(ranks_);
+  TCA_CHECK(tcaAllgatherHandles(&recv_handle_, peer_recv_.data()));
+  if (scratch_bytes_ > 0) {
+    peer_scratch_.resize(ranks_);
+    TCA_CHECK(tcaAllgatherHandles(&scratch_handle_, peer_scratch_.data()));
+  }
+  return TCA_SUCCESS;
+}
+
+void* tcaColl_st::address(const Place& place, int parity) const {
+  switch (place.buffer) {
+    case Buffer::kSend:
+      return const_cast<unsigned char*>(static_cast<const unsigned char*>(sendbuf_)) + place.offset;
+    case Buffer::kRecv:
+      return static_cast<unsigned char*>(recvbuf_) + place.offset;
+    case Buffer::kScratch:
+      return scratch_ + parity * scratch_bytes_ + place.offset;
+  }
+  return nullptr;
+}
+
+tcaResult tcaColl_st::chain_for(const Op& op, int parity, tcaDesc* out) {
+  tcaDesc desc = nullptr;
+  TCA_CHECK(tcaDescNew(&desc));
+  chains_.push_back(desc);  // freed by release() whatever happens next
+  const size_t scratch_shift = static_cast<size_t>(parity) * scratch_bytes_;
+  // In place, the send buffer is a part of the receive buffer.
+  const size_t send_in_recv = in_place_ ? static_cast<const unsigned char*>(sendbuf_) -
+                                              static_cast<const unsigned char*>(recvbuf_)
+                                        : 0;
+  for (size_t i = 0; i < op.pieces.size(); ++i) {
+    const tca::coll::Piece& piece = op.pieces[i];
+    const bool into_scratch = piece.dst.buffer == Buffer::kScratch;
+    const tcaHandle& dst = into_scratch ? peer_scratch_[op.peer] : peer_recv_[op.peer];
+    const size_t dst_offset = piece.dst.offset + (into_scratch ? scratch_shift : 0);
+    const tcaHandle* src = &recv_handle_;
+    size_t src_offset = piece.src.offset;
+    if (piece.src.buffer == Buffer::kScratch) {
+      src = &scratch_handle_;
+      src_offset += scratch_shift;
+    } else if (piece.src.buffer == Buffer::kSend) {
+      src = in_place_ ? &recv_handle_ : &send_handle_;
+      src_offset += send_in_recv;
+    }
+    // One notification per chain: it covers every piece before it.
+    const bool last = i + 1 == op.pieces.size();
+    const unsigned flags = last ? TCA_FLAG_NOTIFY : 0u;
+    const int slot = last ? data_slot(op.step) : 0;
+    if (piece.count == 1)
+      TCA_CHECK(
+          tcaDescSetMemcpy(desc, &dst, dst_offset, src, src_offset, piece.width, flags, slot));
+    else
+      TCA_CHECK(tcaDescSetMemcpy2D(desc, &dst, dst_offset, piece.dst_pitch, src, src_offset,
+                                   piece.src_pitch, piece.width, piece.count, flags, slot));
+  }
+  TCA_CHECK(tcaDescSet(desc, TCA_COLL_CHANNEL));
+  *out = desc;
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaColl_st::build_iterations(const Schedule& schedule,
+                                       const std::vector<int>& writers_to_me) {
+  std::vector<tcaDesc> parity_free(schedule.ops.size(), nullptr);  // chains both parities share
+  for (int parity = 0; parity < 2; ++parity) {
+    std::vector<Action>& actions = iteration_[parity];
+    for (int writer : writers_to_me) {
+      Action credit;
+      credit.kind = Action::kPostCredit;
+      credit.peer = writer;
+      credit.slot = kCreditSlot;
+      actions.push_back(credit);
+    }
+    std::vector<bool> credited(ranks_, false);
+    bool undrained = false;  // chains kicked since the channel was last drained
+    for (size_t i = 0; i < schedule.ops.size(); ++i) {
+      const Op& op = schedule.ops[i];
+      Action action;
+      action.peer = op.peer;
+      switch (op.kind) {
+        case OpKind::kSend:
+          if (op.needs_credit && !credited[op.peer]) {
+            credited[op.peer] = true;
+            Action credit;
+            credit.kind = Action::kAwaitCredit;
+            credit.peer = op.peer;
+            credit.slot = kCreditSlot;
+            actions.push_back(credit);
+          }
+          action.slot = data_slot(op.step);
+          if (op.pieces.empty()) {
+            action.kind = Action::kNotify;
+          } else {
+            action.kind = Action::kKick;
+            if (parity == 0 || touches_scratch(op)) TCA_CHECK(chain_for(op, parity, &action.desc));
+            if (parity == 0) parity_free[i] = action.desc;
+            if (!touches_scratch(op)) action.desc = parity_free[i];
+            undrained = true;
+          }
+          break;
+        case OpKind::kAwait:
+          action.kind = Action::kAwait;
+          action.slot = data_slot(op.step);
+          break;
+        case OpKind::kReduce:
+        case OpKind::kCopy:
+          action.kind = op.kind == OpKind::kReduce ? Action::kReduce : Action::kCopy;
+          action.dst = address(op.dst, parity);
+          action.a = address(op.a, parity);
+          action.b = op.kind == OpKind::kReduce ? address(op.b, parity) : nullptr;
+          action.length = op.length;
+          if (action.kind == Action::kCopy && action.dst == action.a) continue;  // in place
+          // A kicked chain may still read what this writes (transports that complete later).
+          if (undrained) {
+            Action drain;
+            drain.kind = Action::kDrain;
+            actions.push_back(drain);
+            undrained = false;
+          }
+          break;
+      }
+      actions.push_back(action);
+    }
+    // Sources are reusable and outgoing data delivered before the iteration ends.
+    if (undrained) {
+      Action drain;
+      drain.kind = Action::kDrain;
+      actions.push_back(drain);
+    }
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaColl_st::start() {
+  if (failed_)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "an earlier iteration of this collective failed; free it and make a new one");
+  if (running_)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: tcaCollWait first");
+  if (g_in_flight != nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "another collective ({}) is in flight: wait for it before starting this one",
+             static_cast<const void*>(g_in_flight));
+  running_ = true;
+  g_in_flight = this;
+  next_action_ = 0;
+  ++started_;
+  bool done = false;
+  return finish_or_fail(advance(false, &done));
+}
+
+tcaResult tcaColl_st::progress(bool block, bool* done) {
+  if (!running_) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is not started");
+  TCA_CHECK(finish_or_fail(advance(block, done)));
+  if (*done) {
+    running_ = false;
+    g_in_flight = nullptr;
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaColl_st::advance(bool block, bool* done) {
+  const std::vector<Action>& actions = iteration_[(started_ - 1) % 2];
+  *done = false;
+  for (; next_action_ < actions.size(); ++next_action_) {
+    const Action& action = actions[next_action_];
+    switch (action.kind) {
+      case Action::kPostCredit:
+      case Action::kNotify:
+        TCA_CHECK(tcaNotify(action.peer, action.slot));
+        break;
+      case Action::kAwaitCredit:
+      case Action::kAwait:
+        if (block) {
+          TCA_CHECK(waiter_.wait(action.peer, action.slot));
+        } else {
+          int arrived = 0;
+          TCA_CHECK(tcaTestDMARecvDesc(action.peer, action.slot, &arrived, nullptr));
+          if (!arrived) return TCA_SUCCESS;
+        }
+        break;
+      case Action::kKick:
+        TCA_CHECK(tcaStartDMADesc(action.desc));
+        break;
+      case Action::kDrain:
+        TCA_CHECK(tcaWaitDMAC(TCA_COLL_CHANNEL));
+        break;
+      case Action::kReduce:
+        TCA_CHECK(local_->reduce(action.dst, action.a, action.b, action.length));
+        break;
+      case Action::kCopy:
+        TCA_CHECK(local_->copy(action.dst, action.a, action.length));
+        break;
+    }
+  }
+  *done = true;
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaColl_st::finish_or_fail(tcaResult result) {
+  if (result == TCA_SUCCESS) return TCA_SUCCESS;
+  // The peers' notification counts no longer match this rank's: the object cannot run again.
+  failed_ = true;
+  running_ = false;
+  if (g_in_flight == this) g_in_flight = nullptr;
+  return result;
+}
+
+tcaResult tcaColl_st::release() {
+  tcaResult first_failure = TCA_SUCCESS;
+  auto keep_first = [&first_failure](tcaResult result) {
+    if (first_failure == TCA_SUCCESS) first_failure = result;
+  };
+  for (tcaDesc desc : chains_) keep_first(tcaDescFree(desc));
+  chains_.clear();
+  iteration_[0].clear();
+  iteration_[1].clear();
+  if (send_registered_) keep_first(tcaDestroyHandle(&send_handle_));
+  if (recv_registered_) keep_first(tcaDestroyHandle(&recv_handle_));
+  send_registered_ = recv_registered_ = false;
+  if (scratch_ != nullptr) keep_first(tcaFree(scratch_));  // also deregisters its handle
+  scratch_ = nullptr;
+  running_ = false;
+  if (g_in_flight == this) g_in_flight = nullptr;
+  return first_failure;
+}
+
+bool tcaColl_st::belongs_to_current_job() const {
+  return recv_registered_ && tcaHandleInfo(&recv_handle_, nullptr, nullptr, nullptr) == TCA_SUCCESS;
+}

@@ -1,0 +1,843 @@
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "transport/cuda/cuda_transport_impl.h"
+#include "tca/tca_cuda.h"
+
+namespace tca {
+namespace {
+
+// 2D transfers with rows narrower than this go to the SMs on TCA_PATH_CUDA: the copy engines
+// pay per row, the SMs gather narrow rows into full-width stores.
+constexpr uint64_t kNarrowRowBytes = 512;
+// The crossover used when a pair could not be measured.
+constexpr uint64_t kDefaultCrossover = uint64_t{64} << 10;
+
+std::atomic<uint64_t>* cell_at(unsigned char* block, uint64_t offset) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(block + offset);
+}
+
+std::string format_uuid(const cudaUUID_t& uuid) {
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  return fmt::format(
+      "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}"
+      "{:02x}{:02x}",
+      b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+      b[14], b[15]);
+}
+
+tcaResult device_uuid(int device, std::string* out) {
+  cudaDeviceProp properties = {};
+  TCA_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  *out = format_uuid(properties.uuid);
+  return TCA_SUCCESS;
+}
+
+// The allocation holding a device pointer (the driver knows; the runtime has no such query).
+tcaResult allocation_range(const void* ptr, uintptr_t* base, size_t* bytes) {
+  static PFN_cuMemGetAddressRange_v3020 get_range = nullptr;
+  if (get_range == nullptr) {
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    TCA_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange",
+                                                    reinterpret_cast<void**>(&get_range), 3020,
+                                                    cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || get_range == nullptr)
+      TCA_FAIL(TCA_ERROR_TRANSPORT, "the CUDA driver has no cuMemGetAddressRange");
+  }
+  CUdeviceptr begin = 0;
+  const CUresult result = get_range(&begin, bytes, reinterpret_cast<CUdeviceptr>(ptr));
+  if (result != CUDA_SUCCESS)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} is not inside a device allocation (driver error {})",
+             ptr, static_cast<int>(result));
+  *base = static_cast<uintptr_t>(begin);
+  return TCA_SUCCESS;
+}
+
+tcaResult parse_bytes(const char* name, const char* text, uint64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || text[0] == '-')
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}='{}' is not a number of bytes", name, text);
+  *out = value;
+  return TCA_SUCCESS;
+}
+
+bool refresh_requested() {
+  const char* value = std::getenv("TCA_CUDA_CALIBRATE");
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
+// One of TCA_PATH_CUDA_CE / TCA_PATH_CUDA_SM: the CUDA transport with its engine fixed. The
+// regions are the main transport's, so registration is left to it.
+class CudaPathView final : public Transport {
+ public:
+  CudaPathView(CudaTransportImpl& cuda, Engine engine, const char* name, tcaPath path)
+      : cuda_(cuda), engine_(engine), name_(name), path_(path) {}
+  const char* name() const override { return name_; }
+  tcaPath path() const override { return path_; }
+  bool can_reach(int peer) const override { return cuda_.can_reach(peer); }
+  tcaResult register_region(PeerRegion&) override { return TCA_SUCCESS; }
+  tcaResult deregister_region(PeerRegion&) override { return TCA_SUCCESS; }
+  tcaResult attach(PeerRegion&) override { return TCA_SUCCESS; }
+  tcaResult region_alive(const PeerRegion& region, bool* alive) override {
+    return cuda_.region_alive(region, alive);
+  }
+  tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
+    return cuda_.prepare_with(engine_, run, out);
+  }
+  tcaResult notify(int peer, int slot, uint64_t value) override {
+    return cuda_.notify(peer, slot, value);
+  }
+  tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override {
+    return cuda_.pio_pointer(region, offset, out);
+  }
+  tcaResult fence() override { return cuda_.fence(); }
+  tcaResult progress() override { return TCA_SUCCESS; }
+
+ private:
+  CudaTransportImpl& cuda_;
+  Engine engine_;
+  const char* name_;
+  tcaPath path_;
+};
+
+}  // namespace
+
+// What every rank publishes at start-up.
+struct CudaTransportImpl::GpuCard {
+  int32_t has_device;
+  char uuid[48];
+  cudaIpcMemHandle_t signals;
+};
+
+// ------------------------------------------------------------------ runs
+
+CudaRun::CudaRun(CudaTransportImpl& transport, std::unique_ptr<GpuChain> chain,
+                 std::vector<LivenessCheck> checks, std::vector<HostRegistration> pinned,
+                 std::vector<NotifyKey> notifies)
+    : transport_(transport),
+      chain_(std::move(chain)),
+      checks_(std::move(checks)),
+      pinned_(std::move(pinned)),
+      notifies_(std::move(notifies)) {}
+
+tcaResult CudaRun::check_alive() const {
+  for (const LivenessCheck& check : checks_)
+    if (check.cell->load(std::memory_order_acquire) != check.id)
+      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} was freed; nothing was written",
+               check.id, check.owner);
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaRun::start() {
+  if (chain_->host_counted()) {
+    TCA_CHECK(ready_to_launch());
+    // The host counts, so the GPU only publishes: no read of the sequence over PCIe.
+    values_.clear();
+    for (const NotifyKey& key : notifies_)
+      values_.push_back(transport_.context().next_notify_value(key.receiver, key.slot));
+    TCA_CHECK(chain_->kick(transport_.dma_stream(), values_.data()));
+  } else {
+    TCA_CHECK(enqueue(transport_.dma_stream()));
+  }
+  kicked_ = true;
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaRun::wait() {
+  if (kicked_) TCA_CUDA_CHECK(cudaStreamSynchronize(transport_.dma_stream()));
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaRun::ready_to_launch() const {
+  TCA_CHECK(check_alive());
+  TCA_CHECK(transport_.check_stream_waits());
+  return transport_.use_device();
+}
+
+tcaResult CudaRun::enqueue(cudaStream_t stream) {
+  TCA_CHECK(ready_to_launch());
+  return chain_->enqueue(stream);
+}
+
+// ------------------------------------------------------------------ start-up
+
+tcaResult CudaTransportImpl::init() {
+  TCA_CHECK(read_path_overrides());  // before any collective: bad input changes nothing
+  peers_.resize(context_.size());
+  TCA_CHECK(choose_device());
+  TCA_CHECK(exchange_with_peers());
+  return calibrate();
+}
+
+tcaResult CudaTransportImpl::read_path_overrides() {
+  if (const char* path = std::getenv("TCA_CUDA_PATH"); path != nullptr && *path != '\0') {
+    if (std::strcmp(path, "ce") == 0) {
+      path_override_ = PathOverride::kCopyEngine;
+    } else if (std::strcmp(path, "sm") == 0) {
+      path_override_ = PathOverride::kSm;
+    } else if (std::strcmp(path, "auto") != 0) {
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_CUDA_PATH='{}' is not one of auto, ce, sm", path);
+    }
+  }
+  if (const char* crossover = std::getenv("TCA_CUDA_CROSSOVER");
+      crossover != nullptr && *crossover != '\0') {
+    uint64_t bytes = 0;
+    TCA_CHECK(parse_bytes("TCA_CUDA_CROSSOVER", crossover, &bytes));
+    crossover_override_ = bytes;
+  }
+  return TCA_SUCCESS;
+}
+
+// A rank without a usable GPU still joins every collective; its GPU calls then fail with the
+// reason recorded here.
+tcaResult CudaTransportImpl::choose_device() {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    device_problem_ = error != cudaSuccess
+                          ? fmt::format("no CUDA device is usable: {}", cudaGetErrorString(error))
+                          : std::string("no CUDA device is visible");
+    return TCA_SUCCESS;
+  }
+  int local_rank = 0;
+  for (int rank = 0; rank < context_.rank(); ++rank)
+    if (context_.same_host(rank)) ++local_rank;
+  device_ = local_rank % count;
+  if (set_up_device() != TCA_SUCCESS) {
+    device_problem_ = fmt::format("setting up CUDA device {} failed: {}", device_,
+                                  last_error_message());
+    TCA_WARN("{}", device_problem_);
+    clear_last_error();
+    device_ = -1;
+    signals_.reset();
+    counters_pinned_.reset();
+    dma_stream_.reset();
+    stream_wait_timed_out_.reset();
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::set_up_device() {
+  TCA_CUDA_CHECK(cudaSetDevice(device_));
+  TCA_CHECK(device_uuid(device_, &uuid_));
+  int value = 0;
+  TCA_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device_));
+  limits_.multiprocessors = value;
+  TCA_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMaxPitch, device_));
+  limits_.max_pitch = static_cast<uint64_t>(value);
+  limits_.write_value_ops = device_has_write_value_ops(device_);
+
+  TCA_CHECK(make_device_memory(sizeof(uint64_t) * TCA_DEVICE_SIGNALS, &signals_));
+  TCA_CUDA_CHECK(cudaMemset(signals_.get(), 0, sizeof(uint64_t) * TCA_DEVICE_SIGNALS));
+  TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));  // zero before a peer signals
+  // A blocking stream: host kicks follow the work the application put on the legacy default
+  // stream before them (a cudaMemcpy from pageable memory may return before its copy lands).
+  TCA_CHECK(make_stream(cudaStreamDefault, &dma_stream_));
+  const HostBlock& counters = context_.notify_counter_block();
+  TCA_CHECK(pin(counters.data(), counters.bytes(), &counters_pinned_, &counters_device_));
+  void* flag = nullptr;
+  TCA_CUDA_CHECK(cudaHostAlloc(&flag, sizeof(unsigned int), cudaHostAllocMapped));
+  stream_wait_timed_out_ = PinnedHostMemory(flag);
+  *static_cast<unsigned int*>(flag) = 0;
+  TCA_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&stream_wait_timed_out_device_),
+                                          flag, 0));
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::exchange_with_peers() {
+  GpuCard mine = {};
+  if (device_ >= 0) {
+    mine.has_device = 1;
+    std::snprintf(mine.uuid, sizeof(mine.uuid), "%s", uuid_.c_str());
+    TCA_CUDA_CHECK(cudaIpcGetMemHandle(&mine.signals, signals_.get()));
+  }
+  std::vector<GpuCard> cards(context_.size());
+  TCA_CHECK(context_.bootstrap().allgather(&mine, cards.data(), sizeof(GpuCard)));
+  if (device_ < 0) return TCA_SUCCESS;
+  // Several processes on one GPU: CUDA IPC between the ranks of such a host delivered writes
+  // into the wrong allocation on the H200 machines (tests at 3 ranks on 2 GPUs), so this host
+  // keeps GPU memory private to each rank. One rank per GPU is tca's model.
+  int sharing = -1;
+  for (int a = 0; a < context_.size() && sharing < 0; ++a)
+    for (int b = a + 1; b < context_.size() && sharing < 0; ++b)
+      if (cards[a].has_device && cards[b].has_device && context_.same_host(a) &&
+          context_.same_host(b) && std::strcmp(cards[a].uuid, cards[b].uuid) == 0)
+        sharing = a;
+  if (sharing >= 0 && context_.rank() == sharing)
+    TCA_WARN("several ranks of this host share GPU {}: the CUDA path reaches no other rank "
+             "here (run one rank per GPU)", cards[sharing].uuid);
+  for (int peer = 0; peer < context_.size(); ++peer) {
+    if (!cards[peer].has_device || !context_.same_host(peer)) continue;
+    if (sharing >= 0 && peer != context_.rank()) continue;
+    if (connect_peer(peer, cards[peer]) != TCA_SUCCESS) {
+      TCA_WARN("rank {} is not reachable through CUDA: {}", peer, last_error_message());
+      clear_last_error();
+      peers_[peer] = PeerGpu{};
+    }
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::connect_peer(int peer, const GpuCard& card) {
+  PeerGpu& state = peers_[peer];
+  state.uuid = card.uuid;
+  int count = 0;
+  TCA_CUDA_CHECK(cudaGetDeviceCount(&count));
+  int ordinal = -1;
+  for (int device = 0; device < count && ordinal < 0; ++device) {
+    std::string uuid;
+    TCA_CHECK(device_uuid(device, &uuid));
+    if (uuid == state.uuid) ordinal = device;
+  }
+  if (ordinal < 0)
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "its GPU {} is not visible in this process", state.uuid);
+  TCA_CUDA_CHECK(cudaSetDevice(device_));
+  if (ordinal != device_) TCA_CHECK(enable_peer_access(ordinal));
+
+  if (peer == context_.rank()) {
+    state.control = context_.control_block();
+    state.signals = static_cast<uint64_t*>(signals_.get());
+  } else {
+    const PeerInfo& info = context_.peer(peer);
+    TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, context_.control_block_size(),
+                                context_.memfd_name(peer, 0).c_str(), &state.control_mapping));
+    state.control = state.control_mapping.data();
+    void* signals = nullptr;
+    TCA_CUDA_CHECK(cudaIpcOpenMemHandle(&signals, card.signals, cudaIpcMemLazyEnablePeerAccess));
+    state.signals_mapping = IpcMapping(signals);
+    state.signals = static_cast<uint64_t*>(signals);
+  }
+  TCA_CHECK(pin(state.control, context_.control_block_size(), &state.control_pinned,
+                &state.control_device));
+  state.reachable = true;
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::enable_peer_access(int ordinal) const {
+  // Peer access belongs to the process's primary context, which outlives tcaFinalize: enable
+  // it once, so that later init cycles do not provoke "already enabled" errors.
+  static std::set<std::pair<int, int>> enabled;
+  if (enabled.count({device_, ordinal}) != 0) return TCA_SUCCESS;
+  int can_access = 0;
+  TCA_CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, device_, ordinal));
+  if (!can_access)
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "GPU {} cannot access GPU {} (no peer access)", device_,
+             ordinal);
+  const cudaError_t result = cudaDeviceEnablePeerAccess(ordinal, 0);
+  if (result == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();  // enabled by the application before tcaInit
+  } else {
+    TCA_CUDA_CHECK(result);
+  }
+  enabled.insert({device_, ordinal});
+  return TCA_SUCCESS;
+}
+
+// ------------------------------------------------------------------ calibration
+
+tcaResult CudaTransportImpl::calibrate() {
+  const std::string path = calibration_path();
+  CalibrationCache cache;
+  if (!path.empty()) cache.load(path);
+  const bool refresh = refresh_requested();
+  int32_t missing = 0;
+  if (device_ >= 0 && path_override_ == PathOverride::kNone && !crossover_override_) {
+    for (int peer = 0; peer < context_.size(); ++peer)
+      if (peers_[peer].reachable && (refresh || cache.find(uuid_, peers_[peer].uuid) == nullptr))
+        missing = 1;
+  }
+  std::vector<int32_t> all_missing(context_.size());
+  TCA_CHECK(context_.bootstrap().allgather(&missing, all_missing.data(), sizeof(int32_t)));
+  std::vector<int> measuring;
+  for (int rank = 0; rank < context_.size(); ++rank)
+    if (all_missing[rank]) measuring.push_back(rank);
+  if (!measuring.empty()) TCA_CHECK(measure_peers_in_turn(measuring, &cache, path));
+
+  for (int peer = 0; peer < context_.size(); ++peer) {
+    const PairCalibration* pair = cache.find(uuid_, peers_[peer].uuid);
+    if (peers_[peer].reachable && pair != nullptr) peers_[peer].calibration = *pair;
+  }
+  return TCA_SUCCESS;
+}
+
+// Collective. Every rank with a GPU lends a landing buffer; the ranks that lack a calibration
+// measure one after another, so that no two measurements share a link.
+tcaResult CudaTransportImpl::measure_peers_in_turn(const std::vector<int>& measuring,
+                                                   CalibrationCache* cache,
+                                                   const std::string& cache_path) {
+  struct Landing {
+    int32_t ready;
+    cudaIpcMemHandle_t handle;
+  };
+  DeviceMemory landing;
+  DeviceMemory source;
+  Landing mine = {};
+  if (device_ >= 0 && make_device_memory(kCalibrationBytes, &landing) == TCA_SUCCESS &&
+      make_device_memory(kCalibrationBytes, &source) == TCA_SUCCESS &&
+      fill_random(source.get(), kCalibrationBytes) == TCA_SUCCESS &&
+      cudaIpcGetMemHandle(&mine.handle, landing.get()) == cudaSuccess) {
+    mine.ready = 1;
+  } else if (device_ >= 0) {
+    TCA_WARN("no calibration buffers on GPU {}: {}", device_, last_error_message());
+    cudaGetLastError();
+    clear_last_error();
+  }
+  std::vector<Landing> landings(context_.size());
+  TCA_CHECK(context_.bootstrap().allgather(&mine, landings.data(), sizeof(Landing)));
+
+  const bool refresh = refresh_requested();
+  for (int turn : measuring) {
+    TCA_CHECK(context_.bootstrap().barrier());
+    if (turn != context_.rank() || !mine.ready) continue;
+    for (int peer = 0; peer < context_.size(); ++peer) {
+      if (!peers_[peer].reachable || !landings[peer].ready) continue;
+      if (!refresh && cache->find(uuid_, peers_[peer].uuid) != nullptr) continue;
+      PairCalibration pair;
+      pair.src_uuid = uuid_;
+      pair.dst_uuid = peers_[peer].uuid;
+      IpcMapping mapping;
+      void* target = landing.get();
+      tcaResult result = TCA_SUCCESS;
+      if (peer != context_.rank()) {
+        const cudaError_t opened = cudaIpcOpenMemHandle(&target, landings[peer].handle,
+                                                        cudaIpcMemLazyEnablePeerAccess);
+        mapping = IpcMapping(opened == cudaSuccess ? target : nullptr);
+        if (opened != cudaSuccess)
+          result = record_error(TCA_ERROR_TRANSPORT, __FILE__, __LINE__,
+                                fmt::format("opening rank {}'s calibration buffer: {}", peer,
+                                            cudaGetErrorString(opened)));
+      }
+      if (result == TCA_SUCCESS)
+        result = measure_pair(static_cast<unsigned char*>(target),
+                              static_cast<const unsigned char*>(source.get()), limits_,
+                              dma_stream_.get(), &pair);
+      if (result != TCA_SUCCESS) {
+        TCA_WARN("calibrating GPU {} -> rank {} failed: {}", device_, peer, last_error_message());
+        cudaGetLastError();
+        clear_last_error();
+        continue;
+      }
+      TCA_INFO("calibrated {} -> rank {} ({}): crossover {} bytes", uuid_, peer, pair.dst_uuid,
+               pair.crossover);
+      cache->put(pair);
+    }
+    if (!cache_path.empty() && cache->save(cache_path) != TCA_SUCCESS) {
+      TCA_WARN("calibration not cached: {}", last_error_message());
+      clear_last_error();
+    }
+  }
+  // Nobody frees its landing buffer while another rank may still be writing it.
+  return context_.bootstrap().barrier();
+}
+
+// ------------------------------------------------------------------ memory
+
+tcaResult CudaTransportImpl::require_device() const {
+  if (device_ < 0) TCA_FAIL(TCA_ERROR_UNSUPPORTED, "rank {} has no GPU: {}", context_.rank(),
+                            device_problem_);
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::use_device() const {
+  int current = -1;
+  TCA_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != device_) TCA_CUDA_CHECK(cudaSetDevice(device_));
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::allocate(size_t bytes, void** ptr) {
+  TCA_CHECK(require_device());
+  TCA_CHECK(use_device());
+  Allocation allocation;
+  TCA_CHECK(make_device_memory(bytes, &allocation.memory));
+  allocation.bytes = bytes;
+  *ptr = allocation.memory.get();
+  allocations_.emplace(reinterpret_cast<uintptr_t>(*ptr), std::move(allocation));
+  return TCA_SUCCESS;
+}
+
+bool CudaTransportImpl::find_allocation(const void* ptr, size_t* bytes) const {
+  const auto found = allocations_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (found == allocations_.end()) return false;
+  *bytes = found->second.bytes;
+  return true;
+}
+
+tcaResult CudaTransportImpl::release(void* ptr) {
+  const auto found = allocations_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (found == allocations_.end())
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} is not GPU memory from tcaMalloc", ptr);
+  TCA_CHECK(use_device());
+  allocations_.erase(found);
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::pin(void* ptr, size_t bytes, HostRegistration* out,
+                                 unsigned char** device) const {
+  TCA_CUDA_CHECK(cudaHostRegister(ptr, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable));
+  *out = HostRegistration(ptr);
+  void* mapped = nullptr;
+  TCA_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, ptr, 0));
+  *device = static_cast<unsigned char*>(mapped);
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::pin_host_block(void* ptr, size_t bytes) {
+  if (device_ < 0) return TCA_SUCCESS;
+  HostRegistration pinned;
+  unsigned char* device = nullptr;
+  if (use_device() != TCA_SUCCESS || pin(ptr, bytes, &pinned, &device) != TCA_SUCCESS) {
+    // Not fatal: a chain that uses the block pins its region then.
+    TCA_WARN("could not pin host block {} ({} bytes) for the GPU: {}", ptr, bytes,
+             last_error_message());
+    clear_last_error();
+    return TCA_SUCCESS;
+  }
+  pinned_blocks_.emplace(reinterpret_cast<uintptr_t>(ptr), std::move(pinned));
+  return TCA_SUCCESS;
+}
+
+void CudaTransportImpl::unpin_host_block(void* ptr) {
+  pinned_blocks_.erase(reinterpret_cast<uintptr_t>(ptr));
+}
+
+tcaMemKind CudaTransportImpl::memory_kind(const void* ptr) const {
+  if (device_ < 0 || ptr == nullptr) return TCA_MEM_CPU;
+  cudaPointerAttributes attributes = {};
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return TCA_MEM_CPU;
+  }
+  return attributes.type == cudaMemoryTypeDevice ? TCA_MEM_GPU : TCA_MEM_CPU;
+}
+
+tcaResult CudaTransportImpl::export_device_range(const void* ptr, size_t bytes,
+                                                 WireHandle* wire) {
+  TCA_CHECK(require_device());
+  TCA_CHECK(use_device());
+  cudaPointerAttributes attributes = {};
+  TCA_CUDA_CHECK(cudaPointerGetAttributes(&attributes, ptr));
+  if (attributes.type != cudaMemoryTypeDevice)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} is not device memory, but was registered as "
+             "TCA_MEM_GPU", ptr);
+  if (attributes.device != device_)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "{} is memory of GPU {}; this rank's GPU is {}", ptr,
+             attributes.device, device_);
+  uintptr_t base = 0;
+  size_t allocation_bytes = 0;
+  TCA_CHECK(allocation_range(ptr, &base, &allocation_bytes));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
+  if (bytes > base + allocation_bytes - begin)
+    TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS, "region {} + {} bytes runs past its device allocation "
+             "({} bytes at {:#x})", ptr, bytes, allocation_bytes, base);
+  cudaIpcMemHandle_t handle;
+  static_assert(sizeof(handle) <= sizeof(wire->device_ipc), "IPC handle must fit the handle");
+  TCA_CUDA_CHECK(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base)));
+  std::memcpy(wire->device_ipc, &handle, sizeof(handle));
+  wire->device_offset = begin - base;
+  return TCA_SUCCESS;
+}
+
+// ------------------------------------------------------------------ regions
+
+tcaResult CudaTransportImpl::register_region(PeerRegion& own) {
+  // GPU regions are reached at their own address; host regions are pinned when first used.
+  if (own.kind == TCA_MEM_GPU) own.device_state = reinterpret_cast<void*>(own.address);
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::deregister_region(PeerRegion& own) {
+  own.device_state = nullptr;
+  pinned_regions_.erase(own.id);
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::attach(PeerRegion& remote) {
+  if (remote.kind != TCA_MEM_GPU || !can_reach(remote.owner)) return TCA_SUCCESS;
+  TCA_CHECK(use_device());
+  cudaIpcMemHandle_t handle;
+  std::memcpy(&handle, remote.wire.device_ipc, sizeof(handle));
+  close_dead_imports(remote.owner);
+  // One mapping per exported allocation: CUDA opens a handle once per process.
+  IpcImport& import = ipc_imports_[{remote.owner, std::string(handle.reserved, sizeof(handle))}];
+  if (!import.mapping) {
+    void* base = nullptr;
+    const cudaError_t opened =
+        cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+    if (opened != cudaSuccess) {
+      ipc_imports_.erase({remote.owner, std::string(handle.reserved, sizeof(handle))});
+      TCA_CUDA_CHECK(opened);
+    }
+    import.mapping = IpcMapping(base);
+  }
+  import.region_ids.push_back(remote.id);
+  remote.device_state = static_cast<unsigned char*>(import.mapping.get()) +
+                        remote.wire.device_offset;
+  return TCA_SUCCESS;
+}
+
+void CudaTransportImpl::close_dead_imports(int owner) {
+  for (auto it = ipc_imports_.begin(); it != ipc_imports_.end();) {
+    const std::vector<uint64_t>& ids = it->second.region_ids;
+    const bool dead = it->first.first == owner &&
+                      std::none_of(ids.begin(), ids.end(), [&](uint64_t id) {
+                        return live_cell(owner, id)->load(std::memory_order_acquire) == id;
+                      });
+    it = dead ? ipc_imports_.erase(it) : std::next(it);
+  }
+}
+
+const std::atomic<uint64_t>* CudaTransportImpl::live_cell(int owner, uint64_t region_id) const {
+  unsigned char* control =
+      owner == context_.rank() ? context_.control_block() : peers_[owner].control;
+  return cell_at(control, live_cell_offset(region_id));
+}
+
+tcaResult CudaTransportImpl::region_alive(const PeerRegion& region, bool* alive) {
+  if (region.owner != context_.rank() && peers_[region.owner].control == nullptr)
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {}'s control block is not mapped here", region.owner);
+  *alive = live_cell(region)->load(std::memory_order_acquire) == region.id;
+  return TCA_SUCCESS;
+}
+
+unsigned char* CudaTransportImpl::mapped_host_address(const void* ptr, size_t bytes) const {
+  const auto device_of = [](const void* address) -> unsigned char* {
+    cudaPointerAttributes attributes = {};
+    if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    if (attributes.type != cudaMemoryTypeHost) return nullptr;
+    return static_cast<unsigned char*>(attributes.devicePointer);
+  };
+  unsigned char* first = device_of(ptr);
+  unsigned char* last = device_of(static_cast<const unsigned char*>(ptr) + bytes - 1);
+  return first != nullptr && last == first + bytes - 1 ? first : nullptr;
+}
+
+tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
+                                                 std::vector<HostRegistration>* temporary,
+                                                 unsigned char** out) {
+  if (region.owner == context_.rank()) {
+    void* host = reinterpret_cast<void*>(region.address);
+    *out = mapped_host_address(host, region.bytes);  // tcaMalloc blocks, or pinned by the user
+    if (*out == nullptr) {
+      HostRegistration pinned;
+      TCA_CHECK(pin(host, region.bytes, &pinned, out));
+      if (region.id == 0) {
+        temporary->push_back(std::move(pinned));
+        return TCA_SUCCESS;
+      }
+      pinned_regions_[region.id] = std::move(pinned);
+    }
+    if (region.id != 0) region.device_state = *out;
+    return TCA_SUCCESS;
+  }
+  if (!region.wire.mappable)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is user host memory that this process "
+             "cannot map for its GPU; register tcaMalloc memory instead", region.id, region.owner);
+  HostImport import;
+  TCA_CHECK(PeerMapping::open(
+      region.owner_pid, region.wire.memfd, region.wire.memfd_offset, region.bytes,
+      context_.memfd_name(region.owner, region.wire.memfd_serial).c_str(), &import.mapping));
+  TCA_CHECK(pin(import.mapping.data(), region.bytes, &import.pinned, out));
+  region.device_state = *out;
+  host_imports_.push_back(std::move(import));
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::end_address(PeerRegion& end, std::vector<HostRegistration>* temporary,
+                                         unsigned char** out) {
+  if (end.device_state != nullptr) {
+    *out = static_cast<unsigned char*>(end.device_state);
+    return TCA_SUCCESS;
+  }
+  if (end.kind == TCA_MEM_CPU) return host_device_address(end, temporary, out);
+  if (end.owner == context_.rank() && end.id == 0) {  // a tcaPut/tcaGet buffer in GPU memory
+    *out = reinterpret_cast<unsigned char*>(end.address);
+    return TCA_SUCCESS;
+  }
+  TCA_FAIL(TCA_ERROR_UNREACHABLE, "GPU region {} of rank {} is not mapped on rank {}", end.id,
+           end.owner, context_.rank());
+}
+
+tcaResult CudaTransportImpl::device_address(PeerRegion& region, unsigned char** out) {
+  TCA_CHECK(require_device());
+  TCA_CHECK(use_device());
+  if (!can_reach(region.owner))
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {} cannot reach rank {}'s memory from its GPU",
+             context_.rank(), region.owner);
+  std::vector<HostRegistration> none;  // registered regions keep their pinning
+  return end_address(region, &none, out);
+}
+
+unsigned char* CudaTransportImpl::device_address_of_counter(const uint64_t* counter) const {
+  const auto* base = context_.notify_counter_block().data();
+  return counters_device_ + (reinterpret_cast<const unsigned char*>(counter) - base);
+}
+
+// ------------------------------------------------------------------ chains
+
+Engine CudaTransportImpl::choose_engine(int peer, uint64_t bytes, uint64_t row_bytes) const {
+  if (path_override_ == PathOverride::kCopyEngine) return Engine::kCopyEngine;
+  if (path_override_ == PathOverride::kSm) return Engine::kSm;
+  if (row_bytes < kNarrowRowBytes) return Engine::kSm;
+  return bytes >= crossover(peer) ? Engine::kCopyEngine : Engine::kSm;
+}
+
+uint64_t CudaTransportImpl::crossover(int peer) const {
+  if (path_override_ == PathOverride::kCopyEngine) return 0;
+  if (path_override_ == PathOverride::kSm) return kNeverCopyEngine;
+  if (crossover_override_) return *crossover_override_;
+  const PairCalibration* pair = calibration(peer);
+  return pair != nullptr ? pair->crossover : kDefaultCrossover;
+}
+
+const PairCalibration* CudaTransportImpl::calibration(int peer) const {
+  return peers_[peer].calibration ? &*peers_[peer].calibration : nullptr;
+}
+
+tcaResult CudaTransportImpl::prepare_with(std::optional<Engine> engine,
+                                          const std::vector<Transfer>& run,
+                                          std::unique_ptr<PreparedRun>* out) {
+  TCA_CHECK(require_device());
+  TCA_CHECK(use_device());
+  const int me = context_.rank();
+  std::vector<DevicePiece> pieces;
+  std::vector<LivenessCheck> checks;
+  std::vector<HostRegistration> temporary;
+  std::vector<NotifyKey> notify_keys;
+  uint64_t total_bytes = 0;
+  uint64_t narrowest_row = UINT64_MAX;
+  for (const Transfer& transfer : run) {
+    if (!can_reach(transfer.peer))
+      TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {} cannot reach rank {} through CUDA (another host, "
+               "no GPU on one side, or no peer access)", me, transfer.peer);
+    DevicePiece piece;
+    unsigned char* dst = nullptr;
+    unsigned char* src = nullptr;
+    TCA_CHECK(end_address(*transfer.dst, &temporary, &dst));
+    TCA_CHECK(end_address(*transfer.src, &temporary, &src));
+    piece.dst = dst + transfer.dst_offset;
+    piece.src = src + transfer.src_offset;
+    piece.width = transfer.width;
+    piece.count = transfer.count;
+    piece.dst_pitch = transfer.dst_pitch;
+    piece.src_pitch = transfer.src_pitch;
+    if (transfer.flags & TCA_FLAG_NOTIFY) {
+      const int receiver = transfer.dst->owner;
+      piece.notifies.push_back(
+          {reinterpret_cast<uint64_t*>(
+               device_address_of_counter(context_.notify_sent_counter(receiver, transfer.slot))),
+           reinterpret_cast<uint64_t*>(peers_[receiver].control_device +
+                                       notify_cell_offset(me, transfer.slot))});
+      notify_keys.push_back({receiver, transfer.slot});
+    }
+    for (const PeerRegion* end : {transfer.dst, transfer.src}) {
+      const bool listed = std::any_of(checks.begin(), checks.end(), [&](const auto& check) {
+        return check.id == end->id && check.owner == end->owner;
+      });
+      if (end->id != 0 && !listed) checks.push_back({live_cell(*end), end->id, end->owner});
+    }
+    total_bytes += transfer.width * transfer.count;
+    if (transfer.count > 1) narrowest_row = std::min(narrowest_row, transfer.width);
+    pieces.push_back(std::move(piece));
+  }
+  Engine chosen = engine ? *engine : choose_engine(run.front().peer, total_bytes, narrowest_row);
+  if (!engine && chosen == Engine::kCopyEngine &&
+      !std::all_of(pieces.begin(), pieces.end(),
+                   [&](const DevicePiece& piece) { return copy_engine_can_carry(piece, limits_); }))
+    chosen = Engine::kSm;
+  std::unique_ptr<GpuChain> chain;
+  TCA_CHECK(make_gpu_chain(chosen, pieces, limits_, &chain));
+  TCA_TRACE("prepared a chain of {} transfers, {} bytes, on the {}", run.size(), total_bytes,
+            engine_name(chosen));
+  *out = std::make_unique<CudaRun>(*this, std::move(chain), std::move(checks),
+                                   std::move(temporary), std::move(notify_keys));
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::notify(int peer, int slot, uint64_t value) {
+  if (peers_[peer].control == nullptr)
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {}'s control block is not mapped here", peer);
+  cell_at(peers_[peer].control, notify_cell_offset(context_.rank(), slot))
+      ->store(value, std::memory_order_release);
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::pio_pointer(PeerRegion& region, uint64_t offset, void** out) {
+  if (region.kind == TCA_MEM_GPU)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is GPU memory: the host cannot store "
+             "into it; use tcaDevicePointer in a kernel", region.id, region.owner);
+  if (region.mapped == nullptr)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is not mapped in this process",
+             region.id, region.owner);
+  *out = region.mapped + offset;
+  return TCA_SUCCESS;
+}
+
+// ------------------------------------------------------------------ GPU API
+
+tcaResult CudaTransportImpl::signal_address(int rank, int index, uint64_t** out) const {
+  TCA_CHECK(require_device());
+  if (index < 0 || index >= TCA_DEVICE_SIGNALS)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "signal index {} outside [0, {})", index,
+             TCA_DEVICE_SIGNALS);
+  if (peers_[rank].signals == nullptr)
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {}'s signal cells are not reachable from rank {}'s "
+             "GPU", rank, context_.rank());
+  *out = peers_[rank].signals + index;
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::enqueue_notification_wait(int src_rank, int slot,
+                                                       cudaStream_t stream) {
+  TCA_CHECK(require_device());
+  TCA_CHECK(use_device());
+  TCA_CHECK(check_stream_waits());
+  const auto* cell = reinterpret_cast<const uint64_t*>(peers_[context_.rank()].control_device +
+                                                       notify_cell_offset(src_rank, slot));
+  auto* consumed = reinterpret_cast<uint64_t*>(
+      device_address_of_counter(context_.notify_consumed_counter(src_rank, slot)));
+  const uint64_t timeout_ns = static_cast<uint64_t>(context_.timeout_ms()) * 1000000;
+  TCA_CUDA_CHECK(launch_notification_wait(cell, consumed, timeout_ns,
+                                          stream_wait_timed_out_device_, stream));
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::check_stream_waits() {
+  if (!stream_wait_timed_out_) return TCA_SUCCESS;
+  auto* flag = reinterpret_cast<std::atomic<unsigned int>*>(stream_wait_timed_out_.get());
+  if (flag->exchange(0, std::memory_order_acq_rel) != 0)
+    TCA_FAIL(TCA_ERROR_TIMEOUT, "a stream-ordered wait for a notification outlived {} ms and "
+             "released its stream", context_.timeout_ms());
+  return TCA_SUCCESS;
+}
+
+tcaResult make_cuda_transport(Context& context, std::vector<std::unique_ptr<Transport>>* transports,
+                              CudaTransport** cuda) {
+  auto transport = std::make_unique<CudaTransportImpl>(context);
+  TCA_CHECK(transport->init());
+  CudaTransportImpl& impl = *transport;
+  transports->push_back(std::move(transport));
+  transports->push_back(
+      std::make_unique<CudaPathView>(impl, Engine::kCopyEngine, "cuda.ce", TCA_PATH_CUDA_CE));
+  transports->push_back(
+      std::make_unique<CudaPathView>(impl, Engine::kSm, "cuda.sm", TCA_PATH_CUDA_SM));
+  *cuda = &impl;
+  return TCA_SUCCESS;
+}
+
+}  // namespace tca

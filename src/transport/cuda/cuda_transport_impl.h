@@ -1,0 +1,196 @@
+// The CUDA transport: GPU regions shared between the processes of a host through CUDA IPC,
+// chains carried by the copy engines or the SMs, notifications raised by the GPU into the
+// receiver's control block (host memory, mapped for the GPU), and the device API's pointers and
+// signal cells. The GPU API (cuda_api.cc) and the core see it through this class.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/host_memory.h"
+#include "transport/cuda/calibration.h"
+#include "transport/cuda/cuda_transport.h"
+#include "transport/cuda/cuda_util.h"
+#include "transport/cuda/engines.h"
+
+namespace tca {
+
+class CudaTransportImpl;
+
+// A region's liveness cell in its owner's control block, read before every kick.
+struct LivenessCheck {
+  const std::atomic<uint64_t>* cell;
+  uint64_t id;
+  int owner;
+};
+
+// A notification of a chain, as the host counts it: (receiver, slot).
+struct NotifyKey {
+  int receiver;
+  int slot;
+};
+
+// A chain run prepared for one GPU engine.
+class CudaRun final : public PreparedRun {
+ public:
+  CudaRun(CudaTransportImpl& transport, std::unique_ptr<GpuChain> chain,
+          std::vector<LivenessCheck> checks, std::vector<HostRegistration> pinned,
+          std::vector<NotifyKey> notifies);
+  // Host kick on the transport's DMA stream; wait() synchronizes with that stream (every
+  // host kick shares it, so it also waits for kicks of other chains made before).
+  tcaResult start() override;
+  tcaResult wait() override;
+  // Stream-ordered kick (tcaStartDMADescStream).
+  tcaResult enqueue(cudaStream_t stream);
+
+ private:
+  tcaResult check_alive() const;
+  // Liveness, stream-wait timeouts and the current device, before any launch.
+  tcaResult ready_to_launch() const;
+
+  CudaTransportImpl& transport_;
+  std::unique_ptr<GpuChain> chain_;
+  std::vector<LivenessCheck> checks_;
+  std::vector<HostRegistration> pinned_;  // tcaPut/tcaGet buffers pinned for this run
+  std::vector<NotifyKey> notifies_;        // in chain order
+  std::vector<uint64_t> values_;           // the values of the last host kick
+  bool kicked_ = false;
+};
+
+class CudaTransportImpl final : public CudaTransport {
+ public:
+  explicit CudaTransportImpl(Context& context) : context_(context) {}
+  tcaResult init();  // collective
+
+  // ---- the transport table ----
+  const char* name() const override { return "cuda"; }
+  tcaPath path() const override { return TCA_PATH_CUDA; }
+  bool can_reach(int peer) const override { return peers_[peer].reachable; }
+  tcaResult register_region(PeerRegion& own) override;
+  tcaResult deregister_region(PeerRegion& own) override;
+  tcaResult attach(PeerRegion& remote) override;
+  tcaResult region_alive(const PeerRegion& region, bool* alive) override;
+  tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
+    return prepare_with(std::nullopt, run, out);
+  }
+  tcaResult notify(int peer, int slot, uint64_t value) override;
+  tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override;
+  tcaResult fence() override { return TCA_SUCCESS; }  // the host stores into no GPU memory
+  tcaResult progress() override { return TCA_SUCCESS; }
+
+  // ---- what the core asks beyond the table ----
+  tcaResult allocate(size_t bytes, void** ptr) override;
+  bool find_allocation(const void* ptr, size_t* bytes) const override;
+  tcaResult release(void* ptr) override;
+  tcaResult pin_host_block(void* ptr, size_t bytes) override;
+  void unpin_host_block(void* ptr) override;
+  tcaResult export_device_range(const void* ptr, size_t bytes, WireHandle* wire) override;
+  tcaMemKind memory_kind(const void* ptr) const override;
+
+  // ---- the engines, the GPU API and the path views ----
+  // Prepares `run` for `engine`, or for the engine the calibration picks when none is given.
+  tcaResult prepare_with(std::optional<Engine> engine, const std::vector<Transfer>& run,
+                         std::unique_ptr<PreparedRun>* out);
+  tcaResult require_device() const;
+  int device() const { return device_; }
+  Context& context() const { return context_; }
+  // Makes this rank's device current on the calling thread (tca may be called from any).
+  tcaResult use_device() const;
+  cudaStream_t dma_stream() const { return dma_stream_.get(); }
+  // The engine TCA_PATH_CUDA takes to `peer` for `bytes` in all, rows at least `row_bytes` wide.
+  Engine choose_engine(int peer, uint64_t bytes, uint64_t row_bytes) const;
+  uint64_t crossover(int peer) const;
+  // The measurement behind crossover(peer); null where none was made.
+  const PairCalibration* calibration(int peer) const;
+  // The device address of `region` (mapping or pinning it first if needed).
+  tcaResult device_address(PeerRegion& region, unsigned char** out);
+  tcaResult signal_address(int rank, int index, uint64_t** out) const;
+  tcaResult enqueue_notification_wait(int src_rank, int slot, cudaStream_t stream);
+  // Fails once with TCA_ERROR_TIMEOUT after a stream-ordered wait gave up.
+  tcaResult check_stream_waits();
+
+ private:
+  struct PeerGpu {
+    bool reachable = false;
+    std::string uuid;
+    unsigned char* control = nullptr;         // the peer's control block, host address here
+    unsigned char* control_device = nullptr;  // the same, device address
+    PeerMapping control_mapping;              // for peers other than this rank
+    HostRegistration control_pinned;
+    IpcMapping signals_mapping;
+    uint64_t* signals = nullptr;  // the peer's signal cells, device address here
+    std::optional<PairCalibration> calibration;
+  };
+  struct Allocation {
+    DeviceMemory memory;
+    size_t bytes = 0;
+  };
+  // A peer's exported GPU allocation, mapped here, and the regions inside it.
+  struct IpcImport {
+    IpcMapping mapping;
+    std::vector<uint64_t> region_ids;
+  };
+  // A peer's host region, mapped here and pinned for the GPU.
+  struct HostImport {
+    PeerMapping mapping;
+    HostRegistration pinned;
+  };
+  enum class PathOverride { kNone, kCopyEngine, kSm };
+
+  tcaResult choose_device();
+  tcaResult set_up_device();
+  tcaResult exchange_with_peers();
+  struct GpuCard;
+  tcaResult connect_peer(int peer, const GpuCard& card);
+  tcaResult calibrate();
+  tcaResult measure_peers_in_turn(const std::vector<int>& measuring, CalibrationCache* cache,
+                                  const std::string& cache_path);
+  tcaResult read_path_overrides();
+  // The device address of host memory [ptr, ptr+bytes) if it is pinned and mapped, else null.
+  unsigned char* mapped_host_address(const void* ptr, size_t bytes) const;
+  tcaResult pin(void* ptr, size_t bytes, HostRegistration* out, unsigned char** device) const;
+  tcaResult host_device_address(PeerRegion& region, std::vector<HostRegistration>* temporary,
+                                unsigned char** out);
+  // The device address of one end of a transfer; tcaPut/tcaGet buffers that need pinning are
+  // pinned into `temporary`, which the run keeps.
+  tcaResult end_address(PeerRegion& end, std::vector<HostRegistration>* temporary,
+                        unsigned char** out);
+  unsigned char* device_address_of_counter(const uint64_t* counter) const;
+  const std::atomic<uint64_t>* live_cell(int owner, uint64_t region_id) const;
+  const std::atomic<uint64_t>* live_cell(const PeerRegion& region) const {
+    return live_cell(region.owner, region.id);
+  }
+  // Closes the mappings of `owner`'s allocations whose regions are all freed: CUDA refuses to
+  // map memory at an address that an open mapping of a freed allocation still covers.
+  void close_dead_imports(int owner);
+  tcaResult enable_peer_access(int ordinal) const;
+
+  Context& context_;
+  int device_ = -1;  // -1: this rank has no usable GPU
+  std::string uuid_;
+  DeviceLimits limits_;
+  std::vector<PeerGpu> peers_;
+  DeviceMemory signals_;
+  HostRegistration counters_pinned_;
+  unsigned char* counters_device_ = nullptr;
+  CudaStream dma_stream_;
+  PinnedHostMemory stream_wait_timed_out_;  // an unsigned int the GPU sets when a wait gives up
+  unsigned int* stream_wait_timed_out_device_ = nullptr;
+  std::string device_problem_;  // why this rank has no usable GPU
+  PathOverride path_override_ = PathOverride::kNone;
+  std::optional<uint64_t> crossover_override_;
+
+  std::map<uintptr_t, Allocation> allocations_;
+  std::map<uintptr_t, HostRegistration> pinned_blocks_;  // tcaMalloc host blocks
+  std::map<uint64_t, HostRegistration> pinned_regions_;  // own user regions, by region id
+  std::vector<HostImport> host_imports_;
+  std::map<std::pair<int, std::string>, IpcImport> ipc_imports_;  // by (owner, IPC handle)
+};
+
+}  // namespace tca

@@ -1,0 +1,176 @@
+// Kernels of the CUDA transport: the SM copy path, notification raising and the stream-side
+// wait for a notification.
+#include "tca/tca_device.cuh"
+#include "transport/cuda/kernels.h"
+
+namespace tca {
+namespace {
+
+// Publishes one notification after everything this thread ordered before it, counting it on
+// the GPU. The sequence is read and written, not atomically incremented: it lives in host
+// memory, where a GPU atomic would need PCIe atomics, and one engine at a time counts for a
+// slot (docs/CUDA.md).
+__device__ void raise_counted_notification(const NotifyTarget& target) {
+  tca_device_detail::SystemAtomic counter(*target.counter);
+  const uint64_t value = counter.load(cuda::memory_order_relaxed) + 1;
+  counter.store(value, cuda::memory_order_relaxed);
+  tcaDeviceSignalOp(target.cell, value, TCA_SIGNAL_SET);
+}
+
+__device__ void raise_notifications(const SmCopyParams& params) {
+  for (uint32_t i = 0; i < params.notify_count; ++i) {
+    if (params.count_on_gpu) {
+      raise_counted_notification(params.notifies[i]);
+    } else {
+      tcaDeviceSignalOp(params.notifies[i].cell, params.values[i], TCA_SIGNAL_SET);
+    }
+  }
+}
+
+// The piece holding `unit`, searching from `hint` on: a thread's units only grow.
+__device__ uint32_t find_piece(const SmCopyParams& params, uint32_t hint, uint64_t unit) {
+  const SmPiece& current = params.pieces[hint];
+  if (unit < current.first_unit + current.units) return hint;
+  uint32_t low = hint + 1;
+  uint32_t high = params.piece_count - 1;
+  while (low < high) {  // the last piece whose first unit is <= unit
+    const uint32_t middle = low + (high - low + 1) / 2;
+    if (params.pieces[middle].first_unit <= unit) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
+  }
+  return low;
+}
+
+__device__ __forceinline__ uint4 load_unit(const unsigned char* src, uint32_t bytes) {
+  uint4 value = {0, 0, 0, 0};
+  switch (bytes) {
+    case 16: value = *reinterpret_cast<const uint4*>(src); break;
+    case 8: *reinterpret_cast<uint2*>(&value) = *reinterpret_cast<const uint2*>(src); break;
+    case 4: value.x = *reinterpret_cast<const uint32_t*>(src); break;
+    case 2: value.x = *reinterpret_cast<const uint16_t*>(src); break;
+    default: value.x = *src; break;
+  }
+  return value;
+}
+
+__device__ __forceinline__ void store_unit(unsigned char* dst, const uint4& value,
+                                           uint32_t bytes) {
+  switch (bytes) {
+    case 16: *reinterpret_cast<uint4*>(dst) = value; break;
+    case 8: *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(&value); break;
+    case 4: *reinterpret_cast<uint32_t*>(dst) = value.x; break;
+    case 2: *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>(value.x); break;
+    default: *dst = static_cast<unsigned char>(value.x); break;
+  }
+}
+
+// Every thread moves units base, base + stride, ... of the launch's numbering; kSmCopyUnroll of
+// them are loaded before any is stored, so that several remote round trips overlap.
+__global__ void __launch_bounds__(kSmCopyThreads) sm_copy_kernel(SmCopyParams params) {
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  uint32_t piece = 0;
+  for (uint64_t base = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       base < params.total_units; base += stride * kSmCopyUnroll) {
+    uint4 values[kSmCopyUnroll];
+    unsigned char* targets[kSmCopyUnroll];
+    uint32_t bytes[kSmCopyUnroll];
+#pragma unroll
+    for (unsigned k = 0; k < kSmCopyUnroll; ++k) {
+      const uint64_t unit = base + k * stride;
+      bytes[k] = 0;
+      if (unit >= params.total_units) continue;
+      piece = find_piece(params, piece, unit);
+      const SmPiece& p = params.pieces[piece];
+      const uint64_t local = unit - p.first_unit;
+      // Contiguous pieces and one-unit rows (narrow halo planes) skip the 64-bit division.
+      const uint64_t row = p.units_per_row == p.units ? 0
+                           : p.units_per_row == 1     ? local
+                                                      : local / p.units_per_row;
+      const uint64_t column_bytes = (local - row * p.units_per_row) * p.unit_bytes;
+      bytes[k] = p.unit_bytes;
+      targets[k] = p.dst + row * p.dst_pitch + column_bytes;
+      values[k] = load_unit(p.src + row * p.src_pitch + column_bytes, p.unit_bytes);
+    }
+#pragma unroll
+    for (unsigned k = 0; k < kSmCopyUnroll; ++k)
+      if (bytes[k] != 0) store_unit(targets[k], values[k], bytes[k]);
+  }
+  if (params.notify_count == 0) return;
+  __syncthreads();
+  if (gridDim.x == 1) {  // one block: its barrier already orders every store
+    if (threadIdx.x == 0) raise_notifications(params);
+    return;
+  }
+
+  // The last block to finish raises the notifications, after every block's stores.
+  __shared__ bool last_block;
+  if (threadIdx.x == 0) {
+    tcaDeviceFence();  // this block's stores, ordered before thread 0 by the barrier
+    last_block = atomicAdd(params.blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last_block || threadIdx.x != 0) return;
+  tcaDeviceFence();  // the stores of every block whose count we have seen
+  *params.blocks_done = 0;
+  raise_notifications(params);
+}
+
+__global__ void notify_kernel(const NotifyTarget* targets, uint32_t count) {
+  tcaDeviceFence();
+  for (uint32_t i = 0; i < count; ++i) raise_counted_notification(targets[i]);
+}
+
+__device__ __forceinline__ uint64_t global_time_ns() {
+  uint64_t now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+__global__ void notification_wait_kernel(const uint64_t* cell, uint64_t* consumed,
+                                         uint64_t timeout_ns, unsigned int* timed_out) {
+  tca_device_detail::SystemAtomic sequence(*consumed);
+  const uint64_t expected = sequence.load(cuda::memory_order_relaxed) + 1;
+  sequence.store(expected, cuda::memory_order_relaxed);
+  const uint64_t deadline = global_time_ns() + timeout_ns;
+  tca_device_detail::SystemAtomic arrived(*const_cast<uint64_t*>(cell));
+  while (arrived.load(cuda::memory_order_acquire) < expected) {
+    if (global_time_ns() > deadline) {
+      cuda::atomic_ref<unsigned int, cuda::thread_scope_system>(*timed_out)
+          .store(1, cuda::memory_order_relaxed);
+      return;
+    }
+    __nanosleep(64);  // the cell is host memory: polling it costs a PCIe round trip anyway
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_sm_copy(const SmCopyParams& params, unsigned blocks, unsigned threads,
+                           cudaStream_t stream) {
+  sm_copy_kernel<<<blocks, threads, 0, stream>>>(params);
+  return cudaGetLastError();
+}
+
+cudaError_t add_notify_node(cudaGraph_t graph, const cudaGraphNode_t* dependencies,
+                            size_t dependency_count, const NotifyTarget* targets, uint32_t count,
+                            cudaGraphNode_t* node) {
+  void* arguments[] = {&targets, &count};
+  cudaKernelNodeParams params = {};
+  params.func = reinterpret_cast<void*>(&notify_kernel);
+  params.gridDim = dim3(1);
+  params.blockDim = dim3(1);
+  params.kernelParams = arguments;
+  return cudaGraphAddKernelNode(node, graph, dependencies, dependency_count, &params);
+}
+
+cudaError_t launch_notification_wait(const uint64_t* cell, uint64_t* consumed,
+                                     uint64_t timeout_ns, unsigned int* timed_out,
+                                     cudaStream_t stream) {
+  notification_wait_kernel<<<1, 1, 0, stream>>>(cell, consumed, timeout_ns, timed_out);
+  return cudaGetLastError();
+}
+
+}  // namespace tca

@@ -1,0 +1,260 @@
+// The GPU API: stream-ordered chains and waits (eager and captured in a CUDA graph), the device
+// API (put with signal in thread, warp and block form, SET and ADD signals), the automatic
+// path's calibration, and the errors GPU memory adds.
+#include <cstdio>
+#include <vector>
+
+#include "gpu_kernels.h"
+#include "gpu_test_util.h"
+
+namespace tca_test {
+namespace {
+
+constexpr size_t kKiB = 1024;
+
+// A stream owned by a test.
+class Stream {
+ public:
+  Stream() { EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Device memory for a few counters, zeroed.
+class DeviceCounters {
+ public:
+  explicit DeviceCounters(size_t count) {
+    EXPECT_CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(uint64_t)));
+    EXPECT_CUDA_OK(cudaMemset(data_, 0, count * sizeof(uint64_t)));
+    EXPECT_CUDA_OK(cudaDeviceSynchronize());  // zero before the test's own streams use them
+  }
+  ~DeviceCounters() { cudaFree(data_); }
+  DeviceCounters(const DeviceCounters&) = delete;
+  DeviceCounters& operator=(const DeviceCounters&) = delete;
+  uint64_t* at(size_t index) const { return data_ + index; }
+
+ private:
+  uint64_t* data_ = nullptr;
+};
+
+uint64_t read_counter(const uint64_t* counter) {
+  uint64_t value = 0;
+  EXPECT_CUDA_OK(cudaMemcpy(&value, counter, sizeof(value), cudaMemcpyDeviceToHost));
+  return value;
+}
+
+// ---- stream ordering ----
+
+class GpuStreamTest : public GpuTest, public ::testing::WithParamInterface<tcaPath> {};
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuStreamTest,
+                         ::testing::Values(TCA_PATH_CUDA_CE, TCA_PATH_CUDA_SM, TCA_PATH_CUDA),
+                         [](const ::testing::TestParamInfo<tcaPath>& info) {
+                           return std::string(path_name(info.param));
+                         });
+
+// Each round, entirely in one stream of every rank: a kernel fills the source, the data chain
+// carries it to the next rank, the stream waits for the previous rank's data, a kernel checks
+// it, an acknowledgement chain tells the previous rank, and the stream waits for the next
+// rank's acknowledgement before the source is refilled. No host call inside the loop.
+void stream_ordered_rounds(tcaPath path, int rank, int next, int prev, bool captured) {
+  constexpr size_t kBytes = 300 * kKiB + 5;
+  constexpr int kRounds = 20;
+  constexpr int kDataSlot = 11;
+  constexpr int kAckSlot = 12;
+  KindRegion src(kBytes, TCA_MEM_GPU);
+  KindRegion dst(kBytes, TCA_MEM_GPU);
+  KindRegion ack(16, TCA_MEM_GPU);
+  ASSERT_TRUE(src.ok() && dst.ok() && ack.ok());
+  DeviceCounters counters(2);  // [0] the round, [1] mismatched bytes
+  Desc data;
+  ASSERT_TCA_OK(tcaDescSetMemcpy(data.get(), &dst.of(next), 0, &src.mine(), 0, kBytes,
+                                 TCA_FLAG_NOTIFY, kDataSlot));
+  ASSERT_TCA_OK(tcaDescSetPath(data.get(), path));
+  ASSERT_TCA_OK(tcaDescSet(data.get(), 0));
+  Desc acknowledge;
+  ASSERT_TCA_OK(tcaDescSetMemcpy(acknowledge.get(), &ack.of(prev), 8, &ack.mine(), 0, 1,
+                                 TCA_FLAG_NOTIFY, kAckSlot));
+  ASSERT_TCA_OK(tcaDescSetPath(acknowledge.get(), path));
+  ASSERT_TCA_OK(tcaDescSet(acknowledge.get(), 1));
+  ASSERT_TCA_OK(tcaBarrier());
+
+  Stream stream;
+  const auto one_round = [&]() -> ::testing::AssertionResult {
+    auto* mismatches = reinterpret_cast<unsigned long long*>(counters.at(1));
+    cudaError_t error = fill_round_pattern(src.data(), kBytes, rank, counters.at(0), stream.get());
+    if (error != cudaSuccess) return cuda_succeeded(error, "fill_round_pattern");
+    if (auto started = succeeded(tcaStartDMADescStream(data.get(), stream.get()), "data"); !started)
+      return started;
+    if (auto waited = succeeded(tcaWaitDMARecvDescStream(prev, kDataSlot, stream.get()), "wait");
+        !waited)
+      return waited;
+    error = count_round_mismatches(dst.data(), kBytes, prev, counters.at(0), mismatches,
+                                   stream.get());
+    if (error != cudaSuccess) return cuda_succeeded(error, "count_round_mismatches");
+    if (auto acked = succeeded(tcaStartDMADescStream(acknowledge.get(), stream.get()), "ack");
+        !acked)
+      return acked;
+    if (auto waited = succeeded(tcaWaitDMARecvDescStream(next, kAckSlot, stream.get()), "ack wait");
+        !waited)
+      return waited;
+    return cuda_succeeded(advance_round(counters.at(0), stream.get()), "advance_round");
+  };
+
+  if (captured) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_CUDA_OK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    const ::testing::AssertionResult recorded = one_round();
+    ASSERT_CUDA_OK(cudaStreamEndCapture(stream.get(), &graph));
+    ASSERT_TRUE(recorded);
+    ASSERT_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int round = 0; round < kRounds; ++round) {
+      ASSERT_CUDA_OK(cudaGraphLaunch(exec, stream.get()));
+    }
+    ASSERT_CUDA_OK(cudaStreamSynchronize(stream.get()));
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  } else {
+    for (int round = 0; round < kRounds; ++round) ASSERT_TRUE(one_round());
+    ASSERT_CUDA_OK(cudaStreamSynchronize(stream.get()));
+  }
+  EXPECT_EQ(read_counter(counters.at(0)), static_cast<uint64_t>(kRounds));
+  EXPECT_EQ(read_counter(counters.at(1)), 0u) << "bytes that differed from the sender's round";
+  // Host and GPU count on the same sequences: a host notification still lines up.
+  ASSERT_TCA_OK(tcaNotify(next, kDataSlot));
+  ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev, kDataSlot, nullptr));
+  ASSERT_TCA_OK(tcaBarrier());
+}
+
+TEST_P(GpuStreamTest, RoundsOrderedInOneStream) {
+  stream_ordered_rounds(GetParam(), rank_, next_, prev_, false);
+}
+TEST_P(GpuStreamTest, RoundsCapturedInACudaGraph) {
+  stream_ordered_rounds(GetParam(), rank_, next_, prev_, true);
+}
+
+// ---- device API ----
+
+class GpuDeviceApiTest : public GpuTest {};
+
+TEST_F(GpuDeviceApiTest, PutWithSignalInEveryFormAndSize) {
+  constexpr size_t kRegionBytes = 256 * kKiB;
+  KindRegion src(kRegionBytes, TCA_MEM_GPU);
+  KindRegion dst(kRegionBytes, TCA_MEM_GPU);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  Stream stream;
+  int signal_index = 0;
+  uint64_t seed = 900;
+  for (PutForm form : {PutForm::kThread, PutForm::kWarp, PutForm::kBlock}) {
+    for (bool add : {false, true}) {
+      // {src offset, dst offset, bytes}: aligned, odd and misaligned against each other.
+      for (const Copy& copy : {Copy::linear(0, 0, 8), Copy::linear(3, 1, 1000),
+                               Copy::linear(16, 32, 4096), Copy::linear(5, 9, 65536 + 3)}) {
+        SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(form) << ", "
+                                          << (add ? "add" : "set") << ", " << copy.width
+                                          << " bytes");
+        if (form == PutForm::kThread && copy.width > 4096) continue;  // one thread: too slow
+        ASSERT_TRUE(dst.poison_range(0, dst.size()));
+        ASSERT_TRUE(src.fill_range(Pattern{rank_, seed}, 0, src.size()));
+        ASSERT_TCA_OK(tcaBarrier());
+        RingPut ring = {};
+        ASSERT_TCA_OK(tcaDevicePointer(&ring.remote_dst, &dst.of(next_), copy.dst_offset,
+                                       copy.width));
+        ring.src = src.data() + copy.src_offset;
+        ring.bytes = copy.width;
+        ASSERT_TCA_OK(tcaDeviceSignal(&ring.remote_signal, next_, signal_index));
+        ASSERT_TCA_OK(tcaDeviceSignal(&ring.own_signal, rank_, signal_index));
+        ring.add = add;
+        ring.rounds = 10;
+        ASSERT_CUDA_OK(run_device_ring(form, ring, stream.get()));
+        ASSERT_CUDA_OK(cudaStreamSynchronize(stream.get()));
+        ASSERT_TCA_OK(tcaBarrier());
+        ExpectedImage expected(0, dst.size());
+        expected.apply(copy, Pattern{prev_, seed});
+        std::vector<uint8_t> landed(dst.size());
+        ASSERT_TRUE(dst.read(0, landed.data(), landed.size()));
+        EXPECT_TRUE(expected.matches(landed.data()));
+        EXPECT_EQ(read_counter(ring.own_signal), 10u);
+        ++signal_index;
+        ++seed;
+      }
+    }
+  }
+}
+
+TEST_F(GpuDeviceApiTest, PointersAndSignalsAreChecked) {
+  KindRegion region(4096, TCA_MEM_GPU);
+  ASSERT_TRUE(region.ok());
+  void* ptr = nullptr;
+  EXPECT_TCA_ERROR(TCA_ERROR_OUT_OF_BOUNDS, tcaDevicePointer(&ptr, &region.of(next_), 4000, 97));
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaDevicePointer(nullptr, &region.of(next_), 0, 1));
+  uint64_t* signal = nullptr;
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaDeviceSignal(&signal, next_, TCA_DEVICE_SIGNALS));
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_RANK, tcaDeviceSignal(&signal, size_, 0));
+  EXPECT_TCA_OK(tcaDevicePointer(&ptr, &region.of(next_), 4095, 1));
+}
+
+// ---- GPU memory: what it refuses ----
+
+TEST_F(GpuDeviceApiTest, GpuMemoryErrors) {
+  KindRegion region(4096, TCA_MEM_GPU);
+  ASSERT_TRUE(region.ok());
+  void* pio = nullptr;
+  EXPECT_TCA_ERROR(TCA_ERROR_UNSUPPORTED, tcaPIOPointer(&pio, &region.of(next_), 0, 8));
+  Stream stream;
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_RANK,
+                   tcaWaitDMARecvDescStream(TCA_ANY_RANK, 0, stream.get()));
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_SLOT,
+                   tcaWaitDMARecvDescStream(prev_, TCA_NOTIFY_SLOTS, stream.get()));
+
+  // Host memory registered as GPU memory, and GPU memory past its allocation.
+  std::vector<uint8_t> host(64);
+  tcaHandle handle{};
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
+                   tcaCreateHandle(&handle, host.data(), host.size(), TCA_MEM_GPU));
+  EXPECT_TCA_ERROR(TCA_ERROR_OUT_OF_BOUNDS,
+                   tcaCreateHandle(&handle, region.data() + 100, size_t{1} << 30, TCA_MEM_GPU));
+
+  // A chain of CPU transfers on the default path cannot be stream-ordered.
+  KindRegion cpu(4096, TCA_MEM_CPU);
+  ASSERT_TRUE(cpu.ok());
+  Desc desc;
+  ASSERT_TCA_OK(tcaDescSetMemcpy(desc.get(), &cpu.of(next_), 0, &cpu.mine(), 0, 8, 0, 0));
+  ASSERT_TCA_OK(tcaDescSet(desc.get(), 0));
+  EXPECT_TCA_ERROR(TCA_ERROR_UNSUPPORTED, tcaStartDMADescStream(desc.get(), stream.get()));
+}
+
+TEST_F(GpuDeviceApiTest, FreedGpuRegionStopsAChain) {
+  KindRegion src(4096, TCA_MEM_GPU);
+  KindRegion dst(4096, TCA_MEM_GPU);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  Desc desc;
+  ASSERT_TCA_OK(tcaDescSetMemcpy(desc.get(), &dst.of(next_), 0, &src.mine(), 0, 64, 0, 0));
+  ASSERT_TCA_OK(tcaDescSet(desc.get(), 0));
+  ASSERT_TCA_OK(tcaBarrier());
+  ASSERT_TCA_OK(dst.free_now());
+  ASSERT_TCA_OK(tcaBarrier());
+  EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, tcaStartDMADesc(desc.get()));
+}
+
+// ---- automatic path choice ----
+
+TEST_F(GpuDeviceApiTest, AutomaticPathFollowsTheCrossover) {
+  size_t crossover = 0;
+  ASSERT_TCA_OK(tcaCudaCrossover(next_, &crossover));
+  for (size_t bytes : {size_t{8}, size_t{4096}, size_t{1} << 20, size_t{256} << 20}) {
+    tcaPath path = TCA_PATH_AUTO;
+    ASSERT_TCA_OK(tcaCudaAutoPath(next_, bytes, &path));
+    EXPECT_EQ(path, bytes >= crossover ? TCA_PATH_CUDA_CE : TCA_PATH_CUDA_SM)
+        << bytes << " bytes, crossover " << crossover;
+  }
+  if (rank_ == 0) std::printf("[ info ] crossover to rank %d: %zu bytes\n", next_, crossover);
+}
+
+}  // namespace
+}  // namespace tca_test

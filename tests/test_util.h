@@ -1,0 +1,197 @@
+// Shared helpers of the tca test programs: result checks that carry tca's error message,
+// seeded data patterns with a byte-exact reference model, collective regions and the
+// transport-parameterized fixture.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tca/tca.h"
+
+namespace tca_test {
+
+constexpr size_t kKiB = 1024;
+constexpr size_t kMiB = 1024 * kKiB;
+
+// ---- results ----
+
+// The enumerator's name ("TCA_ERROR_OUT_OF_BOUNDS"), so failures name codes, not numbers.
+const char* result_name(tcaResult result);
+
+// Success, or a failure that quotes the call and tcaGetLastErrorMessage().
+::testing::AssertionResult succeeded(tcaResult result, const char* call);
+// Exactly `expected`, with a non-empty tcaGetLastErrorMessage() describing it.
+::testing::AssertionResult failed_with(tcaResult expected, tcaResult result, const char* call);
+
+// ---- data patterns ----
+
+// Destinations are filled with this byte before a transfer. Pattern bytes never take this
+// value, so every byte a transfer failed to write is caught.
+constexpr uint8_t kPoison = 0xA5;
+
+// Names the content of a source: which rank wrote it and in which round (seed).
+struct Pattern {
+  int rank = 0;
+  uint64_t seed = 0;
+};
+
+// The byte `pattern` holds at `offset` of its region; never kPoison.
+uint8_t pattern_byte(const Pattern& pattern, uint64_t offset);
+// Writes the pattern's bytes [first_offset, first_offset + bytes) to `out`.
+void fill_pattern(void* out, size_t bytes, const Pattern& pattern, uint64_t first_offset);
+void poison(void* out, size_t bytes);
+
+// One transfer's geometry, as tcaDescSetMemcpy2D describes it. A linear copy is one block.
+struct Copy {
+  size_t dst_offset = 0;
+  size_t dst_pitch = 0;
+  size_t src_offset = 0;
+  size_t src_pitch = 0;
+  size_t width = 0;
+  size_t count = 1;
+  bool blocks = false;  // issue it through tcaDescSetMemcpy2D even when count is 1
+
+  static Copy linear(size_t dst_offset, size_t src_offset, size_t bytes);
+  static Copy strided(size_t dst_offset, size_t dst_pitch, size_t src_offset, size_t src_pitch,
+                      size_t width, size_t count);
+  // One past the last byte written / read.
+  size_t dst_end() const;
+  size_t src_end() const;
+};
+
+// The bytes a window [offset, offset + bytes) of a destination region must hold: poison,
+// except where modelled copies wrote pattern data.
+class ExpectedImage {
+ public:
+  ExpectedImage(size_t offset, size_t bytes);
+  void apply(const Copy& copy, const Pattern& source);
+  // Compares against region_base[offset .. offset + bytes); names the first wrong byte.
+  ::testing::AssertionResult matches(const void* region_base) const;
+  size_t offset() const { return offset_; }
+  size_t size() const { return bytes_.size(); }
+
+ private:
+  size_t offset_;
+  std::vector<uint8_t> bytes_;
+};
+
+// Byte-range checks for one-off uses.
+::testing::AssertionResult is_poison(const void* data, size_t bytes);
+::testing::AssertionResult holds_pattern(const void* data, size_t bytes, const Pattern& pattern,
+                                         uint64_t first_offset);
+
+// ---- ranks and collective objects ----
+
+int world_rank();  // MPI_COMM_WORLD rank: valid whether or not tca is initialized
+int world_size();
+
+// Collective: every rank allocates `bytes` with tcaMalloc, registers them and learns every
+// rank's handle. Destruction waits at a barrier (so no peer still reads or writes the region)
+// and frees it. Construction failures are gtest failures; check ok().
+class SharedRegion {
+ public:
+  explicit SharedRegion(size_t bytes);
+  ~SharedRegion();
+  SharedRegion(const SharedRegion&) = delete;
+  SharedRegion& operator=(const SharedRegion&) = delete;
+
+  bool ok() const { return ok_; }
+  uint8_t* data() const { return data_; }
+  size_t size() const { return bytes_; }
+  const tcaHandle& mine() const { return handles_[rank_]; }
+  const tcaHandle& of(int rank) const { return handles_[rank]; }
+  // Frees now (for tests of freed handles); the destructor then only waits at the barrier.
+  tcaResult free_now();
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t bytes_ = 0;
+  int rank_ = 0;
+  bool ok_ = false;
+  std::vector<tcaHandle> handles_;
+};
+
+// A descriptor freed when it goes out of scope.
+class Desc {
+ public:
+  Desc();
+  ~Desc();
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  tcaDesc get() const { return desc_; }
+
+ private:
+  tcaDesc desc_ = nullptr;
+};
+
+// Appends `copy` with tcaDescSetMemcpy, or tcaDescSetMemcpy2D when copy.blocks.
+tcaResult append_copy(tcaDesc desc, const tcaHandle& dst, const tcaHandle& src, const Copy& copy,
+                      unsigned flags, int slot);
+
+// tcaHandleInfo for its verdict alone (the reported owner, size and kind are dropped).
+tcaResult handle_info(const tcaHandle* handle);
+
+// Polls tcaTestDMARecvDesc until a notification arrives; fails when a call fails or when
+// `seconds` pass without one.
+::testing::AssertionResult poll_notification(int src_rank, int slot, int* from, double seconds);
+
+double seconds_since(double start);
+double now_seconds();
+
+// ---- the transport-parameterized fixture ----
+
+// Every case runs once per transport name ("shm", "mpi"): SetUp initializes tca with that
+// transport forced, TearDown finalizes it, so each case also exercises an init cycle.
+class TransportTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  // Waits give up well before ctest's limit, so a lost notification fails instead of hanging.
+  static constexpr int kTestTimeoutMs = 30000;
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // tcaInitWithConfig with this case's transport; tcaFinalize. Both track initialized_.
+  tcaResult initialize();
+  tcaResult finalize();
+  // tcaFinalize then tcaInitWithConfig again (a new job key).
+  void reinitialize();
+
+  bool is_shm() const { return GetParam() == "shm"; }
+  tcaPath path() const { return is_shm() ? TCA_PATH_SHM : TCA_PATH_MPI; }
+
+  int rank_ = 0;
+  int size_ = 1;
+  int next_ = 0;  // the ring neighbours most cases send to / receive from
+  int prev_ = 0;
+  bool initialized_ = false;
+};
+
+// How a ring case moves data from the previous rank's source into this rank's destination.
+enum class Method {
+  kDescPush,  // a chain at the sender, destination remote, notification at the receiver
+  kDescPull,  // a chain at the receiver, source remote (the pseudo-read), notifying itself
+  kPut,       // tcaPut per copy, then tcaNotify
+  kGet,       // tcaGet per copy
+};
+const char* method_name(Method method);
+
+// Runs one ring exchange: every rank moves `copies` from its ring predecessor's `src` region
+// (filled with Pattern{prev, seed}) into its own `dst` region by `method` on `path`, then
+// checks the window [check_from, check_to) of `dst` byte for byte (copies outside stay
+// poison). Collective. Put/get copies must be linear.
+void run_ring_exchange(Method method, tcaPath path, const std::vector<Copy>& copies,
+                       SharedRegion& src, SharedRegion& dst, uint64_t seed, size_t check_from,
+                       size_t check_to);
+
+}  // namespace tca_test
+
+#define ASSERT_TCA_OK(call) ASSERT_TRUE(::tca_test::succeeded((call), #call))
+#define EXPECT_TCA_OK(call) EXPECT_TRUE(::tca_test::succeeded((call), #call))
+#define ASSERT_TCA_ERROR(expected, call) \
+  ASSERT_TRUE(::tca_test::failed_with((expected), (call), #call))
+#define EXPECT_TCA_ERROR(expected, call) \
+  EXPECT_TRUE(::tca_test::failed_with((expected), (call), #call))

@@ -1,0 +1,360 @@
+// Data movement on every transport: sizes and offsets, block-stride, halo faces, chains,
+// repeated kicks, puts, gets and user memory. Every destination starts poisoned and is
+// compared byte for byte with a reference model, guard bytes included.
+#include <algorithm>
+#include <vector>
+
+#include "test_util.h"
+
+namespace tca_test {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportTest, ::testing::Values("shm", "mpi"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST_P(TransportTest, EveryPeerIsReachableOnTheForcedTransport) {
+  for (int peer = 0; peer < size_; ++peer) {
+    int available = 0;
+    ASSERT_TCA_OK(tcaPathAvailable(path(), peer, &available));
+    EXPECT_EQ(available, 1) << "peer " << peer;
+    const char* name = nullptr;
+    ASSERT_TCA_OK(tcaPeerTransport(peer, &name));
+    ASSERT_NE(name, nullptr);
+    EXPECT_EQ(std::string(name), GetParam()) << "peer " << peer;
+  }
+}
+
+TEST_P(TransportTest, HandleInfoReportsOwnerSizeAndKind) {
+  SharedRegion region(4097);
+  ASSERT_TRUE(region.ok());
+  for (int owner = 0; owner < size_; ++owner) {
+    int reported_owner = -1;
+    size_t bytes = 0;
+    tcaMemKind kind = TCA_MEM_GPU;
+    ASSERT_TCA_OK(tcaHandleInfo(&region.of(owner), &reported_owner, &bytes, &kind));
+    EXPECT_EQ(reported_owner, owner);
+    EXPECT_EQ(bytes, 4097u);
+    EXPECT_EQ(kind, TCA_MEM_CPU);
+  }
+}
+
+// ---- sizes 1 B .. 64 MiB with odd offsets at both ends ----
+
+struct SweepCase {
+  size_t bytes;
+  size_t src_offset;
+  size_t dst_offset;  // past the leading guard
+};
+
+constexpr size_t kGuardBytes = 4096;  // checked untouched on both sides of every target range
+constexpr size_t kSweepMax = 64 * kMiB;
+const SweepCase kSweep[] = {
+    {1, 0, 0},       {1, 7, 3},       {3, 1, 6},      {7, 5, 2},         {63, 3, 1},
+    {4095, 1, 4097}, {4097, 4095, 1}, {65537, 13, 7}, {kMiB + 13, 9, 5}, {kSweepMax, 3, 5},
+};
+
+void sweep_sizes(Method method, tcaPath path) {
+  size_t src_bytes = 0;
+  size_t dst_bytes = 0;
+  for (const SweepCase& c : kSweep) {
+    src_bytes = std::max(src_bytes, c.src_offset + c.bytes);
+    dst_bytes = std::max(dst_bytes, kGuardBytes + c.dst_offset + c.bytes + kGuardBytes);
+  }
+  SharedRegion src(src_bytes);
+  SharedRegion dst(dst_bytes);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  uint64_t seed = 1;
+  for (const SweepCase& c : kSweep) {
+    SCOPED_TRACE(::testing::Message() << c.bytes << " bytes, src offset " << c.src_offset
+                                      << ", dst offset " << kGuardBytes + c.dst_offset);
+    const size_t dst_offset = kGuardBytes + c.dst_offset;
+    ASSERT_NO_FATAL_FAILURE(
+        run_ring_exchange(method, path, {Copy::linear(dst_offset, c.src_offset, c.bytes)}, src, dst,
+                          seed++, dst_offset - kGuardBytes, dst_offset + c.bytes + kGuardBytes));
+  }
+}
+
+TEST_P(TransportTest, SizesAndOddOffsetsByDescriptorPush) {
+  sweep_sizes(Method::kDescPush, path());
+}
+TEST_P(TransportTest, SizesAndOddOffsetsByDescriptorPull) {
+  sweep_sizes(Method::kDescPull, path());
+}
+TEST_P(TransportTest, SizesAndOddOffsetsByPut) { sweep_sizes(Method::kPut, path()); }
+TEST_P(TransportTest, SizesAndOddOffsetsByGet) { sweep_sizes(Method::kGet, path()); }
+
+// ---- block-stride ----
+
+TEST_P(TransportTest, BlockStrideWithDifferentPitches) {
+  SharedRegion src(256 * kKiB);
+  SharedRegion dst(256 * kKiB);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  // {dst offset, dst pitch, src offset, src pitch, width, count}
+  const std::vector<Copy> cases = {
+      Copy::strided(5, 100, 3, 37, 13, 1),        // one block through the 2D call
+      Copy::strided(1, 29, 0, 13, 13, 64),        // dense source, sparse destination
+      Copy::strided(0, 13, 7, 29, 13, 64),        // sparse source, dense destination
+      Copy::strided(3, 3, 1, 1, 1, 1000),         // single bytes
+      Copy::strided(9, 4100, 11, 5000, 4097, 9),  // blocks wider than a page
+      Copy::strided(2, 7, 5, 11, 7, 333),         // pitch equal to width on the destination
+      Copy::strided(17, 1031, 6, 517, 515, 201),  // odd everything
+  };
+  uint64_t seed = 100;
+  for (Method method : {Method::kDescPush, Method::kDescPull}) {
+    for (const Copy& copy : cases) {
+      SCOPED_TRACE(::testing::Message()
+                   << method_name(method) << ": width " << copy.width << " x " << copy.count
+                   << ", dst pitch " << copy.dst_pitch << ", src pitch " << copy.src_pitch);
+      ASSERT_NO_FATAL_FAILURE(
+          run_ring_exchange(method, path(), {copy}, src, dst, seed++, 0, dst.size()));
+    }
+  }
+}
+
+// A face of an nx*ny*nz grid of `element`-byte cells, x fastest: what a halo exchange sends.
+struct Grid {
+  size_t nx, ny, nz, element;
+  size_t bytes() const { return nx * ny * nz * element; }
+  size_t cell(size_t i, size_t j, size_t k) const { return ((k * ny + j) * nx + i) * element; }
+  // The plane of constant x / y / z, from `src_index` of the sender into `dst_index` here.
+  Copy x_face(size_t dst_index, size_t src_index) const {
+    return Copy::strided(cell(dst_index, 0, 0), nx * element, cell(src_index, 0, 0), nx * element,
+                         element, ny * nz);
+  }
+  Copy y_face(size_t dst_index, size_t src_index) const {
+    return Copy::strided(cell(0, dst_index, 0), nx * ny * element, cell(0, src_index, 0),
+                         nx * ny * element, nx * element, nz);
+  }
+  Copy z_face(size_t dst_index, size_t src_index) const {
+    return Copy::strided(cell(0, 0, dst_index), nx * ny * element, cell(0, 0, src_index),
+                         nx * ny * element, nx * ny * element, 1);
+  }
+};
+
+TEST_P(TransportTest, HaloFacesInEveryOrientation) {
+  const Grid grid{6, 5, 7, 3};  // 3-byte cells: no width is a multiple of 8
+  SharedRegion src(grid.bytes());
+  SharedRegion dst(grid.bytes());
+  ASSERT_TRUE(src.ok() && dst.ok());
+  // Each rank's low ghost plane receives the neighbour's last interior plane, and its high
+  // ghost plane the neighbour's first interior plane.
+  const std::vector<std::pair<const char*, Copy>> faces = {
+      {"x low", grid.x_face(0, grid.nx - 2)}, {"x high", grid.x_face(grid.nx - 1, 1)},
+      {"y low", grid.y_face(0, grid.ny - 2)}, {"y high", grid.y_face(grid.ny - 1, 1)},
+      {"z low", grid.z_face(0, grid.nz - 2)}, {"z high", grid.z_face(grid.nz - 1, 1)},
+  };
+  uint64_t seed = 200;
+  for (Method method : {Method::kDescPush, Method::kDescPull}) {
+    for (const auto& face : faces) {
+      SCOPED_TRACE(::testing::Message() << method_name(method) << ", face " << face.first);
+      ASSERT_NO_FATAL_FAILURE(
+          run_ring_exchange(method, path(), {face.second}, src, dst, seed++, 0, dst.size()));
+    }
+  }
+}
+
+// ---- chains ----
+
+// `length` transfers laid out back to back with small gaps, every 7th one block-stride, in a
+// region of at most `region_bytes`.
+std::vector<Copy> chain_layout(size_t length, size_t region_bytes) {
+  std::vector<Copy> chain;
+  size_t dst_cursor = 1;
+  size_t src_cursor = 2;
+  for (size_t i = 0; i < length; ++i) {
+    Copy copy = i % 7 == 3
+                    ? Copy::strided(dst_cursor, 23, src_cursor, 31, 1 + i % 19, 3)
+                    : Copy::linear(dst_cursor, src_cursor, 1 + (i * 37) % 97 + (i % 5 == 0) * 600);
+    dst_cursor = copy.dst_end() + 1 + i % 3;
+    src_cursor = copy.src_end() + i % 4;
+    EXPECT_LE(std::max(dst_cursor, src_cursor), region_bytes) << "test bug: chain too long";
+    chain.push_back(copy);
+  }
+  return chain;
+}
+
+TEST_P(TransportTest, ChainsOfOneToManyTransfers) {
+  constexpr size_t kRegionBytes = 512 * kKiB;
+  SharedRegion src(kRegionBytes);
+  SharedRegion dst(kRegionBytes);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  uint64_t seed = 300;
+  for (Method method : {Method::kDescPush, Method::kDescPull}) {
+    for (size_t length : {1, 2, 3, 16, 255, 1024}) {
+      SCOPED_TRACE(::testing::Message() << method_name(method) << ", chain of " << length);
+      ASSERT_NO_FATAL_FAILURE(run_ring_exchange(method, path(), chain_layout(length, kRegionBytes),
+                                                src, dst, seed++, 0, dst.size()));
+    }
+  }
+}
+
+TEST_P(TransportTest, ManySmallPutsThenOneNotifyAndManySmallGets) {
+  SharedRegion src(64 * kKiB);
+  SharedRegion dst(64 * kKiB);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  std::vector<Copy> stores;
+  for (size_t i = 0, offset = 3; i < 200; ++i) {
+    const size_t bytes = 1 + i % 16;
+    stores.push_back(Copy::linear(offset, (i * 131) % 60000, bytes));
+    offset += bytes + i % 5;
+  }
+  ASSERT_NO_FATAL_FAILURE(
+      run_ring_exchange(Method::kPut, path(), stores, src, dst, 400, 0, dst.size()));
+  ASSERT_NO_FATAL_FAILURE(
+      run_ring_exchange(Method::kGet, path(), stores, src, dst, 401, 0, dst.size()));
+}
+
+// One chain set up once and kicked every iteration while its source changes. Push: the
+// sender refills and kicks, the receiver checks, re-poisons and acknowledges. Pull: the
+// owner refills and announces, the reader kicks its own chain, checks and acknowledges.
+void kick_one_chain_repeatedly(Method method, tcaPath path, int rank, int next, int prev) {
+  constexpr int kIterations = 25;
+  constexpr int kChannel = 2;
+  constexpr int kDataSlot = 5;
+  constexpr int kReadySlot = 6;
+  constexpr int kAckSlot = 7;
+  SharedRegion src(64 * kKiB);
+  SharedRegion dst(64 * kKiB);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  const std::vector<Copy> chain = {
+      Copy::linear(1, 0, 4097),
+      Copy::strided(5000, 61, 4200, 17, 17, 100),
+      Copy::linear(20000, 9000, 1),
+      Copy::linear(20003, 11000, 30001),
+  };
+  const bool push = method == Method::kDescPush;
+  Desc desc;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const unsigned flags = i + 1 == chain.size() ? TCA_FLAG_NOTIFY : 0u;
+    ASSERT_TCA_OK(append_copy(desc.get(), push ? dst.of(next) : dst.mine(),
+                              push ? src.mine() : src.of(prev), chain[i], flags, kDataSlot));
+  }
+  ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path));
+  ASSERT_TCA_OK(tcaDescSet(desc.get(), kChannel));
+  poison(dst.data(), dst.size());
+  ASSERT_TCA_OK(tcaBarrier());
+
+  for (int iteration = 0; iteration < kIterations; ++iteration) {
+    SCOPED_TRACE(::testing::Message() << method_name(method) << ", iteration " << iteration);
+    const uint64_t seed = 500 + iteration;
+    // The previous round's reader of my source has acknowledged (or this is round 0).
+    if (iteration > 0) {
+      ASSERT_TCA_OK(tcaWaitDMARecvDesc(next, kAckSlot, nullptr));
+    }
+    fill_pattern(src.data(), src.size(), Pattern{rank, seed}, 0);
+    if (push) {
+      ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
+      ASSERT_TCA_OK(tcaWaitDMAC(kChannel));
+      ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev, kDataSlot, nullptr));
+    } else {
+      ASSERT_TCA_OK(tcaNotify(next, kReadySlot));
+      ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev, kReadySlot, nullptr));
+      ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
+      ASSERT_TCA_OK(tcaWaitDMAC(kChannel));
+      ASSERT_TCA_OK(tcaWaitDMARecvDesc(rank, kDataSlot, nullptr));
+    }
+    ExpectedImage expected(0, dst.size());
+    for (const Copy& copy : chain) expected.apply(copy, Pattern{prev, seed});
+    ASSERT_TRUE(expected.matches(dst.data()));
+    poison(dst.data(), dst.size());
+    ASSERT_TCA_OK(tcaNotify(prev, kAckSlot));
+  }
+  ASSERT_TCA_OK(tcaWaitDMARecvDesc(next, kAckSlot, nullptr));
+}
+
+TEST_P(TransportTest, OneChainKickedManyTimesByPush) {
+  kick_one_chain_repeatedly(Method::kDescPush, path(), rank_, next_, prev_);
+}
+TEST_P(TransportTest, OneChainKickedManyTimesByPull) {
+  kick_one_chain_repeatedly(Method::kDescPull, path(), rank_, next_, prev_);
+}
+
+// ---- memory the user allocated, and handles of sub-ranges ----
+
+TEST_P(TransportTest, UserMemoryAsTheLocalEndOfAChain) {
+  constexpr size_t kBytes = 70001;
+  constexpr int kChannel = 1;
+  constexpr int kSlot = 9;
+  SharedRegion shared(kBytes);
+  ASSERT_TRUE(shared.ok());
+  std::vector<uint8_t> user(kBytes);
+  tcaHandle user_handle{};
+  ASSERT_TCA_OK(tcaCreateHandle(&user_handle, user.data(), user.size(), TCA_MEM_CPU));
+
+  // Push from user memory into the next rank's tca memory.
+  fill_pattern(user.data(), user.size(), Pattern{rank_, 600}, 0);
+  poison(shared.data(), shared.size());
+  ASSERT_TCA_OK(tcaBarrier());
+  {
+    Desc desc;
+    ASSERT_TCA_OK(tcaDescSetMemcpy(desc.get(), &shared.of(next_), 11, &user_handle, 7, kBytes - 20,
+                                   TCA_FLAG_NOTIFY, kSlot));
+    ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path()));
+    ASSERT_TCA_OK(tcaDescSet(desc.get(), kChannel));
+    ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
+    ASSERT_TCA_OK(tcaWaitDMAC(kChannel));
+    ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev_, kSlot, nullptr));
+  }
+  ExpectedImage pushed(0, kBytes);
+  pushed.apply(Copy::linear(11, 7, kBytes - 20), Pattern{prev_, 600});
+  EXPECT_TRUE(pushed.matches(shared.data()));
+  ASSERT_TCA_OK(tcaBarrier());
+
+  // Pull from the previous rank's tca memory into user memory.
+  fill_pattern(shared.data(), shared.size(), Pattern{rank_, 601}, 0);
+  poison(user.data(), user.size());
+  ASSERT_TCA_OK(tcaBarrier());
+  {
+    Desc desc;
+    ASSERT_TCA_OK(tcaDescSetMemcpy(desc.get(), &user_handle, 1, &shared.of(prev_), 2, kBytes - 3,
+                                   TCA_FLAG_NOTIFY, kSlot));
+    ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path()));
+    ASSERT_TCA_OK(tcaDescSet(desc.get(), kChannel));
+    ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
+    ASSERT_TCA_OK(tcaWaitDMAC(kChannel));
+    ASSERT_TCA_OK(tcaWaitDMARecvDesc(rank_, kSlot, nullptr));
+  }
+  ExpectedImage pulled(0, kBytes);
+  pulled.apply(Copy::linear(1, 2, kBytes - 3), Pattern{prev_, 601});
+  EXPECT_TRUE(pulled.matches(user.data()));
+  EXPECT_TCA_OK(tcaDestroyHandle(&user_handle));
+}
+
+TEST_P(TransportTest, HandleOfASubRangeAddressesFromItsStart) {
+  constexpr size_t kBlockBytes = 16 * kKiB;
+  constexpr size_t kSubOffset = 4099;
+  constexpr size_t kSubBytes = 1000;
+  constexpr int kSlot = 10;
+  SharedRegion block(kBlockBytes);
+  ASSERT_TRUE(block.ok());
+  tcaHandle sub{};
+  ASSERT_TCA_OK(tcaCreateHandle(&sub, block.data() + kSubOffset, kSubBytes, TCA_MEM_CPU));
+  std::vector<tcaHandle> subs(size_);
+  ASSERT_TCA_OK(tcaAllgatherHandles(&sub, subs.data()));
+  int owner = -1;
+  size_t reported = 0;
+  tcaMemKind kind = TCA_MEM_GPU;
+  ASSERT_TCA_OK(tcaHandleInfo(&subs[next_], &owner, &reported, &kind));
+  EXPECT_EQ(owner, next_);
+  EXPECT_EQ(reported, kSubBytes);
+
+  poison(block.data(), block.size());
+  std::vector<uint8_t> data(kSubBytes);
+  fill_pattern(data.data(), data.size(), Pattern{rank_, 700}, 0);
+  ASSERT_TCA_OK(tcaBarrier());
+  ASSERT_TCA_OK(tcaPut(&subs[next_], 0, data.data(), kSubBytes));
+  // The sub-range, not the block around it, bounds transfers through this handle.
+  EXPECT_TCA_ERROR(TCA_ERROR_OUT_OF_BOUNDS, tcaPut(&subs[next_], 1, data.data(), kSubBytes));
+  ASSERT_TCA_OK(tcaNotify(next_, kSlot));
+  ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev_, kSlot, nullptr));
+  ExpectedImage expected(0, kBlockBytes);
+  expected.apply(Copy::linear(kSubOffset, 0, kSubBytes), Pattern{prev_, 700});
+  EXPECT_TRUE(expected.matches(block.data()));
+  ASSERT_TCA_OK(tcaBarrier());
+  EXPECT_TCA_OK(tcaDestroyHandle(&sub));
+}
+
+}  // namespace
+}  // namespace tca_test

@@ -1,0 +1,218 @@
+// Single-process tests: error strings, the lifecycle, configuration from the environment, and
+// the integrity check of handle bytes.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace tca_test {
+namespace {
+
+constexpr tcaResult kLastResult = TCA_ERROR_INTERNAL;
+
+TEST(ErrorStrings, EveryCodeHasItsOwnNonEmptyString) {
+  std::set<std::string> seen;
+  for (int code = TCA_SUCCESS; code <= kLastResult; ++code) {
+    const char* text = tcaGetErrorString(static_cast<tcaResult>(code));
+    ASSERT_NE(text, nullptr) << result_name(static_cast<tcaResult>(code));
+    EXPECT_STRNE(text, "") << result_name(static_cast<tcaResult>(code));
+    EXPECT_TRUE(seen.insert(text).second)
+        << result_name(static_cast<tcaResult>(code)) << " shares its string \"" << text << "\"";
+  }
+}
+
+TEST(ErrorStrings, UnknownCodeStillGetsAString) {
+  for (int code : {-1, kLastResult + 1, 1000}) {
+    const char* text = tcaGetErrorString(static_cast<tcaResult>(code));
+    ASSERT_NE(text, nullptr) << code;
+    EXPECT_STRNE(text, "") << code;
+  }
+}
+
+TEST(Lifecycle, CallsBeforeInitAreRejected) {
+  int value = 0;
+  void* pointer = nullptr;
+  tcaDesc desc = nullptr;
+  EXPECT_TCA_ERROR(TCA_ERROR_NOT_INITIALIZED, tcaRank(&value));
+  EXPECT_TCA_ERROR(TCA_ERROR_NOT_INITIALIZED, tcaSize(&value));
+  EXPECT_TCA_ERROR(TCA_ERROR_NOT_INITIALIZED, tcaMalloc(&pointer, 64, TCA_MEM_CPU));
+  EXPECT_TCA_ERROR(TCA_ERROR_NOT_INITIALIZED, tcaDescNew(&desc));
+  EXPECT_TCA_ERROR(TCA_ERROR_NOT_INITIALIZED, tcaNotify(0, 0));
+  EXPECT_TCA_ERROR(TCA_ERROR_NOT_INITIALIZED, tcaFinalize());
+}
+
+TEST(Lifecycle, RepeatedInitFinalizeCycles) {
+  for (const char* transport : {"auto", "shm", "mpi", "auto"}) {
+    SCOPED_TRACE(transport);
+    tcaConfig config{};
+    config.transport = transport;
+    ASSERT_TCA_OK(tcaInitWithConfig(&config));
+    int rank = -1;
+    int size = 0;
+    EXPECT_TCA_OK(tcaRank(&rank));
+    EXPECT_TCA_OK(tcaSize(&size));
+    EXPECT_EQ(rank, world_rank());
+    EXPECT_EQ(size, world_size());
+    EXPECT_TCA_ERROR(TCA_ERROR_ALREADY_INITIALIZED, tcaInit());
+    void* block = nullptr;
+    EXPECT_TCA_OK(tcaMalloc(&block, 1000, TCA_MEM_CPU));
+    EXPECT_TCA_OK(tcaFree(block));
+    ASSERT_TCA_OK(tcaFinalize());
+  }
+}
+
+TEST(Lifecycle, UnknownTransportNameFailsInitCleanly) {
+  tcaConfig config{};
+  config.transport = "carrier-pigeon";
+  const tcaResult result = tcaInitWithConfig(&config);
+  EXPECT_NE(result, TCA_SUCCESS);
+  EXPECT_STRNE(tcaGetLastErrorMessage(), "");
+  if (result == TCA_SUCCESS) {
+    ASSERT_TCA_OK(tcaFinalize());
+  }
+  int rank = 0;
+  EXPECT_TCA_ERROR(TCA_ERROR_NOT_INITIALIZED, tcaRank(&rank)) << "a failed init left tca half up";
+  ASSERT_TCA_OK(tcaInit());
+  ASSERT_TCA_OK(tcaFinalize());
+}
+
+// Sets an environment variable for one scope, then restores what was there.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value) : name_(name) {
+    const char* previous = std::getenv(name);
+    had_previous_ = previous != nullptr;
+    if (had_previous_) previous_ = previous;
+    setenv(name, value, /*overwrite=*/1);
+  }
+  ~ScopedEnvironment() {
+    if (had_previous_) {
+      setenv(name_, previous_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_previous_ = false;
+  std::string previous_;
+};
+
+TEST(Config, EnvironmentChoosesTransportAndTimeout) {
+  ScopedEnvironment transport("TCA_TRANSPORT", "mpi");
+  ScopedEnvironment timeout("TCA_TIMEOUT_MS", "150");
+  ASSERT_TCA_OK(tcaInit());
+  const char* name = nullptr;
+  EXPECT_TCA_OK(tcaPeerTransport(0, &name));
+  EXPECT_STREQ(name, "mpi");
+  const double start = now_seconds();
+  EXPECT_TCA_ERROR(TCA_ERROR_TIMEOUT, tcaWaitDMARecvDesc(0, 0, nullptr));
+  const double waited = seconds_since(start);
+  EXPECT_GE(waited, 0.13);
+  EXPECT_LT(waited, 10.0) << "TCA_TIMEOUT_MS=150 was not honoured";
+  ASSERT_TCA_OK(tcaFinalize());
+}
+
+TEST(Config, ExplicitConfigOverridesTheEnvironment) {
+  ScopedEnvironment transport("TCA_TRANSPORT", "mpi");
+  tcaConfig config{};
+  config.transport = "shm";
+  ASSERT_TCA_OK(tcaInitWithConfig(&config));
+  const char* name = nullptr;
+  EXPECT_TCA_OK(tcaPeerTransport(0, &name));
+  EXPECT_STREQ(name, "shm");
+  ASSERT_TCA_OK(tcaFinalize());
+}
+
+// One process with tca up and one registered, poisoned region.
+class SingleProcessHandles : public ::testing::Test {
+ protected:
+  static constexpr size_t kBytes = 4096;
+
+  void SetUp() override {
+    ASSERT_TCA_OK(tcaInit());
+    void* block = nullptr;
+    ASSERT_TCA_OK(tcaMalloc(&block, kBytes, TCA_MEM_CPU));
+    region_ = static_cast<uint8_t*>(block);
+    poison(region_, kBytes);
+    ASSERT_TCA_OK(tcaCreateHandle(&handle_, region_, kBytes, TCA_MEM_CPU));
+  }
+
+  void TearDown() override {
+    if (region_ != nullptr) {
+      EXPECT_TCA_OK(tcaFree(region_));
+    }
+    EXPECT_TCA_OK(tcaFinalize());
+  }
+
+  uint8_t* region_ = nullptr;
+  tcaHandle handle_{};
+};
+
+TEST_F(SingleProcessHandles, EveryCorruptedByteMakesTheHandleInvalid) {
+  const uint8_t data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (size_t byte = 0; byte < TCA_HANDLE_BYTES; ++byte) {
+    for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xFF}}) {
+      tcaHandle corrupted = handle_;
+      corrupted.bytes[byte] ^= flip;
+      EXPECT_TCA_ERROR(TCA_ERROR_INVALID_HANDLE, handle_info(&corrupted))
+          << "byte " << byte << " xor " << int{flip};
+    }
+    tcaHandle corrupted = handle_;
+    corrupted.bytes[byte] ^= 0x10;
+    EXPECT_TCA_ERROR(TCA_ERROR_INVALID_HANDLE, tcaPut(&corrupted, 0, data, sizeof data))
+        << "byte " << byte;
+  }
+  EXPECT_TRUE(is_poison(region_, kBytes)) << "a put through a corrupted handle wrote";
+  EXPECT_TCA_OK(handle_info(&handle_)) << "the original must still be good";
+}
+
+TEST_F(SingleProcessHandles, ZeroAndRandomBytesAreNotHandles) {
+  tcaHandle zero{};
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_HANDLE, handle_info(&zero));
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 100; ++i) {
+    tcaHandle random;
+    for (unsigned char& byte : random.bytes) byte = static_cast<unsigned char>(rng());
+    EXPECT_TCA_ERROR(TCA_ERROR_INVALID_HANDLE, handle_info(&random)) << "random handle " << i;
+  }
+}
+
+TEST_F(SingleProcessHandles, HandleSurvivesAFileRoundTrip) {
+  // Handles are plain bytes: they may be saved and read back, here through a temporary file.
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(std::fwrite(handle_.bytes, 1, TCA_HANDLE_BYTES, file), size_t{TCA_HANDLE_BYTES});
+  std::rewind(file);
+  tcaHandle loaded{};
+  ASSERT_EQ(std::fread(loaded.bytes, 1, TCA_HANDLE_BYTES, file), size_t{TCA_HANDLE_BYTES});
+  std::fclose(file);
+  int owner = -1;
+  size_t bytes = 0;
+  tcaMemKind kind = TCA_MEM_GPU;
+  ASSERT_TCA_OK(tcaHandleInfo(&loaded, &owner, &bytes, &kind));
+  EXPECT_EQ(owner, 0);
+  EXPECT_EQ(bytes, kBytes);
+  EXPECT_EQ(kind, TCA_MEM_CPU);
+  const uint8_t data[5] = {9, 8, 7, 6, 5};
+  ASSERT_TCA_OK(tcaPut(&loaded, 3, data, sizeof data));
+  EXPECT_EQ(std::memcmp(region_ + 3, data, sizeof data), 0);
+}
+
+TEST_F(SingleProcessHandles, FreeDeregistersEveryRegionInsideTheBlock) {
+  tcaHandle inner{};
+  ASSERT_TCA_OK(tcaCreateHandle(&inner, region_ + 100, 200, TCA_MEM_CPU));
+  ASSERT_TCA_OK(tcaFree(region_));
+  region_ = nullptr;
+  EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, handle_info(&handle_));
+  EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, handle_info(&inner));
+}
+
+}  // namespace
+}  // namespace tca_test

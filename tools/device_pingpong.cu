@@ -1,0 +1,69 @@
+#include "device_pingpong.h"
+#include "tca/tca_device.cuh"
+
+namespace tca_tools {
+namespace {
+
+// The bare reference polls without the acquire that tcaDeviceSignalWaitUntil adds.
+__device__ void wait_for(const PingPong& p, uint64_t value) {
+  if (!p.bare_flag) {
+    tcaDeviceSignalWaitUntil(p.own_signal, TCA_CMP_GE, value);
+    return;
+  }
+  tca_device_detail::SystemAtomic cell(*p.own_signal);
+  while (cell.load(cuda::memory_order_relaxed) < value) {
+  }
+}
+
+// A block of one thread uses the thread form of put with signal, a larger block the block form.
+__global__ void pingpong_kernel(PingPong p) {
+  const bool single = blockDim.x == 1;
+  for (int round = 1; round <= p.rounds; ++round) {
+    const uint64_t value = p.first_value + static_cast<uint64_t>(round);
+    if (!p.initiator && threadIdx.x == 0) wait_for(p, value);
+    if (!single) __syncthreads();
+    if (p.bare_flag) {
+      if (threadIdx.x == 0)
+        tca_device_detail::SystemAtomic(*p.remote_signal).store(value, cuda::memory_order_relaxed);
+    } else if (single) {
+      tcaDevicePutSignal(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value,
+                         TCA_SIGNAL_SET);
+    } else {
+      tcaDevicePutSignalBlock(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value,
+                              TCA_SIGNAL_SET);
+    }
+    if (p.initiator && threadIdx.x == 0) wait_for(p, value);
+    if (!single) __syncthreads();
+  }
+}
+
+__global__ void put_signal_kernel(void* remote_dst, const void* local_src, size_t bytes,
+                                  uint64_t* remote_signal, uint64_t value) {
+  tcaDevicePutSignalBlock(remote_dst, local_src, bytes, remote_signal, value, TCA_SIGNAL_SET);
+}
+
+__global__ void signal_wait_kernel(const uint64_t* signal, uint64_t value) {
+  tcaDeviceSignalWaitUntil(signal, TCA_CMP_GE, value);
+}
+
+}  // namespace
+
+cudaError_t launch_device_put_signal(void* remote_dst, const void* local_src, size_t bytes,
+                                     uint64_t* remote_signal, uint64_t value,
+                                     cudaStream_t stream) {
+  put_signal_kernel<<<1, 256, 0, stream>>>(remote_dst, local_src, bytes, remote_signal, value);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_device_signal_wait(const uint64_t* signal, uint64_t value,
+                                      cudaStream_t stream) {
+  signal_wait_kernel<<<1, 1, 0, stream>>>(signal, value);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_device_pingpong(const PingPong& pingpong, cudaStream_t stream) {
+  pingpong_kernel<<<1, pingpong.threads, 0, stream>>>(pingpong);
+  return cudaGetLastError();
+}
+
+}  // namespace tca_tools

@@ -1,0 +1,473 @@
+// tca-topo: how the GPUs of a job are linked and how fast tca moves data between them.
+// Run one rank per GPU:  mpirun -n <GPUs> tca-topo
+//
+// Prints (rank 0) the GPUs, their link matrix (NVLink links or PCIe distance, from NVML), the
+// measured one-way latency matrix (GPU-initiated 8-byte put with signal, half a round trip), the
+// one-direction bandwidth matrices of the copy engines and of the SMs and the two-direction
+// bandwidth of the copy engines (as CUDA's p2pBandwidthLatencyTest prints them, but through
+// tca), and what the automatic path picks per size with the calibration behind its crossover.
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "device_pingpong.h"
+#include "tca/tca.h"
+#include "tca/tca_cuda.h"
+
+namespace {
+
+constexpr size_t kBandwidthBytes = size_t{256} << 20;
+constexpr int kBandwidthKicks = 10;
+constexpr int kLatencyRounds = 20000;
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "tca-topo: %s\n", message.c_str());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+void check(tcaResult result, const char* call) {
+  if (result != TCA_SUCCESS)
+    die(fmt::format("{} failed: {}: {}", call, tcaGetErrorString(result),
+                    tcaGetLastErrorMessage()));
+}
+void check(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) die(fmt::format("{} failed: {}", call, cudaGetErrorString(error)));
+}
+#define CHECK(call) check((call), #call)
+
+// ---- NVML, loaded at run time: the library is the driver's, absent where no GPU is ----
+
+class Nvml {
+ public:
+  Nvml() {
+    library_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library_ == nullptr) return;
+    init_ = symbol<int (*)()>("nvmlInit_v2");
+    by_bus_id_ = symbol<int (*)(const char*, Device*)>("nvmlDeviceGetHandleByPciBusId_v2");
+    p2p_status_ = symbol<int (*)(Device, Device, int, int*)>("nvmlDeviceGetP2PStatus");
+    nvlink_state_ = symbol<int (*)(Device, unsigned, int*)>("nvmlDeviceGetNvLinkState");
+    ancestor_ = symbol<int (*)(Device, Device, int*)>("nvmlDeviceGetTopologyCommonAncestor");
+    ready_ = init_ != nullptr && by_bus_id_ != nullptr && p2p_status_ != nullptr &&
+             nvlink_state_ != nullptr && ancestor_ != nullptr && init_() == kSuccess;
+  }
+  ~Nvml() {
+    if (library_ != nullptr) dlclose(library_);
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+  bool ready() const { return ready_; }
+
+  // "NV<links>" where the pair talks over NVLink, else the PCIe distance as nvidia-smi topo
+  // names it (PIX, PXB, PHB, NODE, SYS); "X" for a GPU and itself.
+  std::string link(const char* bus_a, const char* bus_b) const {
+    if (std::string(bus_a) == bus_b) return "X";
+    Device a = nullptr;
+    Device b = nullptr;
+    if (!ready_ || by_bus_id_(bus_a, &a) != kSuccess || by_bus_id_(bus_b, &b) != kSuccess)
+      return "?";
+    int status = -1;
+    if (p2p_status_(a, b, kP2pNvlink, &status) == kSuccess && status == kP2pOk) {
+      int links = 0;
+      for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+        int active = 0;
+        if (nvlink_state_(a, link, &active) == kSuccess && active == kEnabled) ++links;
+      }
+      return fmt::format("NV{}", links);
+    }
+    int level = -1;
+    if (ancestor_(a, b, &level) != kSuccess) return "?";
+    if (level <= 10) return "PIX";
+    if (level <= 20) return "PXB";
+    if (level <= 30) return "PHB";
+    if (level <= 40) return "NODE";
+    return "SYS";
+  }
+
+ private:
+  using Device = void*;
+  static constexpr int kSuccess = 0;
+  static constexpr int kP2pNvlink = 2;  // NVML_P2P_CAPS_INDEX_NVLINK
+  static constexpr int kP2pOk = 0;      // NVML_P2P_STATUS_OK
+  static constexpr int kEnabled = 1;    // NVML_FEATURE_ENABLED
+  static constexpr unsigned kMaxNvLinks = 18;
+
+  template <typename Function>
+  Function symbol(const char* name) {
+    return reinterpret_cast<Function>(dlsym(library_, name));
+  }
+
+  void* library_ = nullptr;
+  bool ready_ = false;
+  int (*init_)() = nullptr;
+  int (*by_bus_id_)(const char*, Device*) = nullptr;
+  int (*p2p_status_)(Device, Device, int, int*) = nullptr;
+  int (*nvlink_state_)(Device, unsigned, int*) = nullptr;
+  int (*ancestor_)(Device, Device, int*) = nullptr;
+};
+
+// ---- what each rank reports ----
+
+struct Card {
+  char host[64];
+  char name[256];
+  char bus_id[32];
+  int device;
+};
+
+// Pseudo-random bytes (xorshift64): engines are timed on data like real data, since constant
+// bytes can move faster.
+void fill_random(void* device, size_t bytes, uint64_t seed) {
+  std::vector<uint64_t> words((bytes + 7) / 8);
+  uint64_t state = seed | 1;
+  for (uint64_t& word : words) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    word = state;
+  }
+  CHECK(cudaMemcpy(device, words.data(), bytes, cudaMemcpyHostToDevice));
+  CHECK(cudaDeviceSynchronize());
+}
+
+std::string size_name(size_t bytes) {
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0)
+    return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
+}
+
+class Topo {
+ public:
+  Topo() {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    CHECK(tcaCudaDevice(&device_));
+    CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CHECK(tcaMalloc(&src_, kBandwidthBytes, TCA_MEM_GPU));
+    CHECK(tcaMalloc(&dst_, kBandwidthBytes, TCA_MEM_GPU));
+    fill_random(src_, kBandwidthBytes, 0x1234567u + rank_);
+    CHECK(tcaCreateHandle(&src_handle_, src_, kBandwidthBytes, TCA_MEM_GPU));
+    tcaHandle mine{};
+    CHECK(tcaCreateHandle(&mine, dst_, kBandwidthBytes, TCA_MEM_GPU));
+    dst_handles_.resize(size_);
+    CHECK(tcaAllgatherHandles(&mine, dst_handles_.data()));
+  }
+  ~Topo() {
+    tcaBarrier();
+    tcaFree(src_);
+    tcaFree(dst_);
+    cudaStreamDestroy(stream_);
+  }
+  Topo(const Topo&) = delete;
+  Topo& operator=(const Topo&) = delete;
+
+  void print_devices_and_links() {
+    Card mine{};
+    gethostname(mine.host, sizeof(mine.host) - 1);
+    cudaDeviceProp properties{};
+    CHECK(cudaGetDeviceProperties(&properties, device_));
+    std::snprintf(mine.name, sizeof(mine.name), "%s", properties.name);
+    CHECK(cudaDeviceGetPCIBusId(mine.bus_id, sizeof(mine.bus_id), device_));
+    mine.device = device_;
+    std::vector<Card> cards(size_);
+    MPI_Gather(&mine, sizeof(Card), MPI_BYTE, cards.data(), sizeof(Card), MPI_BYTE, 0,
+               MPI_COMM_WORLD);
+    if (rank_ != 0) return;
+    fmt::print("GPUs (one rank each)\n");
+    for (int r = 0; r < size_; ++r)
+      fmt::print("  rank {:2}  {}  GPU {}  {}  {}\n", r, cards[r].host, cards[r].device,
+                 cards[r].bus_id, cards[r].name);
+    const Nvml nvml;
+    fmt::print("\nLink matrix (NVML{}; NV<n>: n NVLink links, else PCIe distance)\n",
+               nvml.ready() ? "" : " unavailable");
+    print_matrix([&](int a, int b) {
+      if (std::string(cards[a].host) != cards[b].host) return std::string("net");
+      return nvml.link(cards[a].bus_id, cards[b].bus_id);
+    });
+  }
+
+  // Half the round trip of an 8-byte put with signal, GPU-initiated on both sides; with
+  // `bare_flag`, of a relaxed flag store alone (no data, no ordering: the link's floor).
+  void latency_matrix(bool bare_flag, const char* title) {
+    std::vector<double> microseconds(static_cast<size_t>(size_) * size_, 0.0);
+    int signal = 0;
+    for (int a = 0; a < size_; ++a) {
+      for (int b = a + 1; b < size_; ++b, ++signal) {
+        const int cell = (signal + (bare_flag ? size_ * size_ : 0)) % TCA_DEVICE_SIGNALS;
+        CHECK(tcaBarrier());
+        if (rank_ != a && rank_ != b) continue;
+        const int peer = rank_ == a ? b : a;
+        tca_tools::PingPong pingpong{};
+        CHECK(tcaDevicePointer(&pingpong.remote_dst, &dst_handles_[peer], 0, 8));
+        pingpong.local_src = src_;
+        pingpong.bytes = 8;
+        CHECK(tcaDeviceSignal(&pingpong.remote_signal, peer, cell));
+        CHECK(tcaDeviceSignal(&pingpong.own_signal, rank_, cell));
+        pingpong.initiator = rank_ == a;
+        pingpong.bare_flag = bare_flag;
+        pingpong.threads = 1;
+        pingpong.rounds = 1000;  // warm-up
+        CHECK(tca_tools::launch_device_pingpong(pingpong, stream_));
+        pingpong.first_value = pingpong.rounds;
+        pingpong.rounds = kLatencyRounds;
+        cudaEvent_t begin = nullptr;
+        cudaEvent_t end = nullptr;
+        CHECK(cudaEventCreate(&begin));
+        CHECK(cudaEventCreate(&end));
+        CHECK(cudaEventRecord(begin, stream_));
+        CHECK(tca_tools::launch_device_pingpong(pingpong, stream_));
+        CHECK(cudaEventRecord(end, stream_));
+        CHECK(cudaEventSynchronize(end));
+        float milliseconds = 0;
+        CHECK(cudaEventElapsedTime(&milliseconds, begin, end));
+        cudaEventDestroy(begin);
+        cudaEventDestroy(end);
+        const double one_way = milliseconds * 1e3 / (2.0 * kLatencyRounds);
+        microseconds[a * size_ + b] = microseconds[b * size_ + a] = one_way;
+      }
+    }
+    reduce_and_print(title, &microseconds, "{:.2f}");
+  }
+
+  // Kicks of one 256 MiB transfer on `path`, one direction or both at once.
+  void bandwidth_matrix(tcaPath path, bool both_directions, const char* title) {
+    std::vector<double> gbps(static_cast<size_t>(size_) * size_, 0.0);
+    for (int a = 0; a < size_; ++a) {
+      for (int b = 0; b < size_; ++b) {
+        if (a == b || (both_directions && b < a)) continue;
+        CHECK(tcaBarrier());
+        const bool sends = rank_ == a || (both_directions && rank_ == b);
+        if (!sends) continue;
+        const int peer = rank_ == a ? b : a;
+        const double rate = kick_rate(path, peer, kBandwidthBytes, kBandwidthKicks);
+        gbps[rank_ * size_ + peer] = rate;
+      }
+    }
+    if (both_directions) {  // report the sum of the two directions on both cells
+      std::vector<double> total(gbps.size(), 0.0);
+      MPI_Allreduce(gbps.data(), total.data(), static_cast<int>(gbps.size()), MPI_DOUBLE, MPI_SUM,
+                    MPI_COMM_WORLD);
+      for (int a = 0; a < size_; ++a)
+        for (int b = 0; b < size_; ++b)
+          gbps[a * size_ + b] = total[a * size_ + b] + total[b * size_ + a];
+      if (rank_ == 0) {
+        fmt::print("\n{}\n", title);
+        print_matrix_values(gbps, "{:.1f}");
+      }
+      return;
+    }
+    reduce_and_print(title, &gbps, "{:.1f}");
+  }
+
+  // A plane of n*n doubles of an n^3 grid (x fastest) in each orientation, from rank 0's grid
+  // into rank 1's packed buffer, next to a contiguous transfer of the same bytes.
+  void halo_planes() {
+    if (size_ < 2) return;
+    constexpr size_t n = 512;
+    constexpr size_t element = sizeof(double);
+    constexpr size_t plane = n * n * element;
+    void* grid = nullptr;
+    CHECK(tcaMalloc(&grid, n * n * n * element, TCA_MEM_GPU));
+    fill_random(grid, n * n * n * element, 0x7654321u);
+    tcaHandle grid_handle{};
+    CHECK(tcaCreateHandle(&grid_handle, grid, n * n * n * element, TCA_MEM_GPU));
+    struct Plane {
+      const char* name;
+      size_t offset, pitch, width, count;
+    };
+    const Plane planes[] = {
+        {"contiguous", 0, plane, plane, 1},
+        {"z (k=1)", plane, plane, plane, 1},
+        {"y (j=1)", n * element, n * n * element, n * element, n},
+        {"x (i=1)", element, n * element, element, n * n},
+    };
+    const std::pair<const char*, tcaPath> paths[] = {
+        {"auto", TCA_PATH_CUDA}, {"CE", TCA_PATH_CUDA_CE}, {"SM", TCA_PATH_CUDA_SM}};
+    if (rank_ == 0) {
+      fmt::print("\nHalo planes, rank 0 -> rank 1: {0}x{0} doubles of a {0}^3 grid into a packed "
+                 "buffer, GB/s and % of contiguous on the same path; one: each kick completed "
+                 "before the next, piped: 20 kicks back to back\n", n);
+      fmt::print("  {:>12}", "plane");
+      for (const auto& path : paths)
+        fmt::print(" {:>14} {:>14}", fmt::format("{} one", path.first),
+                   fmt::format("{} piped", path.first));
+      fmt::print("\n");
+      std::vector<double> contiguous(6, 0.0);
+      for (const Plane& p : planes) {
+        fmt::print("  {:>12}", p.name);
+        for (size_t i = 0; i < 3; ++i) {
+          tcaDesc desc = nullptr;
+          CHECK(tcaDescNew(&desc));
+          CHECK(tcaDescSetMemcpy2D(desc, &dst_handles_[1], 0, p.width, &grid_handle, p.offset,
+                                   p.pitch, p.width, p.count, 0, 0));
+          CHECK(tcaDescSetPath(desc, paths[i].second));
+          CHECK(tcaDescSet(desc, 0));
+          const double rates[2] = {one_at_a_time_rate(desc, plane, 30),
+                                   pipelined_rate(desc, plane, 20)};
+          CHECK(tcaDescFree(desc));
+          for (int mode = 0; mode < 2; ++mode) {
+            double& reference = contiguous[2 * i + mode];
+            if (p.offset == 0) reference = rates[mode];
+            fmt::print(" {:>14}",
+                       fmt::format("{:.0f} ({:.0f}%)", rates[mode], 100 * rates[mode] / reference));
+          }
+        }
+        fmt::print("\n");
+      }
+    }
+    CHECK(tcaBarrier());
+    CHECK(tcaFree(grid));
+  }
+
+  // Every later measurement reads a source of one repeated byte.
+  void constant_source() {
+    CHECK(cudaMemset(src_, 0x3c, kBandwidthBytes));
+    CHECK(cudaDeviceSynchronize());
+  }
+
+  void auto_choices() {
+    if (rank_ != 0) return;
+    fmt::print("\nAutomatic path (TCA_PATH_CUDA) from rank 0\n");
+    for (int peer = 0; peer < size_; ++peer) {
+      int available = 0;
+      CHECK(tcaPathAvailable(TCA_PATH_CUDA, peer, &available));
+      if (!available) continue;
+      size_t crossover = 0;
+      CHECK(tcaCudaCrossover(peer, &crossover));
+      fmt::print("  to rank {}: copy engines from {}\n", peer,
+                 crossover == SIZE_MAX ? std::string("never") : size_name(crossover));
+      tcaCudaCalibrationPoint points[64];
+      int count = 0;
+      CHECK(tcaCudaCalibration(peer, points, 64, &count));
+      if (count > 0) fmt::print("    {:>9}  {:>9}  {:>9}  picks\n", "bytes", "CE GB/s", "SM GB/s");
+      for (int i = 0; i < count; ++i) {
+        tcaPath pick = TCA_PATH_AUTO;
+        CHECK(tcaCudaAutoPath(peer, points[i].bytes, &pick));
+        fmt::print("    {:>9}  {:9.2f}  {:9.2f}  {}\n", size_name(points[i].bytes),
+                   points[i].copy_engine_gbps, points[i].sm_gbps,
+                   pick == TCA_PATH_CUDA_CE ? "CE" : "SM");
+      }
+      if (count == 0) {
+        for (size_t bytes = 64; bytes <= kBandwidthBytes; bytes *= 4) {
+          tcaPath pick = TCA_PATH_AUTO;
+          CHECK(tcaCudaAutoPath(peer, bytes, &pick));
+          fmt::print("    {:>9}  {}\n", size_name(bytes), pick == TCA_PATH_CUDA_CE ? "CE" : "SM");
+        }
+      }
+    }
+  }
+
+ private:
+  // GB/s of `desc` moving `bytes`, each kick waited for before the next.
+  static double one_at_a_time_rate(tcaDesc desc, size_t bytes, int kicks) {
+    CHECK(tcaStartDMADesc(desc));  // warm-up
+    CHECK(tcaWaitDMAC(0));
+    const auto begin = std::chrono::steady_clock::now();
+    for (int i = 0; i < kicks; ++i) {
+      CHECK(tcaStartDMADesc(desc));
+      CHECK(tcaWaitDMAC(0));
+    }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
+    return static_cast<double>(bytes) * kicks / took.count() * 1e-9;
+  }
+
+  // GB/s of `desc` moving `bytes`, kicked `kicks` times back to back, then waited for.
+  static double pipelined_rate(tcaDesc desc, size_t bytes, int kicks) {
+    CHECK(tcaStartDMADesc(desc));  // warm-up
+    CHECK(tcaWaitDMAC(0));
+    const auto begin = std::chrono::steady_clock::now();
+    for (int i = 0; i < kicks; ++i) CHECK(tcaStartDMADesc(desc));
+    CHECK(tcaWaitDMAC(0));
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
+    return static_cast<double>(bytes) * kicks / took.count() * 1e-9;
+  }
+
+  double kick_rate(tcaPath path, int peer, size_t bytes, int kicks) {
+    tcaDesc desc = nullptr;
+    CHECK(tcaDescNew(&desc));
+    CHECK(tcaDescSetMemcpy(desc, &dst_handles_[peer], 0, &src_handle_, 0, bytes, 0, 0));
+    CHECK(tcaDescSetPath(desc, path));
+    CHECK(tcaDescSet(desc, 0));
+    const double rate = pipelined_rate(desc, bytes, kicks);
+    CHECK(tcaDescFree(desc));
+    return rate;
+  }
+
+  void reduce_and_print(const char* title, std::vector<double>* values, const char* format) {
+    std::vector<double> total(values->size(), 0.0);
+    MPI_Reduce(values->data(), total.data(), static_cast<int>(values->size()), MPI_DOUBLE,
+               MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank_ != 0) return;
+    fmt::print("\n{}\n", title);
+    print_matrix_values(total, format);
+  }
+
+  void print_matrix_values(const std::vector<double>& values, const char* format) const {
+    print_matrix([&](int a, int b) {
+      return a == b ? std::string("-") : fmt::format(fmt::runtime(format), values[a * size_ + b]);
+    });
+  }
+
+  void print_matrix(const std::function<std::string(int, int)>& cell) const {
+    fmt::print("  {:>8}", "from\\to");
+    for (int b = 0; b < size_; ++b) fmt::print(" {:>8}", fmt::format("rank {}", b));
+    fmt::print("\n");
+    for (int a = 0; a < size_; ++a) {
+      fmt::print("  {:>8}", fmt::format("rank {}", a));
+      for (int b = 0; b < size_; ++b) fmt::print(" {:>8}", cell(a, b));
+      fmt::print("\n");
+    }
+  }
+
+  int rank_ = 0;
+  int size_ = 1;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  void* src_ = nullptr;
+  void* dst_ = nullptr;
+  tcaHandle src_handle_{};
+  std::vector<tcaHandle> dst_handles_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  CHECK(tcaInit());
+  {
+    Topo topo;
+    topo.print_devices_and_links();
+    topo.latency_matrix(
+        false, "One-way latency, us (GPU-initiated 8 B put with signal, half a round trip)");
+    topo.latency_matrix(
+        true, "One-way latency, us (bare flag store, no data or ordering: reference)");
+    topo.bandwidth_matrix(TCA_PATH_CUDA_CE, false,
+                          "One-direction bandwidth, GB/s (copy engines, 256 MiB kicks)");
+    topo.bandwidth_matrix(TCA_PATH_CUDA_SM, false,
+                          "One-direction bandwidth, GB/s (SM stores, 256 MiB kicks)");
+    topo.bandwidth_matrix(TCA_PATH_CUDA_CE, true,
+                          "Both directions at once, GB/s (copy engines, 256 MiB kicks each way)");
+    topo.bandwidth_matrix(TCA_PATH_CUDA_SM, true,
+                          "Both directions at once, GB/s (SM stores, 256 MiB kicks each way)");
+    topo.constant_source();
+    topo.bandwidth_matrix(TCA_PATH_CUDA_CE, false,
+                          "For comparison: copy engines on a constant-byte source, GB/s");
+    topo.bandwidth_matrix(TCA_PATH_CUDA_SM, false,
+                          "For comparison: SM stores on a constant-byte source, GB/s");
+    topo.halo_planes();
+    topo.auto_choices();
+  }
+  CHECK(tcaFinalize());
+  MPI_Finalize();
+  return 0;
+}
