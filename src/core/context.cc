@@ -101,6 +101,12 @@ tcaResult Context::init(const tcaConfig* config) {
   mine.host_hash = host_hash();
   peers_.resize(size_);
   TCA_CHECK(bootstrap_->allgather(&mine, peers_.data(), sizeof(PeerInfo)));
+  // Launchers pin ranks to cores, so the host's online cores, not our affinity, are the supply.
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const long ranks_here = std::count_if(peers_.begin(), peers_.end(), [&](const PeerInfo& peer) {
+    return peer.host_hash == mine.host_hash;
+  });
+  oversubscribed_ = cores > 0 && ranks_here > cores;
 
   TCA_CHECK(HostBlock::create(2 * sizeof(uint64_t) * size_ * TCA_NOTIFY_SLOTS,
                               fmt::format("tca.{:016x}.{}.counters", job_key_, rank_).c_str(),
@@ -401,34 +407,38 @@ tcaResult Context::notify(int dst_rank, int slot) {
   return default_[dst_rank]->notify(dst_rank, slot, next_notify_value(dst_rank, slot));
 }
 
-tcaResult Context::test_notification(int src_rank, int slot, int* arrived, int* from) {
-  *arrived = 0;
+bool Context::consume_arrival(int src_rank, int slot, int* from) {
   const auto consume_from = [&](int src) {
     const uint64_t value =
         cell_at(control_block(), notify_cell_offset(src, slot))->load(std::memory_order_acquire);
     uint64_t& consumed = *notify_consumed_counter(src, slot);
     if (value <= consumed) return false;
     ++consumed;
-    *arrived = 1;
     if (from != nullptr) *from = src;
     return true;
   };
-  if (src_rank != TCA_ANY_RANK) {
-    consume_from(src_rank);
-  } else {
-    // Start the scan after the last rank served so that no sender starves the others.
-    for (int i = 1; i <= size_; ++i) {
-      const int src = (any_source_cursor_ + i) % size_;
-      if (consume_from(src)) {
-        any_source_cursor_ = src;
-        break;
-      }
+  if (src_rank != TCA_ANY_RANK) return consume_from(src_rank);
+  // Start the scan after the last rank served so that no sender starves the others.
+  for (int i = 1; i <= size_; ++i) {
+    const int src = (any_source_cursor_ + i) % size_;
+    if (consume_from(src)) {
+      any_source_cursor_ = src;
+      return true;
     }
   }
+  return false;
+}
+
+tcaResult Context::progress_transports() {
+  for (auto& transport : transports_) TCA_CHECK(transport->progress());
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::test_notification(int src_rank, int slot, int* arrived, int* from) {
+  *arrived = consume_arrival(src_rank, slot, from) ? 1 : 0;
   // Like MPI_Test, a poll that found nothing advances the transports: a sender's one-sided
   // operation may need this rank to enter MPI before its notification can land.
-  if (!*arrived)
-    for (auto& transport : transports_) TCA_CHECK(transport->progress());
+  if (!*arrived) TCA_CHECK(progress_transports());
   return TCA_SUCCESS;
 }
 
@@ -436,11 +446,13 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
   for (uint64_t spin = 0;; ++spin) {
-    int arrived = 0;
-    TCA_CHECK(test_notification(src_rank, slot, &arrived, from));
-    if (arrived) return TCA_SUCCESS;
-    if (spin < 1024) continue;  // a notification usually lands within microseconds
-    sched_yield();              // ranks may outnumber cores
+    if (consume_arrival(src_rank, slot, from)) return TCA_SUCCESS;
+    // Progress costs MPI calls; a same-host notification needs none, so it is paid rarely.
+    if (spin % 64 == 63) TCA_CHECK(progress_transports());
+    // A notification usually lands within microseconds; but when ranks outnumber cores the
+    // sender may be waiting for this core.
+    if (spin < 1024 && !oversubscribed_) continue;
+    sched_yield();
     if (spin % 256 != 0) continue;
     if (src_rank != TCA_ANY_RANK) {
       TCA_CHECK(check_peer_alive(src_rank));

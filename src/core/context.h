@@ -94,6 +94,9 @@ class Context {
   Context() = default;
   tcaResult init(const tcaConfig* config);
   tcaResult init_transports(const std::string& forced);
+  // Consumes one arrived notification (no progress); true if there was one.
+  bool consume_arrival(int src_rank, int slot, int* from);
+  tcaResult progress_transports();
   tcaResult register_with_transports(PeerRegion& region);
   void unpublish(PeerRegion& region);
 
@@ -122,6 +125,7 @@ class Context {
   CudaTransport* cuda_ = nullptr;    // one of transports_, when built with CUDA
   HostBlock notify_counters_;        // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
   int any_source_cursor_ = 0;
+  bool oversubscribed_ = false;  // more ranks on this host than cores: waits yield at once
   std::array<std::vector<PreparedRun*>, TCA_DMA_CHANNELS> in_flight_;
   DescRegistry descriptors_;  // destroyed before the transports that prepared their runs
 };

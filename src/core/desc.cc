@@ -9,18 +9,18 @@ namespace tca {
 
 tcaResult DescRegistry::create(tcaDesc* out) {
   if (out == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "desc is NULL");
-  descs_.push_back(std::make_unique<tcaDesc_st>());
-  *out = descs_.back().get();
+  auto desc = std::make_unique<tcaDesc_st>();
+  *out = desc.get();
+  descs_.emplace(desc.get(), std::move(desc));
   return TCA_SUCCESS;
 }
 
 tcaResult DescRegistry::find(tcaDesc desc, tcaDesc_st** out) const {
-  const auto found = std::find_if(descs_.begin(), descs_.end(),
-                                  [desc](const auto& owned) { return owned.get() == desc; });
-  if (desc == nullptr || found == descs_.end())
+  const auto found = descs_.find(desc);
+  if (found == descs_.end())
     TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor {} is not a live descriptor of this job",
              static_cast<const void*>(desc));
-  *out = found->get();
+  *out = found->second.get();
   return TCA_SUCCESS;
 }
 
@@ -31,8 +31,7 @@ tcaResult DescRegistry::destroy(Context& context, tcaDesc desc) {
     TCA_CHECK(run->wait());  // a chain in flight still reads and writes its buffers
     context.forget_run(run.get());
   }
-  descs_.erase(std::find_if(descs_.begin(), descs_.end(),
-                            [desc](const auto& owned) { return owned.get() == desc; }));
+  descs_.erase(desc);
   return TCA_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "tca/tca.h"
@@ -31,7 +32,7 @@ class DescRegistry {
   tcaResult destroy(Context& context, tcaDesc desc);
 
  private:
-  std::vector<std::unique_ptr<tcaDesc_st>> descs_;
+  std::unordered_map<const tcaDesc_st*, std::unique_ptr<tcaDesc_st>> descs_;
 };
 
 tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
