@@ -941,7 +941,8 @@ int main(int argc, char** argv) {
     const std::string reason = path.unavailable_reason();
     if (!both_ranks(endpoint, reason.empty())) {
       if (g_rank == 0)
-        print_line(options, "# %s: skipped, %s", path.name.c_str(),
+        print_line(options, "# %s %s>%s: skipped, %s", path.name.c_str(), kind_name(path.src),
+                   kind_name(path.dst),
                    reason.empty() ? "not available on rank 1" : reason.c_str());
       continue;
     }
