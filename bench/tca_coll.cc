@@ -1,6 +1,6 @@
 // tca-coll: allreduce and allgather of every tca algorithm and of the automatic choice, next
-// to MPI_Allreduce / MPI_Allgather on the same buffers, sizes and ranks, in the layout of
-// nccl-tests (size, count, type, redop, time, algbw, busbw, #wrong).
+// to MPI_Allreduce / MPI_Allgather (and NCCL, on GPU buffers) on the same buffers, sizes and
+// ranks, in the layout of nccl-tests (size, count, type, redop, time, algbw, busbw, #wrong).
 //
 // size is the result's bytes (allgather: every rank's data together); count is the elements
 // of the call (allgather: per rank). time is the slowest rank's mean per call, median of the
@@ -8,9 +8,29 @@
 // (allgather), as nccl-tests. Values are small integers, exact in every type, so results are
 // compared exactly: once after the timed batches, or with -c every iteration on fresh data
 // (then only the calls themselves are timed).
+//
+// --memory gpu puts the buffers in GPU memory (tcaMalloc(TCA_MEM_GPU)), where a tca collective
+// is a GPU program. It is issued host-called (tca.<alg>: tcaCollStart + tcaCollWait per call),
+// stream-ordered (tca.<alg>_stream: N tcaCollStartStream back to back on one stream, one
+// synchronization, time / N, as nccl-tests' eager mode) and as a graph (tca.<alg>_graph: N
+// iterations captured in one CUDA graph, replayed, as nccl-tests -G). NCCL, loaded at run time,
+// runs both ways (ref.nccl, ref.nccl_graph). Data is written and checked through host copies.
 #include <mpi.h>
 #include <tca/tca.h>
 #include <tca/tca_coll.h>
+
+#ifdef TCA_COLL_CUDA
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <tca/tca_coll_cuda.h>
+#include <tca/tca_cuda.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's extensions: MPIX_Query_cuda_support
+#endif
+#ifdef TCA_COLL_NCCL
+#include <nccl.h>
+#endif
+#endif
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -24,6 +44,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,11 +60,20 @@ int g_ranks = 1;
   std::exit(1);
 }
 
-void check(tcaResult result, const char* call) {
-  if (result == TCA_SUCCESS) return;
+std::string describe_failure(tcaResult result, const char* call) {
   const std::string detail = tcaGetLastErrorMessage();
-  die(std::string(call) + ": " + (detail.empty() ? tcaGetErrorString(result) : detail));
+  return std::string(call) + ": " + (detail.empty() ? tcaGetErrorString(result) : detail);
 }
+
+void check(tcaResult result, const char* call) {
+  if (result != TCA_SUCCESS) die(describe_failure(result, call));
+}
+
+#ifdef TCA_COLL_CUDA
+void check(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) die(std::string(call) + ": " + cudaGetErrorString(error));
+}
+#endif
 
 // ---- data: small integers, exact in every type ----
 
@@ -122,46 +152,118 @@ struct Shape {
 };
 
 struct Buffers {
+  tcaMemKind memory = TCA_MEM_CPU;
   void* send = nullptr;
   void* recv = nullptr;
+  unsigned char* host = nullptr;  // GPU memory: the host copy that is filled and checked
 };
+
+// Writes this rank's contribution of iteration `round` into the send buffer.
+void fill_send(const Shape& shape, const Buffers& buffers, int round) {
+#ifdef TCA_COLL_CUDA
+  if (buffers.memory == TCA_MEM_GPU) {
+    fill(shape.type, buffers.host, shape.count, g_rank, round);
+    check(cudaMemcpy(buffers.send, buffers.host, shape.send_bytes(), cudaMemcpyHostToDevice),
+          "cudaMemcpy");
+    // From pageable memory the copy may still be landing; no stream may read it before.
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return;
+  }
+#endif
+  fill(shape.type, buffers.send, shape.count, g_rank, round);
+}
 
 // Elements of this rank's result that are wrong after iteration `round`.
 size_t wrong_elements(const Shape& shape, const Buffers& buffers, int round) {
+  const unsigned char* result = static_cast<const unsigned char*>(buffers.recv);
+#ifdef TCA_COLL_CUDA
+  if (buffers.memory == TCA_MEM_GPU) {
+    check(cudaMemcpy(buffers.host, buffers.recv, shape.result_bytes(), cudaMemcpyDeviceToHost),
+          "cudaMemcpy");
+    result = buffers.host;
+  }
+#endif
   if (shape.kind == TCA_COLL_ALLREDUCE)
-    return count_wrong(shape.type, buffers.recv, shape.count,
+    return count_wrong(shape.type, result, shape.count,
                        [&](size_t i) { return reduced(shape.op, i, round); });
   size_t wrong = 0;
   for (int from = 0; from < g_ranks; ++from)
-    wrong += count_wrong(
-        shape.type, static_cast<const unsigned char*>(buffers.recv) + from * shape.send_bytes(),
-        shape.count, [&](size_t i) { return contribution(from, i, round); });
+    wrong += count_wrong(shape.type, result + from * shape.send_bytes(), shape.count,
+                         [&](size_t i) { return contribution(from, i, round); });
   return wrong;
 }
+
+struct Row {
+  std::string collective;
+  std::string impl;
+  size_t bytes;
+  size_t count;
+  std::string type;
+  std::string op;
+  double time_us;
+  double algbw_GBps;
+  double busbw_GBps;
+  size_t wrong;
+  std::string protocol{};        // tca on GPU memory: "ll" or "simple" (else empty)
+  int channels = 0;              // with the protocol
+  std::optional<bool> staged{};  // ref.mpi on GPU memory: copied through host memory
+};
 
 class Implementation {
  public:
   virtual ~Implementation() = default;
-  virtual void run() = 0;  // one call
+  // Untimed set-up of what run(calls) needs (a CUDA graph of `calls` iterations).
+  virtual void prepare(int /*calls*/) {}
+  // `calls` iterations; on return the last one's result is in recvbuf.
+  virtual void run(int calls) = 0;
+  // What the row says about how the calls ran.
+  virtual void describe(Row* /*row*/) const {}
 };
 
+struct CollFree {
+  void operator()(tcaColl coll) const { check(tcaCollFree(coll), "tcaCollFree"); }
+};
+using CollPtr = std::unique_ptr<tcaColl_st, CollFree>;  // freeing is collective
+
+CollPtr new_collective(const Shape& shape, const Buffers& buffers, tcaCollAlgorithm algorithm) {
+  tcaCollConfig config{};
+  config.algorithm = algorithm;
+  config.memory = buffers.memory;
+  tcaColl coll = nullptr;
+  check(tcaCollNew(&coll, shape.kind, shape.type, shape.op, shape.count, buffers.send, buffers.recv,
+                   &config),
+        "tcaCollNew");
+  return CollPtr(coll);
+}
+
+#ifdef TCA_COLL_CUDA
+void describe_program(tcaColl coll, Row* row) {
+  int ll = 0;
+  check(tcaCollGetProtocol(coll, &ll, &row->channels), "tcaCollGetProtocol");
+  row->protocol = ll ? "ll" : "simple";
+}
+#endif
+
+// Host-called: tcaCollStart + tcaCollWait per call.
 class TcaCollective final : public Implementation {
  public:
-  TcaCollective(const Shape& shape, const Buffers& buffers, tcaCollAlgorithm algorithm) {
-    tcaCollConfig config{};
-    config.algorithm = algorithm;
-    check(tcaCollNew(&coll_, shape.kind, shape.type, shape.op, shape.count, buffers.send,
-                     buffers.recv, &config),
-          "tcaCollNew");
+  TcaCollective(const Shape& shape, const Buffers& buffers, tcaCollAlgorithm algorithm)
+      : coll_(new_collective(shape, buffers, algorithm)), memory_(buffers.memory) {}
+  void run(int calls) override {
+    for (int i = 0; i < calls; ++i) {
+      check(tcaCollStart(coll_.get()), "tcaCollStart");
+      check(tcaCollWait(coll_.get()), "tcaCollWait");
+    }
   }
-  ~TcaCollective() override { check(tcaCollFree(coll_), "tcaCollFree"); }
-  void run() override {
-    check(tcaCollStart(coll_), "tcaCollStart");
-    check(tcaCollWait(coll_), "tcaCollWait");
+#ifdef TCA_COLL_CUDA
+  void describe(Row* row) const override {
+    if (memory_ == TCA_MEM_GPU) describe_program(coll_.get(), row);
   }
+#endif
 
  private:
-  tcaColl coll_ = nullptr;
+  CollPtr coll_;
+  [[maybe_unused]] tcaMemKind memory_;
 };
 
 MPI_Datatype mpi_type(tcaDataType type) {
@@ -190,18 +292,24 @@ MPI_Op mpi_op(tcaRedOp op) {
   return MPI_OP_NULL;
 }
 
+// MPI on the buffers themselves (GPU memory: a CUDA-aware MPI).
 class MpiCollective final : public Implementation {
  public:
   MpiCollective(const Shape& shape, const Buffers& buffers, MPI_Comm comm)
       : shape_(shape), buffers_(buffers), comm_(comm) {}
-  void run() override {
+  void run(int calls) override {
     const int count = static_cast<int>(shape_.count);
-    if (shape_.kind == TCA_COLL_ALLREDUCE)
-      MPI_Allreduce(buffers_.send, buffers_.recv, count, mpi_type(shape_.type), mpi_op(shape_.op),
-                    comm_);
-    else
-      MPI_Allgather(buffers_.send, count, mpi_type(shape_.type), buffers_.recv, count,
-                    mpi_type(shape_.type), comm_);
+    for (int i = 0; i < calls; ++i) {
+      if (shape_.kind == TCA_COLL_ALLREDUCE)
+        MPI_Allreduce(buffers_.send, buffers_.recv, count, mpi_type(shape_.type), mpi_op(shape_.op),
+                      comm_);
+      else
+        MPI_Allgather(buffers_.send, count, mpi_type(shape_.type), buffers_.recv, count,
+                      mpi_type(shape_.type), comm_);
+    }
+  }
+  void describe(Row* row) const override {
+    if (buffers_.memory == TCA_MEM_GPU) row->staged = false;
   }
 
  private:
@@ -210,21 +318,313 @@ class MpiCollective final : public Implementation {
   MPI_Comm comm_;
 };
 
-struct Impl {
-  std::string name;            // "tca.ring", "tca.auto", "ref.mpi"
-  tcaCollAlgorithm algorithm;  // tca only
-  bool is_mpi;
+#ifdef TCA_COLL_CUDA
+// Whether `mine` holds on every rank (collective).
+bool all_ranks(bool mine, MPI_Comm comm) {
+  int local = mine ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LAND, comm);
+  return all != 0;
+}
+
+// The benchmark's stream on this rank's GPU (made once tcaInit has chosen the device).
+cudaStream_t bench_stream() {
+  static const cudaStream_t stream = [] {
+    cudaStream_t created = nullptr;
+    check(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreate");
+    return created;
+  }();
+  return stream;
+}
+
+bool mpi_cuda_aware() {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+// MPI that cannot read GPU memory: every call copies the contribution to pinned host memory
+// and the result back, inside the timed call (that is what such an MPI costs an application).
+class StagedMpiCollective final : public Implementation {
+ public:
+  StagedMpiCollective(const Shape& shape, const Buffers& buffers, MPI_Comm comm)
+      : shape_(shape), gpu_(buffers) {
+    check(cudaMallocHost(&host_.send, shape.send_bytes()), "cudaMallocHost");
+    check(cudaMallocHost(&host_.recv, shape.result_bytes()), "cudaMallocHost");
+    mpi_ = std::make_unique<MpiCollective>(shape, host_, comm);
+  }
+  ~StagedMpiCollective() override {
+    cudaFreeHost(host_.send);
+    cudaFreeHost(host_.recv);
+  }
+  void run(int calls) override {
+    for (int i = 0; i < calls; ++i) {
+      check(cudaMemcpy(host_.send, gpu_.send, shape_.send_bytes(), cudaMemcpyDeviceToHost),
+            "cudaMemcpy");
+      mpi_->run(1);
+      check(cudaMemcpy(gpu_.recv, host_.recv, shape_.result_bytes(), cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+    }
+  }
+  void describe(Row* row) const override { row->staged = true; }
+
+ private:
+  Shape shape_;
+  Buffers gpu_;
+  Buffers host_;
+  std::unique_ptr<MpiCollective> mpi_;
 };
 
-std::vector<Impl> all_impls() {
-  std::vector<Impl> impls;
-  for (int a = TCA_COLL_RING; a < TCA_COLL_ALGORITHMS; ++a) {
-    const auto algorithm = static_cast<tcaCollAlgorithm>(a);
-    impls.push_back({std::string("tca.") + tcaCollAlgorithmName(algorithm), algorithm, false});
+// One iteration of a collective, enqueued on a stream.
+class StreamOp {
+ public:
+  virtual ~StreamOp() = default;
+  virtual void enqueue(cudaStream_t stream) = 0;
+  virtual void describe(Row* /*row*/) const {}
+};
+
+class TcaStreamOp final : public StreamOp {
+ public:
+  TcaStreamOp(const Shape& shape, const Buffers& buffers, tcaCollAlgorithm algorithm)
+      : coll_(new_collective(shape, buffers, algorithm)) {}
+  void enqueue(cudaStream_t stream) override {
+    check(tcaCollStartStream(coll_.get(), stream), "tcaCollStartStream");
   }
-  impls.push_back({"tca.auto", TCA_COLL_AUTO, false});
-  impls.push_back({"ref.mpi", TCA_COLL_AUTO, true});
+  void describe(Row* row) const override { describe_program(coll_.get(), row); }
+
+ private:
+  CollPtr coll_;
+};
+
+// Iterations in stream order: `calls` enqueued back to back (eager), or one CUDA graph of
+// `calls` captured iterations replayed (graph); then one synchronization.
+class StreamCollective final : public Implementation {
+ public:
+  StreamCollective(std::unique_ptr<StreamOp> op, bool graph) : op_(std::move(op)), graph_(graph) {}
+  ~StreamCollective() override {
+    for (const auto& [calls, exec] : graphs_) cudaGraphExecDestroy(exec);  // before op_ goes
+  }
+  void prepare(int calls) override {
+    if (graph_) graph_of(calls);
+  }
+  void run(int calls) override {
+    if (graph_)
+      check(cudaGraphLaunch(graph_of(calls), bench_stream()), "cudaGraphLaunch");
+    else
+      for (int i = 0; i < calls; ++i) op_->enqueue(bench_stream());
+    check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize");
+  }
+  void describe(Row* row) const override { op_->describe(row); }
+
+ private:
+  cudaGraphExec_t graph_of(int calls) {
+    if (const auto found = graphs_.find(calls); found != graphs_.end()) return found->second;
+    cudaGraph_t graph = nullptr;
+    // Thread-local: a library thread's CUDA calls must not break this capture.
+    check(cudaStreamBeginCapture(bench_stream(), cudaStreamCaptureModeThreadLocal),
+          "cudaStreamBeginCapture");
+    for (int i = 0; i < calls; ++i) op_->enqueue(bench_stream());
+    check(cudaStreamEndCapture(bench_stream(), &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+    check(cudaGraphUpload(exec, bench_stream()), "cudaGraphUpload");  // not in the first replay
+    graphs_[calls] = exec;
+    return exec;
+  }
+
+  std::unique_ptr<StreamOp> op_;
+  bool graph_;
+  std::map<int, cudaGraphExec_t> graphs_;  // by iterations
+};
+
+#ifdef TCA_COLL_NCCL
+// NCCL, loaded at run time (libnccl.so.2 may be absent; then its rows are skipped). One
+// communicator over all ranks serves every row.
+class Nccl {
+ public:
+  Nccl() = default;
+  Nccl(const Nccl&) = delete;
+  Nccl& operator=(const Nccl&) = delete;
+  ~Nccl() {
+    if (comm_ != nullptr) destroy_(comm_);
+    if (library_ != nullptr) dlclose(library_);
+  }
+  // Why NCCL cannot be used here, or "".
+  std::string load() {
+    library_ = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (library_ == nullptr) return std::string("cannot load libnccl.so.2: ") + dlerror();
+    get_version_ = symbol<decltype(get_version_)>("ncclGetVersion");
+    get_unique_id_ = symbol<decltype(get_unique_id_)>("ncclGetUniqueId");
+    init_rank_ = symbol<decltype(init_rank_)>("ncclCommInitRank");
+    all_reduce_ = symbol<decltype(all_reduce_)>("ncclAllReduce");
+    all_gather_ = symbol<decltype(all_gather_)>("ncclAllGather");
+    destroy_ = symbol<decltype(destroy_)>("ncclCommDestroy");
+    error_string_ = symbol<decltype(error_string_)>("ncclGetErrorString");
+    if (!get_version_ || !get_unique_id_ || !init_rank_ || !all_reduce_ || !all_gather_ ||
+        !destroy_ || !error_string_)
+      return "libnccl.so.2 lacks an entry point tca-coll uses";
+    return "";
+  }
+  // Collective: the communicator over every rank of `mpi`.
+  void connect(MPI_Comm mpi) {
+    ncclUniqueId id{};
+    if (g_rank == 0) nccl_check(get_unique_id_(&id), "ncclGetUniqueId");
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi);
+    nccl_check(init_rank_(&comm_, g_ranks, id, g_rank), "ncclCommInitRank");
+  }
+  std::string version() {
+    int code = 0;
+    nccl_check(get_version_(&code), "ncclGetVersion");
+    return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+           std::to_string(code % 100);
+  }
+  void enqueue(const Shape& shape, const Buffers& buffers, cudaStream_t stream) {
+    if (shape.kind == TCA_COLL_ALLREDUCE)
+      nccl_check(all_reduce_(buffers.send, buffers.recv, shape.count, nccl_type(shape.type),
+                             nccl_op(shape.op), comm_, stream),
+                 "ncclAllReduce");
+    else
+      nccl_check(all_gather_(buffers.send, buffers.recv, shape.count, nccl_type(shape.type), comm_,
+                             stream),
+                 "ncclAllGather");
+  }
+
+ private:
+  template <typename Function>
+  Function symbol(const char* name) {
+    return reinterpret_cast<Function>(dlsym(library_, name));
+  }
+  void nccl_check(ncclResult_t result, const char* call) {
+    if (result != ncclSuccess) die(std::string(call) + ": " + error_string_(result));
+  }
+  static ncclDataType_t nccl_type(tcaDataType type) {
+    switch (type) {
+      case TCA_INT32:
+        return ncclInt32;
+      case TCA_INT64:
+        return ncclInt64;
+      case TCA_FLOAT:
+        return ncclFloat32;
+      case TCA_DOUBLE:
+        return ncclFloat64;
+    }
+    return ncclFloat64;
+  }
+  static ncclRedOp_t nccl_op(tcaRedOp op) {
+    switch (op) {
+      case TCA_SUM:
+        return ncclSum;
+      case TCA_MAX:
+        return ncclMax;
+      case TCA_MIN:
+        return ncclMin;
+    }
+    return ncclSum;
+  }
+
+  void* library_ = nullptr;
+  ncclComm_t comm_ = nullptr;
+  ncclResult_t (*get_version_)(int*) = nullptr;
+  ncclResult_t (*get_unique_id_)(ncclUniqueId*) = nullptr;
+  ncclResult_t (*init_rank_)(ncclComm_t*, int, ncclUniqueId, int) = nullptr;
+  ncclResult_t (*all_reduce_)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                              cudaStream_t) = nullptr;
+  ncclResult_t (*all_gather_)(const void*, void*, size_t, ncclDataType_t, ncclComm_t,
+                              cudaStream_t) = nullptr;
+  ncclResult_t (*destroy_)(ncclComm_t) = nullptr;
+  const char* (*error_string_)(ncclResult_t) = nullptr;
+};
+
+class NcclStreamOp final : public StreamOp {
+ public:
+  NcclStreamOp(Nccl& nccl, const Shape& shape, const Buffers& buffers)
+      : nccl_(nccl), shape_(shape), buffers_(buffers) {}
+  void enqueue(cudaStream_t stream) override { nccl_.enqueue(shape_, buffers_, stream); }
+
+ private:
+  Nccl& nccl_;
+  Shape shape_;
+  Buffers buffers_;
+};
+#endif  // TCA_COLL_NCCL
+#endif  // TCA_COLL_CUDA
+
+// What the implementations share beyond shape and buffers.
+struct Context {
+  MPI_Comm comm = MPI_COMM_NULL;  // the benchmark's own traffic
+  bool mpi_staged = false;        // GPU memory and an MPI that is not CUDA-aware
+  std::string nccl_missing;       // why ref.nccl* cannot run, or ""
+#ifdef TCA_COLL_NCCL
+  std::unique_ptr<Nccl> nccl;
+#endif
+};
+
+enum class Source { kTca, kNccl, kMpi };
+enum class Form { kHost, kStream, kGraph };  // how iterations are issued
+
+struct Impl {
+  std::string name;  // "tca.ring", "tca.auto_graph", "ref.nccl", "ref.mpi"
+  Source source;
+  Form form;
+  tcaCollAlgorithm algorithm;  // tca only
+};
+
+std::vector<Impl> all_impls(tcaMemKind memory) {
+  const bool gpu = memory == TCA_MEM_GPU;
+  std::vector<Impl> impls;
+  auto add_tca = [&](tcaCollAlgorithm algorithm) {
+    const std::string name = std::string("tca.") + tcaCollAlgorithmName(algorithm);
+    impls.push_back({name, Source::kTca, Form::kHost, algorithm});
+    if (!gpu) return;
+    impls.push_back({name + "_stream", Source::kTca, Form::kStream, algorithm});
+    impls.push_back({name + "_graph", Source::kTca, Form::kGraph, algorithm});
+  };
+  for (int a = TCA_COLL_RING; a < TCA_COLL_ALGORITHMS; ++a)
+    add_tca(static_cast<tcaCollAlgorithm>(a));
+  add_tca(TCA_COLL_AUTO);
+  if (gpu) {
+    impls.push_back({"ref.nccl", Source::kNccl, Form::kStream, TCA_COLL_AUTO});
+    impls.push_back({"ref.nccl_graph", Source::kNccl, Form::kGraph, TCA_COLL_AUTO});
+  }
+  impls.push_back({"ref.mpi", Source::kMpi, Form::kHost, TCA_COLL_AUTO});
   return impls;
+}
+
+// Why `impl` is not measured in this run, or "".
+std::string skip_reason(const Impl& impl, const Context& context) {
+  if (impl.source == Source::kTca && impl.algorithm == TCA_COLL_NEIGHBOR_EXCHANGE &&
+      g_ranks % 2 != 0)
+    return "on an odd rank count it runs as tca.ring";
+  if (impl.source == Source::kNccl) return context.nccl_missing;
+  return "";
+}
+
+std::unique_ptr<Implementation> open_impl(const Impl& impl, const Shape& shape,
+                                          const Buffers& buffers, const Context& context) {
+  if (impl.source == Source::kMpi) {
+#ifdef TCA_COLL_CUDA
+    if (context.mpi_staged)
+      return std::make_unique<StagedMpiCollective>(shape, buffers, context.comm);
+#endif
+    return std::make_unique<MpiCollective>(shape, buffers, context.comm);
+  }
+  if (impl.form == Form::kHost)
+    return std::make_unique<TcaCollective>(shape, buffers, impl.algorithm);
+#ifdef TCA_COLL_CUDA
+  std::unique_ptr<StreamOp> op;
+#ifdef TCA_COLL_NCCL
+  if (impl.source == Source::kNccl)
+    op = std::make_unique<NcclStreamOp>(*context.nccl, shape, buffers);
+#endif
+  if (impl.source == Source::kTca)
+    op = std::make_unique<TcaStreamOp>(shape, buffers, impl.algorithm);
+  return std::make_unique<StreamCollective>(std::move(op), impl.form == Form::kGraph);
+#else
+  die(impl.name + " needs a CUDA build");  // unreachable: --memory gpu is refused
+#endif
 }
 
 // ---- options and output ----
@@ -241,6 +641,7 @@ struct Options {
   std::string type = "double";
   std::string op = "sum";
   std::string transport = "auto";
+  std::string memory = "cpu";
   std::vector<std::string> impls;
   bool json = false;
 };
@@ -289,7 +690,8 @@ std::string human_bytes(size_t bytes) {
 }
 
 // The automatic choice over this run's sizes, as ranges of equal choice.
-void print_auto_table(const Options& options, tcaCollKind kind, const char* name) {
+void print_auto_table(const Options& options, tcaCollKind kind, tcaMemKind memory,
+                      const char* name) {
   std::string line;
   tcaCollAlgorithm current = TCA_COLL_AUTO;
   size_t range_start = 0;
@@ -301,7 +703,7 @@ void print_auto_table(const Options& options, tcaCollKind kind, const char* name
   };
   for (size_t bytes : sizes(options)) {
     tcaCollAlgorithm choice = TCA_COLL_AUTO;
-    check(tcaCollChooseAlgorithm(kind, bytes, g_ranks, &choice), "tcaCollChooseAlgorithm");
+    check(tcaCollChooseAlgorithm(kind, memory, bytes, g_ranks, &choice), "tcaCollChooseAlgorithm");
     if (choice != current) {
       close_range();
       current = choice;
@@ -310,21 +712,9 @@ void print_auto_table(const Options& options, tcaCollKind kind, const char* name
     previous = bytes;
   }
   close_range();
-  print_line(options, "# tca.auto %s on %d ranks:%s", name, g_ranks, line.c_str());
+  print_line(options, "# tca.auto %s on %d ranks, %s memory:%s", name, g_ranks,
+             options.memory.c_str(), line.c_str());
 }
-
-struct Row {
-  std::string collective;
-  std::string impl;
-  size_t bytes;
-  size_t count;
-  std::string type;
-  std::string op;
-  double time_us;
-  double algbw_GBps;
-  double busbw_GBps;
-  size_t wrong;
-};
 
 // ---- the driver ----
 
@@ -344,15 +734,15 @@ double time_batch(Implementation& impl, const Shape& shape, const Buffers& buffe
   MPI_Barrier(comm);
   if (!check_each) {
     const double start = seconds_now();
-    for (int i = 0; i < iterations; ++i) impl.run();
+    impl.run(iterations);
     return (seconds_now() - start) / iterations;
   }
   double busy = 0;
   for (int i = 0; i < iterations; ++i) {
     ++*round;
-    fill(shape.type, buffers.send, shape.count, g_rank, *round);
+    fill_send(shape, buffers, *round);
     const double start = seconds_now();
-    impl.run();
+    impl.run(1);
     busy += seconds_now() - start;
     *wrong += wrong_elements(shape, buffers, *round);
   }
@@ -360,67 +750,84 @@ double time_batch(Implementation& impl, const Shape& shape, const Buffers& buffe
 }
 
 Row measure(const Impl& impl_spec, const Shape& shape, const Buffers& buffers,
-            const Options& options, MPI_Comm comm) {
-  std::unique_ptr<Implementation> impl;
-  if (impl_spec.is_mpi)
-    impl = std::make_unique<MpiCollective>(shape, buffers, comm);
-  else
-    impl = std::make_unique<TcaCollective>(shape, buffers, impl_spec.algorithm);
+            const Options& options, const Context& context) {
+  std::unique_ptr<Implementation> impl = open_impl(impl_spec, shape, buffers, context);
   int round = 0;
-  fill(shape.type, buffers.send, shape.count, g_rank, round);
+  fill_send(shape, buffers, round);
   size_t wrong = 0;
   const int iterations = iterations_for(options, shape.result_bytes());
-  for (int i = 0; i < options.warmup; ++i) impl->run();
+  if (options.warmup > 0) impl->run(options.warmup);
+  impl->prepare(options.check_every_iteration ? 1 : iterations);
   std::vector<double> seconds;
   for (int batch = 0; batch < options.batches; ++batch)
     seconds.push_back(time_batch(*impl, shape, buffers, iterations, options.check_every_iteration,
-                                 &round, &wrong, comm));
+                                 &round, &wrong, context.comm));
   if (!options.check_every_iteration) wrong = wrong_elements(shape, buffers, round);
-  impl.reset();  // collective: every rank frees here
 
   double mine = median(seconds);
   double slowest = 0;
-  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, context.comm);
   unsigned long long wrong_here = wrong;
   unsigned long long wrong_total = 0;
-  MPI_Allreduce(&wrong_here, &wrong_total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  MPI_Allreduce(&wrong_here, &wrong_total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, context.comm);
 
   const double n = g_ranks;
   const double algbw = shape.result_bytes() / slowest / 1e9;
   const double factor = shape.kind == TCA_COLL_ALLREDUCE ? 2 * (n - 1) / n : (n - 1) / n;
-  return Row{shape.kind == TCA_COLL_ALLREDUCE ? "allreduce" : "allgather",
-             impl_spec.name,
-             shape.result_bytes(),
-             shape.count,
-             options.type,
-             shape.kind == TCA_COLL_ALLREDUCE ? options.op : "none",
-             slowest * 1e6,
-             algbw,
-             algbw * factor,
-             static_cast<size_t>(wrong_total)};
+  Row row{shape.kind == TCA_COLL_ALLREDUCE ? "allreduce" : "allgather",
+          impl_spec.name,
+          shape.result_bytes(),
+          shape.count,
+          options.type,
+          shape.kind == TCA_COLL_ALLREDUCE ? options.op : "none",
+          slowest * 1e6,
+          algbw,
+          algbw * factor,
+          static_cast<size_t>(wrong_total)};
+  impl->describe(&row);
+  impl.reset();  // collective: every rank frees here
+  return row;
+}
+
+// The table's last column on GPU memory: a tca program's protocol x channels, or whether MPI
+// was staged through host memory.
+std::string notes(const Row& row) {
+  if (!row.protocol.empty()) return "  " + row.protocol + " x" + std::to_string(row.channels);
+  if (row.staged.has_value()) return *row.staged ? "  staged" : "  device";
+  return "";
 }
 
 void print_row(const Options& options, const Row& row) {
-  print_line(options, "%10s  %-23s %12zu %12zu %7s %6s %10.2f %8.3f %8.3f %6zu",
+  print_line(options, "%10s  %-29s %12zu %12zu %7s %6s %10.2f %8.3f %8.3f %6zu%s",
              row.collective.c_str(), row.impl.c_str(), row.bytes, row.count, row.type.c_str(),
-             row.op.c_str(), row.time_us, row.algbw_GBps, row.busbw_GBps, row.wrong);
+             row.op.c_str(), row.time_us, row.algbw_GBps, row.busbw_GBps, row.wrong,
+             notes(row).c_str());
 }
 
-void print_json(const std::vector<Row>& rows) {
+void print_json(const Options& options, const std::vector<Row>& rows) {
   nlohmann::ordered_json json_rows = nlohmann::ordered_json::array();
-  for (const Row& row : rows)
-    json_rows.push_back({{"collective", row.collective},
-                         {"impl", row.impl},
-                         {"bytes", row.bytes},
-                         {"count", row.count},
-                         {"type", row.type},
-                         {"op", row.op},
-                         {"time_us", row.time_us},
-                         {"algbw_GBps", row.algbw_GBps},
-                         {"busbw_GBps", row.busbw_GBps},
-                         {"wrong", row.wrong}});
-  const nlohmann::ordered_json document = {
-      {"benchmark", "tca-coll"}, {"ranks", g_ranks}, {"rows", json_rows}};
+  for (const Row& row : rows) {
+    nlohmann::ordered_json json_row = {{"collective", row.collective},
+                                       {"impl", row.impl},
+                                       {"bytes", row.bytes},
+                                       {"count", row.count},
+                                       {"type", row.type},
+                                       {"op", row.op},
+                                       {"time_us", row.time_us},
+                                       {"algbw_GBps", row.algbw_GBps},
+                                       {"busbw_GBps", row.busbw_GBps},
+                                       {"wrong", row.wrong}};
+    if (!row.protocol.empty()) {
+      json_row["protocol"] = row.protocol;
+      json_row["channels"] = row.channels;
+    }
+    if (row.staged.has_value()) json_row["staged"] = *row.staged;
+    json_rows.push_back(json_row);
+  }
+  const nlohmann::ordered_json document = {{"benchmark", "tca-coll"},
+                                           {"ranks", g_ranks},
+                                           {"memory", options.memory},
+                                           {"rows", json_rows}};
   std::cout << document.dump(2) << std::endl;
 }
 
@@ -462,10 +869,82 @@ void add_options(CLI::App& app, Options& options, const std::vector<std::string>
   app.add_option("--transport", options.transport, "tca transport: auto, shm or mpi")
       ->check(CLI::IsMember({"auto", "shm", "mpi"}))
       ->capture_default_str();
+  app.add_option("--memory", options.memory,
+                 "Where the buffers live: cpu, or gpu (a GPU per rank; adds the _stream and "
+                 "_graph rows and NCCL)")
+      ->check(CLI::IsMember({"cpu", "gpu"}))
+      ->capture_default_str();
   app.add_option("-i,--impl", options.impls, "Only these implementations (repeatable)")
       ->check(CLI::IsMember(impl_names));
   app.add_flag("--json", options.json, "Print one JSON object on stdout (the table on stderr)");
 }
+
+bool selected(const Options& options, const Impl& impl) {
+  return options.impls.empty() ||
+         std::find(options.impls.begin(), options.impls.end(), impl.name) != options.impls.end();
+}
+
+// Refuses what this build or memory kind cannot run.
+void validate(const Options& options) {
+  if (options.min_bytes > options.max_bytes)
+    throw CLI::ValidationError("--minbytes", "must not exceed --maxbytes");
+  if (options.memory == "cpu") {
+    std::vector<std::string> cpu_names;
+    for (const Impl& impl : all_impls(TCA_MEM_CPU)) cpu_names.push_back(impl.name);
+    for (const std::string& name : options.impls)
+      if (std::find(cpu_names.begin(), cpu_names.end(), name) == cpu_names.end())
+        throw CLI::ValidationError("--impl", name + " needs --memory gpu");
+  }
+#ifndef TCA_COLL_CUDA
+  if (options.memory == "gpu")
+    throw CLI::ValidationError("--memory", "gpu needs a CUDA build of tca-coll");
+#endif
+}
+
+#ifdef TCA_COLL_CUDA
+// GPU memory: makes sure every rank has a GPU, and finds out how MPI and NCCL can run.
+// False (after saying why) where the run cannot go on.
+bool open_gpu(const Options& options, const std::vector<Impl>& impls, Context* context) {
+  int device = -1;
+  const tcaResult has_gpu = tcaCudaDevice(&device);
+  if (has_gpu != TCA_SUCCESS)
+    std::fprintf(stderr, "tca-coll: rank %d: --memory gpu: %s\n", g_rank,
+                 describe_failure(has_gpu, "tcaCudaDevice").c_str());
+  if (!all_ranks(has_gpu == TCA_SUCCESS, context->comm)) return false;
+
+  context->mpi_staged = !all_ranks(mpi_cuda_aware(), context->comm);
+  print_line(options,
+             "# memory gpu: tca.<alg>: tcaCollStart + tcaCollWait per call; _stream: N "
+             "tcaCollStartStream back to back on one stream, one cudaStreamSynchronize; _graph: "
+             "N iterations in one CUDA graph, replayed; time / N");
+  print_line(options, "# ref.mpi: %s",
+             context->mpi_staged ? "staged: MPI is not CUDA-aware, each call copies through "
+                                   "pinned host buffers (timed)"
+                                 : "on the GPU buffers (CUDA-aware MPI)");
+  const bool wants_nccl = std::any_of(impls.begin(), impls.end(), [&](const Impl& impl) {
+    return impl.source == Source::kNccl && selected(options, impl);
+  });
+  if (!wants_nccl) return true;
+#ifdef TCA_COLL_NCCL
+  context->nccl = std::make_unique<Nccl>();
+  const std::string missing = context->nccl->load();
+  if (!all_ranks(missing.empty(), context->comm)) {
+    context->nccl_missing = missing.empty() ? "libnccl.so.2 is missing on another rank" : missing;
+    context->nccl.reset();
+    return true;
+  }
+  context->nccl->connect(context->comm);
+  const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
+  print_line(options,
+             "# ref.nccl: NCCL %s, N calls back to back then one synchronization; "
+             "ref.nccl_graph: N calls in one CUDA graph; NCCL_NVLS_ENABLE=%s",
+             context->nccl->version().c_str(), nvls != nullptr ? nvls : "(unset)");
+#else
+  context->nccl_missing = "built without nccl.h";
+#endif
+  return true;
+}
+#endif
 
 }  // namespace
 
@@ -477,16 +956,15 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
 
   std::vector<std::string> impl_names;
-  for (const Impl& impl : all_impls()) impl_names.push_back(impl.name);
+  for (const Impl& impl : all_impls(TCA_MEM_GPU)) impl_names.push_back(impl.name);
   CLI::App app{
-      "tca-coll: allreduce and allgather of every tca algorithm next to MPI "
-      "(run: mpirun -n N tca-coll)"};
+      "tca-coll: allreduce and allgather of every tca algorithm next to MPI (and NCCL on GPU "
+      "memory) (run: mpirun -n N tca-coll)"};
   Options options;
   add_options(app, options, impl_names);
   try {
     app.parse(argc, argv);
-    if (options.min_bytes > options.max_bytes)
-      throw CLI::ValidationError("--minbytes", "must not exceed --maxbytes");
+    validate(options);
   } catch (const CLI::ParseError& error) {
     const int code = g_rank == 0 ? app.exit(error) : error.get_exit_code();
     MPI_Finalize();
@@ -495,66 +973,85 @@ int main(int argc, char** argv) {
 
   tcaConfig config{options.transport.c_str(), 0};
   check(tcaInitWithConfig(&config), "tcaInitWithConfig");
-  MPI_Comm comm = MPI_COMM_NULL;  // the benchmark's own traffic
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  Context context;
+  MPI_Comm_dup(MPI_COMM_WORLD, &context.comm);
 
+  const tcaMemKind memory = options.memory == "gpu" ? TCA_MEM_GPU : TCA_MEM_CPU;
   const tcaDataType type = kTypeNames.at(options.type);
   const tcaRedOp op = kOpNames.at(options.op);
   const size_t element = tcaDataTypeSize(type);
   std::vector<tcaCollKind> kinds;
   if (options.collective != "allgather") kinds.push_back(TCA_COLL_ALLREDUCE);
   if (options.collective != "allreduce") kinds.push_back(TCA_COLL_ALLGATHER);
-
-  // One pair of buffers for every size: send holds the largest contribution, recv the result.
-  Buffers buffers;
-  const size_t largest = sizes(options).back();
-  check(tcaMalloc(&buffers.send, largest, TCA_MEM_CPU), "tcaMalloc");
-  check(tcaMalloc(&buffers.recv, largest, TCA_MEM_CPU), "tcaMalloc");
+  const std::vector<Impl> impls = all_impls(memory);
 
   const char* transport = "self";
   if (g_ranks > 1) check(tcaPeerTransport((g_rank + 1) % g_ranks, &transport), "tcaPeerTransport");
   print_line(options, "# tca-coll %d.%d: %d ranks, tca transport %s (to the next rank)",
              TCA_VERSION_MAJOR, TCA_VERSION_MINOR, g_ranks, transport);
+#ifdef TCA_COLL_CUDA
+  if (memory == TCA_MEM_GPU && !open_gpu(options, impls, &context)) {
+    MPI_Comm_free(&context.comm);
+    check(tcaFinalize(), "tcaFinalize");
+    MPI_Finalize();
+    return 1;
+  }
+#endif
+
+  // One pair of buffers for every size: send holds the largest contribution, recv the result.
+  Buffers buffers;
+  buffers.memory = memory;
+  const size_t largest = sizes(options).back();
+  check(tcaMalloc(&buffers.send, largest, memory), "tcaMalloc");
+  check(tcaMalloc(&buffers.recv, largest, memory), "tcaMalloc");
+  std::vector<unsigned char> host_copy(memory == TCA_MEM_GPU ? largest : 0);
+  buffers.host = host_copy.data();
+
   print_line(options, "# time: slowest rank's mean per call, median of %d batches%s",
              options.batches,
              options.check_every_iteration ? "; -c 1: every iteration checked" : "");
   for (tcaCollKind kind : kinds)
-    print_auto_table(options, kind, kind == TCA_COLL_ALLREDUCE ? "allreduce" : "allgather");
-  print_line(options, "# %8s  %-23s %12s %12s %7s %6s %10s %8s %8s %6s", "collective", "impl",
-             "size(B)", "count", "type", "redop", "time(us)", "algbw", "busbw", "#wrong");
-  print_line(options, "# %8s  %-23s %12s %12s %7s %6s %10s %8s %8s %6s", "", "", "", "(elements)",
+    print_auto_table(options, kind, memory, kind == TCA_COLL_ALLREDUCE ? "allreduce" : "allgather");
+  const char* notes_header = memory == TCA_MEM_GPU ? "  notes" : "";
+  print_line(options, "# %8s  %-29s %12s %12s %7s %6s %10s %8s %8s %6s%s", "collective", "impl",
+             "size(B)", "count", "type", "redop", "time(us)", "algbw", "busbw", "#wrong",
+             notes_header);
+  print_line(options, "# %8s  %-29s %12s %12s %7s %6s %10s %8s %8s %6s", "", "", "", "(elements)",
              "", "", "", "(GB/s)", "(GB/s)", "");
+  if (memory == TCA_MEM_GPU)
+    print_line(options,
+               "# notes: tca protocol x channels (tcaCollGetProtocol); ref.mpi staged "
+               "through host memory, or on the device buffers");
 
   std::vector<Row> rows;
   size_t total_wrong = 0;
   for (tcaCollKind kind : kinds) {
-    for (const Impl& impl : all_impls()) {
-      const bool selected =
-          options.impls.empty() ||
-          std::find(options.impls.begin(), options.impls.end(), impl.name) != options.impls.end();
-      if (!selected) continue;
-      if (impl.algorithm == TCA_COLL_NEIGHBOR_EXCHANGE && g_ranks % 2 != 0) {
-        print_line(options, "# %s: skipped, on an odd rank count it runs as tca.ring",
-                   impl.name.c_str());
+    for (const Impl& impl : impls) {
+      if (!selected(options, impl)) continue;
+      if (const std::string reason = skip_reason(impl, context); !reason.empty()) {
+        print_line(options, "# %s: skipped, %s", impl.name.c_str(), reason.c_str());
         continue;
       }
       for (size_t bytes : sizes(options)) {
         const size_t per_rank = kind == TCA_COLL_ALLGATHER ? bytes / g_ranks : bytes;
         const Shape shape{kind, type, op, per_rank / element};
         if (shape.count == 0 || shape.count > INT_MAX) continue;
-        const Row row = measure(impl, shape, buffers, options, comm);
+        const Row row = measure(impl, shape, buffers, options, context);
         print_row(options, row);
         total_wrong += row.wrong;
         rows.push_back(row);
       }
     }
   }
-  if (g_rank == 0 && options.json) print_json(rows);
+  if (g_rank == 0 && options.json) print_json(options, rows);
 
-  MPI_Barrier(comm);
+  MPI_Barrier(context.comm);
+#ifdef TCA_COLL_NCCL
+  context.nccl.reset();
+#endif
   check(tcaFree(buffers.send), "tcaFree");
   check(tcaFree(buffers.recv), "tcaFree");
-  MPI_Comm_free(&comm);
+  MPI_Comm_free(&context.comm);
   check(tcaFinalize(), "tcaFinalize");
   MPI_Finalize();
   return total_wrong == 0 ? 0 : 2;

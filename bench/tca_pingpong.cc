@@ -355,6 +355,81 @@ class DevicePutSignalChannel final : public Channel {
   SignalSequence* sequence_;
 };
 
+// GPU-initiated inline messages (tcaDeviceInlinePut / tcaDeviceInlineWait): every 8-byte
+// store carries 4 bytes of the message and its flag, into a mailbox in the peer's GPU memory;
+// the peer's wait writes the message to its receive buffer. One mailbox per size, zeroed, and
+// flags 1, 2, 3, ... in each direction; timed round trips run wholly on the GPUs.
+constexpr size_t kInlineMaxBytes = size_t{64} << 10;  // a mailbox cell carries 4 bytes
+
+class DeviceInlineChannel final : public Channel {
+ public:
+  DeviceInlineChannel(const unsigned char* my_send, unsigned char* my_recv, size_t bytes, int rank,
+                      int peer)
+      : my_send_(my_send), my_recv_(my_recv), bytes_(bytes), rank_(rank) {
+    const size_t mailbox_bytes = tca_tools::inline_mailbox_bytes(bytes);
+    void* mailbox = nullptr;
+    check(tcaMalloc(&mailbox, mailbox_bytes, TCA_MEM_GPU), "tcaMalloc");
+    own_mailbox_ = static_cast<uint64_t*>(mailbox);
+    check(cudaMemset(mailbox, 0, mailbox_bytes), "cudaMemset");  // no flag before the first
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    tcaHandle mine{};
+    check(tcaCreateHandle(&mine, mailbox, mailbox_bytes, TCA_MEM_GPU), "tcaCreateHandle");
+    std::vector<tcaHandle> handles(2);
+    check(tcaAllgatherHandles(&mine, handles.data()), "tcaAllgatherHandles");
+    check(tcaDevicePointer(&peer_mailbox_, &handles[peer], 0, mailbox_bytes), "tcaDevicePointer");
+  }
+  // The peer no longer writes the mailbox: the driver's barrier follows the last round trip.
+  ~DeviceInlineChannel() override { tcaFree(own_mailbox_); }
+
+  void send() override {
+    check(tca_tools::launch_device_inline_put(static_cast<uint64_t*>(peer_mailbox_), my_send_,
+                                              bytes_, ++sent_, gpu_stream()),
+          "launch_device_inline_put");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+  }
+  void wait_for_peer() override {
+    check(tca_tools::launch_device_inline_wait(own_mailbox_, my_recv_, bytes_, ++received_,
+                                               gpu_stream()),
+          "launch_device_inline_wait");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+  }
+  double self_timed(int /*rank*/, int iterations) override {
+    if (sent_ != received_) die("device inline put: flags diverged");
+    tca_tools::PingPong pingpong{};
+    pingpong.inline_message = true;
+    pingpong.remote_dst = peer_mailbox_;
+    pingpong.local_src = my_send_;
+    pingpong.own_mailbox = own_mailbox_;
+    pingpong.local_dst = my_recv_;
+    pingpong.bytes = bytes_;
+    pingpong.first_value = sent_;
+    pingpong.rounds = iterations;
+    // A lane per cell up to a warp's worth, then a block.
+    // One cell: the thread form (0.83 us against the warp form's 0.98 on the H200 pair); up to a
+    // warp's worth of cells, a lane each (the thread form polls them one after another); then
+    // a block.
+    pingpong.threads = bytes_ <= 4 ? 1 : bytes_ <= 128 ? 32 : bytes_ <= 4096 ? 256 : 1024;
+    pingpong.initiator = rank_ == 0;
+    const auto start = std::chrono::steady_clock::now();
+    check(tca_tools::launch_device_pingpong(pingpong, gpu_stream()), "launch_device_pingpong");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    sent_ += static_cast<uint32_t>(iterations);
+    received_ += static_cast<uint32_t>(iterations);
+    return elapsed.count() / (2.0 * iterations);
+  }
+
+ private:
+  const unsigned char* my_send_;
+  unsigned char* my_recv_;
+  size_t bytes_;
+  int rank_;
+  uint64_t* own_mailbox_ = nullptr;
+  void* peer_mailbox_ = nullptr;
+  uint32_t sent_ = 0;      // the flag of the last message put into the peer's mailbox
+  uint32_t received_ = 0;  // the flag of the last message taken from the own mailbox
+};
+
 // Reference: the CUDA runtime's own copy into the peer's GPU memory (cudaMemcpyAsync through
 // the peer mapping, what cudaMemcpyPeerAsync does), synchronized, then a notification.
 class CudaMemcpyChannel final : public Channel {
@@ -553,6 +628,7 @@ struct Path {
   std::function<std::unique_ptr<Channel>(const Layout&)> open;
   tcaMemKind src = TCA_MEM_CPU;  // where the message starts
   tcaMemKind dst = TCA_MEM_CPU;  // where it lands
+  size_t max_bytes = SIZE_MAX;   // larger messages are not what the path is for
 };
 
 const char* kind_name(tcaMemKind kind) { return kind == TCA_MEM_GPU ? "gpu" : "cpu"; }
@@ -599,6 +675,12 @@ void add_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                           sequence.get());
                     },
                     TCA_MEM_GPU, TCA_MEM_GPU});
+  paths->push_back({"cuda.device_put_inline", false, contiguous_layout, needs_gpu(TCA_PATH_CUDA),
+                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
+                      return std::make_unique<DeviceInlineChannel>(
+                          e->gpu_send, e->gpu_recv, layout.bytes(), e->rank, e->peer);
+                    },
+                    TCA_MEM_GPU, TCA_MEM_GPU, kInlineMaxBytes});
   paths->push_back({"ref.cuda_memcpy_peer", false, contiguous_layout, needs_gpu(TCA_PATH_CUDA),
                     [e](const Layout& layout) -> std::unique_ptr<Channel> {
                       return std::make_unique<CudaMemcpyChannel>(
@@ -750,6 +832,12 @@ bool run_path(const Path& path, const Options& options, const Endpoint& endpoint
               std::vector<Row>* rows) {
   uint64_t seed = std::hash<std::string>{}(path.name);
   for (size_t bytes : message_sizes(options)) {
+    if (bytes > path.max_bytes) {
+      if (endpoint.rank == 0)
+        print_line(options, "# %s %s>%s: sizes over %zu bytes skipped", path.name.c_str(),
+                   kind_name(path.src), kind_name(path.dst), path.max_bytes);
+      break;
+    }
     const Layout layout = path.layout(bytes);
     const std::unique_ptr<Channel> channel = path.open(layout);
     MPI_Barrier(endpoint.comm);  // both descriptors are set before the first kick

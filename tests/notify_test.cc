@@ -8,29 +8,6 @@
 namespace tca_test {
 namespace {
 
-// Kicks a chain of `copies` from this rank's `src` into `dst` on `path` and waits for local
-// completion. `notify_after` lists the transfers that carry TCA_FLAG_NOTIFY, with their slots.
-void kick_chain(tcaPath path, const tcaHandle& dst, const tcaHandle& src,
-                const std::vector<Copy>& copies,
-                const std::vector<std::pair<size_t, int>>& notify_after, int channel) {
-  Desc desc;
-  for (size_t i = 0; i < copies.size(); ++i) {
-    unsigned flags = 0;
-    int slot = 0;
-    for (const auto& notify : notify_after) {
-      if (notify.first == i) {
-        flags = TCA_FLAG_NOTIFY;
-        slot = notify.second;
-      }
-    }
-    ASSERT_TCA_OK(append_copy(desc.get(), dst, src, copies[i], flags, slot));
-  }
-  ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path));
-  ASSERT_TCA_OK(tcaDescSet(desc.get(), channel));
-  ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
-  ASSERT_TCA_OK(tcaWaitDMAC(channel));
-}
-
 TEST_P(TransportTest, WaitReturnsOnlyOnceEveryEarlierTransferOfTheChainIsVisible) {
   constexpr int kFirstSlot = 3;
   constexpr int kLastSlot = 4;
@@ -198,6 +175,10 @@ TEST_P(TransportTest, WaitWithoutNotificationTimesOut) {
   constexpr int kTimeoutMs = 200;
   constexpr int kSilentSlot = TCA_NOTIFY_SLOTS - 1;  // nobody notifies it
   ASSERT_TCA_OK(tcaSetTimeout(kTimeoutMs));
+  int timeout_ms = 0;
+  ASSERT_TCA_OK(tcaGetTimeout(&timeout_ms));
+  EXPECT_EQ(timeout_ms, kTimeoutMs);
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaGetTimeout(nullptr));
   for (int src_rank : {prev_, TCA_ANY_RANK}) {
     const double start = now_seconds();
     int from = -1;

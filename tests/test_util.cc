@@ -188,6 +188,28 @@ void ExpectedImage::apply(const Copy& copy, const Pattern& source) {
   return image.matches(data);
 }
 
+// ---- names ----
+
+const char* kind_name(tcaMemKind kind) { return kind == TCA_MEM_GPU ? "gpu" : "cpu"; }
+
+const char* path_name(tcaPath path) {
+  switch (path) {
+    case TCA_PATH_AUTO:
+      return "default";
+    case TCA_PATH_SHM:
+      return "shm";
+    case TCA_PATH_MPI:
+      return "mpi";
+    case TCA_PATH_CUDA:
+      return "auto";
+    case TCA_PATH_CUDA_CE:
+      return "ce";
+    case TCA_PATH_CUDA_SM:
+      return "sm";
+  }
+  return "?";
+}
+
 // ---- ranks and collective objects ----
 
 int world_rank() {
@@ -209,14 +231,14 @@ bool report(const ::testing::AssertionResult& result) {
 }
 }  // namespace
 
-SharedRegion::SharedRegion(size_t bytes)
-    : bytes_(bytes), rank_(world_rank()), handles_(world_size()) {
+SharedRegion::SharedRegion(size_t bytes, tcaMemKind kind)
+    : bytes_(bytes), kind_(kind), rank_(world_rank()), handles_(world_size()) {
   // Every rank reaches the collective allgather even when its own allocation failed.
   void* ptr = nullptr;
-  bool ok = report(succeeded(tcaMalloc(&ptr, bytes, TCA_MEM_CPU), "tcaMalloc"));
+  bool ok = report(succeeded(tcaMalloc(&ptr, bytes, kind), "tcaMalloc"));
   data_ = static_cast<uint8_t*>(ptr);
   tcaHandle own{};
-  if (ok) ok = report(succeeded(tcaCreateHandle(&own, ptr, bytes, TCA_MEM_CPU), "tcaCreateHandle"));
+  if (ok) ok = report(succeeded(tcaCreateHandle(&own, ptr, bytes, kind), "tcaCreateHandle"));
   ok = report(succeeded(tcaAllgatherHandles(&own, handles_.data()), "tcaAllgatherHandles")) && ok;
   ok_ = ok;
 }
@@ -230,6 +252,38 @@ tcaResult SharedRegion::free_now() {
   const tcaResult result = tcaFree(data_);
   data_ = nullptr;
   return result;
+}
+
+::testing::AssertionResult SharedRegion::write(size_t offset, const void* bytes, size_t count) {
+  std::memcpy(data_ + offset, bytes, count);
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult SharedRegion::read(size_t offset, void* bytes, size_t count) const {
+  std::memcpy(bytes, data_ + offset, count);
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult SharedRegion::poison_range(size_t from, size_t to) {
+  std::vector<uint8_t> bytes(to - from);
+  poison(bytes.data(), bytes.size());
+  return write(from, bytes.data(), bytes.size());
+}
+
+::testing::AssertionResult SharedRegion::fill_range(const Pattern& pattern, size_t from,
+                                                    size_t to) {
+  std::vector<uint8_t> bytes(to - from);
+  fill_pattern(bytes.data(), bytes.size(), pattern, from);
+  return write(from, bytes.data(), bytes.size());
+}
+
+::testing::AssertionResult SharedRegion::holds(const ExpectedImage& expected) const {
+  // matches() takes the region's base address: the window sits at its offset of `landed`.
+  std::vector<uint8_t> landed(expected.offset() + expected.size());
+  const ::testing::AssertionResult copied =
+      read(expected.offset(), landed.data() + expected.offset(), expected.size());
+  if (!copied) return copied;
+  return expected.matches(landed.data());
 }
 
 Desc::Desc() { report(succeeded(tcaDescNew(&desc_), "tcaDescNew")); }
@@ -246,6 +300,28 @@ tcaResult append_copy(tcaDesc desc, const tcaHandle& dst, const tcaHandle& src, 
   }
   return tcaDescSetMemcpy(desc, &dst, copy.dst_offset, &src, copy.src_offset, copy.width, flags,
                           slot);
+}
+
+void kick_chain(tcaPath path, const tcaHandle& dst, const tcaHandle& src,
+                const std::vector<Copy>& copies,
+                const std::vector<std::pair<size_t, int>>& notify_after, int channel) {
+  Desc desc;
+  ASSERT_NE(desc.get(), nullptr);
+  for (size_t i = 0; i < copies.size(); ++i) {
+    unsigned flags = 0;
+    int slot = 0;
+    for (const auto& notify : notify_after) {
+      if (notify.first == i) {
+        flags = TCA_FLAG_NOTIFY;
+        slot = notify.second;
+      }
+    }
+    ASSERT_TCA_OK(append_copy(desc.get(), dst, src, copies[i], flags, slot));
+  }
+  ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path));
+  ASSERT_TCA_OK(tcaDescSet(desc.get(), channel));
+  ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
+  ASSERT_TCA_OK(tcaWaitDMAC(channel));
 }
 
 tcaResult handle_info(const tcaHandle* handle) {
@@ -332,20 +408,6 @@ const char* method_name(Method method) {
 
 namespace {
 
-void run_chain(tcaPath path, const std::vector<Copy>& copies, const tcaHandle& dst,
-               const tcaHandle& src, int channel, int slot) {
-  Desc desc;
-  ASSERT_NE(desc.get(), nullptr);
-  for (size_t i = 0; i < copies.size(); ++i) {
-    const unsigned flags = i + 1 == copies.size() ? TCA_FLAG_NOTIFY : 0u;
-    ASSERT_TCA_OK(append_copy(desc.get(), dst, src, copies[i], flags, slot));
-  }
-  ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path));
-  ASSERT_TCA_OK(tcaDescSet(desc.get(), channel));
-  ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
-  ASSERT_TCA_OK(tcaWaitDMAC(channel));
-}
-
 void expect_notification(int src_rank, int slot) {
   int from = -1;
   ASSERT_TCA_OK(tcaWaitDMARecvDesc(src_rank, slot, &from));
@@ -370,19 +432,22 @@ void run_ring_exchange(Method method, tcaPath path, const std::vector<Copy>& cop
     read_from = std::min(read_from, copy.src_offset);
     read_to = std::max(read_to, copy.src_end());
   }
-  poison(dst.data() + check_from, check_to - check_from);
-  fill_pattern(src.data() + read_from, read_to - read_from, Pattern{rank, seed}, read_from);
+  ASSERT_TRUE(dst.poison_range(check_from, check_to));
+  ASSERT_TRUE(src.fill_range(Pattern{rank, seed}, read_from, read_to));
   // Nobody writes into a destination before its owner poisoned it, nor reads a source early.
   ASSERT_TCA_OK(tcaBarrier());
 
+  const size_t last = copies.size() - 1;
   switch (method) {
     case Method::kDescPush:
-      ASSERT_NO_FATAL_FAILURE(run_chain(path, copies, dst.of(next), src.mine(), channel, slot));
+      ASSERT_NO_FATAL_FAILURE(
+          kick_chain(path, dst.of(next), src.mine(), copies, {{last, slot}}, channel));
       ASSERT_NO_FATAL_FAILURE(expect_notification(prev, slot));
       break;
     case Method::kDescPull:
       // The destination is local, so the notification is raised at this rank by itself.
-      ASSERT_NO_FATAL_FAILURE(run_chain(path, copies, dst.mine(), src.of(prev), channel, slot));
+      ASSERT_NO_FATAL_FAILURE(
+          kick_chain(path, dst.mine(), src.of(prev), copies, {{last, slot}}, channel));
       ASSERT_NO_FATAL_FAILURE(expect_notification(rank, slot));
       break;
     case Method::kPut:
@@ -405,10 +470,93 @@ void run_ring_exchange(Method method, tcaPath path, const std::vector<Copy>& cop
 
   ExpectedImage expected(check_from, check_to - check_from);
   for (const Copy& copy : copies) expected.apply(copy, Pattern{prev, seed});
-  EXPECT_TRUE(expected.matches(dst.data()))
-      << "by " << method_name(method) << " from rank " << prev << " into rank " << rank;
+  EXPECT_TRUE(dst.holds(expected)) << "by " << method_name(method) << " on path "
+                                   << path_name(path) << " from rank " << prev << " ("
+                                   << kind_name(src.kind()) << ") into rank " << rank << " ("
+                                   << kind_name(dst.kind()) << ")";
   // Sources are refilled and destinations re-poisoned only once everyone is done.
   ASSERT_TCA_OK(tcaBarrier());
+}
+
+// ---- transfer layouts ----
+
+size_t sweep_src_bytes(const std::vector<SweepCase>& sweep) {
+  size_t bytes = 0;
+  for (const SweepCase& c : sweep) bytes = std::max(bytes, c.src_offset + c.bytes);
+  return bytes;
+}
+
+size_t sweep_dst_bytes(const std::vector<SweepCase>& sweep) {
+  size_t bytes = 0;
+  for (const SweepCase& c : sweep)
+    bytes = std::max(bytes, kGuardBytes + c.dst_offset + c.bytes + kGuardBytes);
+  return bytes;
+}
+
+void run_sweep(Method method, tcaPath path, const std::vector<SweepCase>& sweep,
+               SharedRegion& src, SharedRegion& dst) {
+  uint64_t seed = 1;
+  for (const SweepCase& c : sweep) {
+    SCOPED_TRACE(::testing::Message() << c.bytes << " bytes, src offset " << c.src_offset
+                                      << ", dst offset " << kGuardBytes + c.dst_offset);
+    const size_t dst_offset = kGuardBytes + c.dst_offset;
+    ASSERT_NO_FATAL_FAILURE(
+        run_ring_exchange(method, path, {Copy::linear(dst_offset, c.src_offset, c.bytes)}, src, dst,
+                          seed++, dst_offset - kGuardBytes, dst_offset + c.bytes + kGuardBytes));
+  }
+}
+
+void run_each_copy(tcaPath path, const std::vector<Copy>& copies, SharedRegion& src,
+                   SharedRegion& dst) {
+  uint64_t seed = 100;
+  for (Method method : {Method::kDescPush, Method::kDescPull}) {
+    for (const Copy& copy : copies) {
+      SCOPED_TRACE(::testing::Message()
+                   << method_name(method) << ": width " << copy.width << " x " << copy.count
+                   << ", dst pitch " << copy.dst_pitch << ", src pitch " << copy.src_pitch);
+      ASSERT_NO_FATAL_FAILURE(
+          run_ring_exchange(method, path, {copy}, src, dst, seed++, 0, dst.size()));
+    }
+  }
+}
+
+Copy Grid::x_face(size_t dst_index, size_t src_index) const {
+  return Copy::strided(cell(dst_index, 0, 0), nx * element, cell(src_index, 0, 0), nx * element,
+                       element, ny * nz);
+}
+
+Copy Grid::y_face(size_t dst_index, size_t src_index) const {
+  return Copy::strided(cell(0, dst_index, 0), nx * ny * element, cell(0, src_index, 0),
+                       nx * ny * element, nx * element, nz);
+}
+
+Copy Grid::z_face(size_t dst_index, size_t src_index) const {
+  return Copy::strided(cell(0, 0, dst_index), nx * ny * element, cell(0, 0, src_index),
+                       nx * ny * element, nx * ny * element, 1);
+}
+
+std::vector<std::pair<const char*, Copy>> Grid::ghost_faces() const {
+  return {
+      {"x low", x_face(0, nx - 2)}, {"x high", x_face(nx - 1, 1)},
+      {"y low", y_face(0, ny - 2)}, {"y high", y_face(ny - 1, 1)},
+      {"z low", z_face(0, nz - 2)}, {"z high", z_face(nz - 1, 1)},
+  };
+}
+
+std::vector<Copy> chain_layout(size_t length, size_t region_bytes) {
+  std::vector<Copy> chain;
+  size_t dst_cursor = 1;
+  size_t src_cursor = 2;
+  for (size_t i = 0; i < length; ++i) {
+    Copy copy = i % 7 == 3
+                    ? Copy::strided(dst_cursor, 23, src_cursor, 31, 1 + i % 19, 3)
+                    : Copy::linear(dst_cursor, src_cursor, 1 + (i * 37) % 97 + (i % 5 == 0) * 600);
+    dst_cursor = copy.dst_end() + 1 + i % 3;
+    src_cursor = copy.src_end() + i % 4;
+    EXPECT_LE(std::max(dst_cursor, src_cursor), region_bytes) << "test bug: chain too long";
+    chain.push_back(copy);
+  }
+  return chain;
 }
 
 }  // namespace tca_test

@@ -1,6 +1,6 @@
 // Shared helpers of the tca test programs: result checks that carry tca's error message,
-// seeded data patterns with a byte-exact reference model, collective regions and the
-// transport-parameterized fixture.
+// seeded data patterns with a byte-exact reference model, collective regions, the
+// transport-parameterized fixture, and the transfers both the CPU and GPU suites run.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tca/tca.h"
@@ -84,32 +85,54 @@ class ExpectedImage {
 ::testing::AssertionResult holds_pattern(const void* data, size_t bytes, const Pattern& pattern,
                                          uint64_t first_offset);
 
+// ---- names ----
+
+const char* kind_name(tcaMemKind kind);  // "cpu", "gpu"
+const char* path_name(tcaPath path);     // "shm", "mpi", "ce", "sm"; TCA_PATH_CUDA is "auto"
+
 // ---- ranks and collective objects ----
 
 int world_rank();  // MPI_COMM_WORLD rank: valid whether or not tca is initialized
 int world_size();
 
-// Collective: every rank allocates `bytes` with tcaMalloc, registers them and learns every
-// rank's handle. Destruction waits at a barrier (so no peer still reads or writes the region)
-// and frees it. Construction failures are gtest failures; check ok().
+// Collective: every rank allocates `bytes` of one memory kind with tcaMalloc, registers them
+// and learns every rank's handle. Destruction waits at a barrier (so no peer still reads or
+// writes the region) and frees it. Construction failures are gtest failures; check ok().
+// SharedRegion itself holds host memory; KindRegion (cuda/gpu_test_util.h) holds either kind
+// and overrides write / read, the host's access, for device memory, so that the checks below
+// serve both suites.
 class SharedRegion {
  public:
-  explicit SharedRegion(size_t bytes);
-  ~SharedRegion();
+  explicit SharedRegion(size_t bytes) : SharedRegion(bytes, TCA_MEM_CPU) {}
+  virtual ~SharedRegion();
   SharedRegion(const SharedRegion&) = delete;
   SharedRegion& operator=(const SharedRegion&) = delete;
 
   bool ok() const { return ok_; }
-  uint8_t* data() const { return data_; }
+  uint8_t* data() const { return data_; }  // a device pointer for GPU memory
   size_t size() const { return bytes_; }
+  tcaMemKind kind() const { return kind_; }
   const tcaHandle& mine() const { return handles_[rank_]; }
   const tcaHandle& of(int rank) const { return handles_[rank]; }
   // Frees now (for tests of freed handles); the destructor then only waits at the barrier.
   tcaResult free_now();
 
+  // Host-side access to bytes [offset, offset + count).
+  virtual ::testing::AssertionResult write(size_t offset, const void* bytes, size_t count);
+  virtual ::testing::AssertionResult read(size_t offset, void* bytes, size_t count) const;
+  ::testing::AssertionResult poison_range(size_t from, size_t to);
+  // Bytes [from, to) get the pattern's bytes for those offsets.
+  ::testing::AssertionResult fill_range(const Pattern& pattern, size_t from, size_t to);
+  // The region holds what `expected` says in its window.
+  ::testing::AssertionResult holds(const ExpectedImage& expected) const;
+
+ protected:
+  SharedRegion(size_t bytes, tcaMemKind kind);
+
  private:
   uint8_t* data_ = nullptr;
   size_t bytes_ = 0;
+  tcaMemKind kind_ = TCA_MEM_CPU;
   int rank_ = 0;
   bool ok_ = false;
   std::vector<tcaHandle> handles_;
@@ -131,6 +154,12 @@ class Desc {
 // Appends `copy` with tcaDescSetMemcpy, or tcaDescSetMemcpy2D when copy.blocks.
 tcaResult append_copy(tcaDesc desc, const tcaHandle& dst, const tcaHandle& src, const Copy& copy,
                       unsigned flags, int slot);
+
+// Kicks a chain of `copies` from `src` into `dst` on `path` and waits for local completion.
+// `notify_after` lists the transfers that carry TCA_FLAG_NOTIFY, with their slots.
+void kick_chain(tcaPath path, const tcaHandle& dst, const tcaHandle& src,
+                const std::vector<Copy>& copies,
+                const std::vector<std::pair<size_t, int>>& notify_after, int channel);
 
 // tcaHandleInfo for its verdict alone (the reported owner, size and kind are dropped).
 tcaResult handle_info(const tcaHandle* handle);
@@ -182,10 +211,50 @@ const char* method_name(Method method);
 // Runs one ring exchange: every rank moves `copies` from its ring predecessor's `src` region
 // (filled with Pattern{prev, seed}) into its own `dst` region by `method` on `path`, then
 // checks the window [check_from, check_to) of `dst` byte for byte (copies outside stay
-// poison). Collective. Put/get copies must be linear.
+// poison). Regions may be of either memory kind. Collective. Put/get copies must be linear.
 void run_ring_exchange(Method method, tcaPath path, const std::vector<Copy>& copies,
                        SharedRegion& src, SharedRegion& dst, uint64_t seed, size_t check_from,
                        size_t check_to);
+
+// ---- transfer layouts of the CPU and GPU suites ----
+
+// One size of a sweep: `bytes` from src_offset of the source into dst_offset past a leading
+// guard of the destination; kGuardBytes on both sides of the target are checked untouched.
+struct SweepCase {
+  size_t bytes;
+  size_t src_offset;
+  size_t dst_offset;
+};
+constexpr size_t kGuardBytes = 4096;
+// The region sizes a sweep needs.
+size_t sweep_src_bytes(const std::vector<SweepCase>& sweep);
+size_t sweep_dst_bytes(const std::vector<SweepCase>& sweep);
+// Every size of `sweep` as a ring exchange by `method` on `path`. Collective.
+void run_sweep(Method method, tcaPath path, const std::vector<SweepCase>& sweep,
+               SharedRegion& src, SharedRegion& dst);
+
+// Each of `copies` alone as a ring exchange, by descriptor push and then pull, checking all of
+// `dst`. Collective.
+void run_each_copy(tcaPath path, const std::vector<Copy>& copies, SharedRegion& src,
+                   SharedRegion& dst);
+
+// A face of an nx*ny*nz grid of `element`-byte cells, x fastest: what a halo exchange sends.
+struct Grid {
+  size_t nx, ny, nz, element;
+  size_t bytes() const { return nx * ny * nz * element; }
+  size_t cell(size_t i, size_t j, size_t k) const { return ((k * ny + j) * nx + i) * element; }
+  // The plane of constant x / y / z, from `src_index` of the sender into `dst_index` here.
+  Copy x_face(size_t dst_index, size_t src_index) const;
+  Copy y_face(size_t dst_index, size_t src_index) const;
+  Copy z_face(size_t dst_index, size_t src_index) const;
+  // A halo exchange's six faces, named: each rank's low ghost plane receives the neighbour's
+  // last interior plane, and its high ghost plane the neighbour's first interior plane.
+  std::vector<std::pair<const char*, Copy>> ghost_faces() const;
+};
+
+// `length` transfers laid out back to back with small gaps, every 7th one block-stride, in a
+// region of at most `region_bytes`.
+std::vector<Copy> chain_layout(size_t length, size_t region_bytes);
 
 }  // namespace tca_test
 

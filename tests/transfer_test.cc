@@ -1,7 +1,6 @@
 // Data movement on every transport: sizes and offsets, block-stride, halo faces, chains,
 // repeated kicks, puts, gets and user memory. Every destination starts poisoned and is
 // compared byte for byte with a reference model, guard bytes included.
-#include <algorithm>
 #include <vector>
 
 #include "test_util.h"
@@ -42,38 +41,17 @@ TEST_P(TransportTest, HandleInfoReportsOwnerSizeAndKind) {
 
 // ---- sizes 1 B .. 64 MiB with odd offsets at both ends ----
 
-struct SweepCase {
-  size_t bytes;
-  size_t src_offset;
-  size_t dst_offset;  // past the leading guard
-};
-
-constexpr size_t kGuardBytes = 4096;  // checked untouched on both sides of every target range
 constexpr size_t kSweepMax = 64 * kMiB;
-const SweepCase kSweep[] = {
+const std::vector<SweepCase> kSweep = {
     {1, 0, 0},       {1, 7, 3},       {3, 1, 6},      {7, 5, 2},         {63, 3, 1},
     {4095, 1, 4097}, {4097, 4095, 1}, {65537, 13, 7}, {kMiB + 13, 9, 5}, {kSweepMax, 3, 5},
 };
 
 void sweep_sizes(Method method, tcaPath path) {
-  size_t src_bytes = 0;
-  size_t dst_bytes = 0;
-  for (const SweepCase& c : kSweep) {
-    src_bytes = std::max(src_bytes, c.src_offset + c.bytes);
-    dst_bytes = std::max(dst_bytes, kGuardBytes + c.dst_offset + c.bytes + kGuardBytes);
-  }
-  SharedRegion src(src_bytes);
-  SharedRegion dst(dst_bytes);
+  SharedRegion src(sweep_src_bytes(kSweep));
+  SharedRegion dst(sweep_dst_bytes(kSweep));
   ASSERT_TRUE(src.ok() && dst.ok());
-  uint64_t seed = 1;
-  for (const SweepCase& c : kSweep) {
-    SCOPED_TRACE(::testing::Message() << c.bytes << " bytes, src offset " << c.src_offset
-                                      << ", dst offset " << kGuardBytes + c.dst_offset);
-    const size_t dst_offset = kGuardBytes + c.dst_offset;
-    ASSERT_NO_FATAL_FAILURE(
-        run_ring_exchange(method, path, {Copy::linear(dst_offset, c.src_offset, c.bytes)}, src, dst,
-                          seed++, dst_offset - kGuardBytes, dst_offset + c.bytes + kGuardBytes));
-  }
+  run_sweep(method, path, kSweep, src, dst);
 }
 
 TEST_P(TransportTest, SizesAndOddOffsetsByDescriptorPush) {
@@ -101,53 +79,17 @@ TEST_P(TransportTest, BlockStrideWithDifferentPitches) {
       Copy::strided(2, 7, 5, 11, 7, 333),         // pitch equal to width on the destination
       Copy::strided(17, 1031, 6, 517, 515, 201),  // odd everything
   };
-  uint64_t seed = 100;
-  for (Method method : {Method::kDescPush, Method::kDescPull}) {
-    for (const Copy& copy : cases) {
-      SCOPED_TRACE(::testing::Message()
-                   << method_name(method) << ": width " << copy.width << " x " << copy.count
-                   << ", dst pitch " << copy.dst_pitch << ", src pitch " << copy.src_pitch);
-      ASSERT_NO_FATAL_FAILURE(
-          run_ring_exchange(method, path(), {copy}, src, dst, seed++, 0, dst.size()));
-    }
-  }
+  run_each_copy(path(), cases, src, dst);
 }
-
-// A face of an nx*ny*nz grid of `element`-byte cells, x fastest: what a halo exchange sends.
-struct Grid {
-  size_t nx, ny, nz, element;
-  size_t bytes() const { return nx * ny * nz * element; }
-  size_t cell(size_t i, size_t j, size_t k) const { return ((k * ny + j) * nx + i) * element; }
-  // The plane of constant x / y / z, from `src_index` of the sender into `dst_index` here.
-  Copy x_face(size_t dst_index, size_t src_index) const {
-    return Copy::strided(cell(dst_index, 0, 0), nx * element, cell(src_index, 0, 0), nx * element,
-                         element, ny * nz);
-  }
-  Copy y_face(size_t dst_index, size_t src_index) const {
-    return Copy::strided(cell(0, dst_index, 0), nx * ny * element, cell(0, src_index, 0),
-                         nx * ny * element, nx * element, nz);
-  }
-  Copy z_face(size_t dst_index, size_t src_index) const {
-    return Copy::strided(cell(0, 0, dst_index), nx * ny * element, cell(0, 0, src_index),
-                         nx * ny * element, nx * ny * element, 1);
-  }
-};
 
 TEST_P(TransportTest, HaloFacesInEveryOrientation) {
   const Grid grid{6, 5, 7, 3};  // 3-byte cells: no width is a multiple of 8
   SharedRegion src(grid.bytes());
   SharedRegion dst(grid.bytes());
   ASSERT_TRUE(src.ok() && dst.ok());
-  // Each rank's low ghost plane receives the neighbour's last interior plane, and its high
-  // ghost plane the neighbour's first interior plane.
-  const std::vector<std::pair<const char*, Copy>> faces = {
-      {"x low", grid.x_face(0, grid.nx - 2)}, {"x high", grid.x_face(grid.nx - 1, 1)},
-      {"y low", grid.y_face(0, grid.ny - 2)}, {"y high", grid.y_face(grid.ny - 1, 1)},
-      {"z low", grid.z_face(0, grid.nz - 2)}, {"z high", grid.z_face(grid.nz - 1, 1)},
-  };
   uint64_t seed = 200;
   for (Method method : {Method::kDescPush, Method::kDescPull}) {
-    for (const auto& face : faces) {
+    for (const auto& face : grid.ghost_faces()) {
       SCOPED_TRACE(::testing::Message() << method_name(method) << ", face " << face.first);
       ASSERT_NO_FATAL_FAILURE(
           run_ring_exchange(method, path(), {face.second}, src, dst, seed++, 0, dst.size()));
@@ -156,24 +98,6 @@ TEST_P(TransportTest, HaloFacesInEveryOrientation) {
 }
 
 // ---- chains ----
-
-// `length` transfers laid out back to back with small gaps, every 7th one block-stride, in a
-// region of at most `region_bytes`.
-std::vector<Copy> chain_layout(size_t length, size_t region_bytes) {
-  std::vector<Copy> chain;
-  size_t dst_cursor = 1;
-  size_t src_cursor = 2;
-  for (size_t i = 0; i < length; ++i) {
-    Copy copy = i % 7 == 3
-                    ? Copy::strided(dst_cursor, 23, src_cursor, 31, 1 + i % 19, 3)
-                    : Copy::linear(dst_cursor, src_cursor, 1 + (i * 37) % 97 + (i % 5 == 0) * 600);
-    dst_cursor = copy.dst_end() + 1 + i % 3;
-    src_cursor = copy.src_end() + i % 4;
-    EXPECT_LE(std::max(dst_cursor, src_cursor), region_bytes) << "test bug: chain too long";
-    chain.push_back(copy);
-  }
-  return chain;
-}
 
 TEST_P(TransportTest, ChainsOfOneToManyTransfers) {
   constexpr size_t kRegionBytes = 512 * kKiB;
@@ -287,18 +211,12 @@ TEST_P(TransportTest, UserMemoryAsTheLocalEndOfAChain) {
   fill_pattern(user.data(), user.size(), Pattern{rank_, 600}, 0);
   poison(shared.data(), shared.size());
   ASSERT_TCA_OK(tcaBarrier());
-  {
-    Desc desc;
-    ASSERT_TCA_OK(tcaDescSetMemcpy(desc.get(), &shared.of(next_), 11, &user_handle, 7, kBytes - 20,
-                                   TCA_FLAG_NOTIFY, kSlot));
-    ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path()));
-    ASSERT_TCA_OK(tcaDescSet(desc.get(), kChannel));
-    ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
-    ASSERT_TCA_OK(tcaWaitDMAC(kChannel));
-    ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev_, kSlot, nullptr));
-  }
+  const Copy push = Copy::linear(11, 7, kBytes - 20);
+  ASSERT_NO_FATAL_FAILURE(
+      kick_chain(path(), shared.of(next_), user_handle, {push}, {{0, kSlot}}, kChannel));
+  ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev_, kSlot, nullptr));
   ExpectedImage pushed(0, kBytes);
-  pushed.apply(Copy::linear(11, 7, kBytes - 20), Pattern{prev_, 600});
+  pushed.apply(push, Pattern{prev_, 600});
   EXPECT_TRUE(pushed.matches(shared.data()));
   ASSERT_TCA_OK(tcaBarrier());
 
@@ -306,18 +224,12 @@ TEST_P(TransportTest, UserMemoryAsTheLocalEndOfAChain) {
   fill_pattern(shared.data(), shared.size(), Pattern{rank_, 601}, 0);
   poison(user.data(), user.size());
   ASSERT_TCA_OK(tcaBarrier());
-  {
-    Desc desc;
-    ASSERT_TCA_OK(tcaDescSetMemcpy(desc.get(), &user_handle, 1, &shared.of(prev_), 2, kBytes - 3,
-                                   TCA_FLAG_NOTIFY, kSlot));
-    ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path()));
-    ASSERT_TCA_OK(tcaDescSet(desc.get(), kChannel));
-    ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
-    ASSERT_TCA_OK(tcaWaitDMAC(kChannel));
-    ASSERT_TCA_OK(tcaWaitDMARecvDesc(rank_, kSlot, nullptr));
-  }
+  const Copy pull = Copy::linear(1, 2, kBytes - 3);
+  ASSERT_NO_FATAL_FAILURE(
+      kick_chain(path(), user_handle, shared.of(prev_), {pull}, {{0, kSlot}}, kChannel));
+  ASSERT_TCA_OK(tcaWaitDMARecvDesc(rank_, kSlot, nullptr));
   ExpectedImage pulled(0, kBytes);
-  pulled.apply(Copy::linear(1, 2, kBytes - 3), Pattern{prev_, 601});
+  pulled.apply(pull, Pattern{prev_, 601});
   EXPECT_TRUE(pulled.matches(user.data()));
   EXPECT_TCA_OK(tcaDestroyHandle(&user_handle));
 }

@@ -37,6 +37,50 @@ __global__ void pingpong_kernel(PingPong p) {
   }
 }
 
+// The inline forms by block size: one thread, one warp, or the whole block.
+__device__ void inline_put(const PingPong& p, uint32_t flag) {
+  const void* src = p.local_src;
+  auto* mailbox = static_cast<uint64_t*>(p.remote_dst);
+  if (blockDim.x == 1) {
+    tcaDeviceInlinePut(mailbox, src, p.bytes, flag);
+  } else if (blockDim.x == 32) {
+    tcaDeviceInlinePutWarp(mailbox, src, p.bytes, flag);
+  } else {
+    tcaDeviceInlinePutBlock(mailbox, src, p.bytes, flag);
+  }
+}
+
+__device__ void inline_wait(const PingPong& p, uint32_t flag) {
+  if (blockDim.x == 1) {
+    tcaDeviceInlineWait(p.own_mailbox, p.local_dst, p.bytes, flag);
+  } else if (blockDim.x == 32) {
+    tcaDeviceInlineWaitWarp(p.own_mailbox, p.local_dst, p.bytes, flag);
+  } else {
+    tcaDeviceInlineWaitBlock(p.own_mailbox, p.local_dst, p.bytes, flag);
+  }
+}
+
+// Each message may go only once the peer's wait for the previous one has returned: in a
+// ping-pong the answer says so.
+__global__ void inline_pingpong_kernel(PingPong p) {
+  for (int round = 1; round <= p.rounds; ++round) {
+    const auto flag = static_cast<uint32_t>(p.first_value + static_cast<uint64_t>(round));
+    if (!p.initiator) inline_wait(p, flag);
+    inline_put(p, flag);
+    if (p.initiator) inline_wait(p, flag);
+  }
+}
+
+__global__ void inline_put_kernel(uint64_t* remote_mailbox, const void* local_src, size_t bytes,
+                                  uint32_t flag) {
+  tcaDeviceInlinePutBlock(remote_mailbox, local_src, bytes, flag);
+}
+
+__global__ void inline_wait_kernel(const uint64_t* own_mailbox, void* local_dst, size_t bytes,
+                                   uint32_t flag) {
+  tcaDeviceInlineWaitBlock(own_mailbox, local_dst, bytes, flag);
+}
+
 __global__ void put_signal_kernel(void* remote_dst, const void* local_src, size_t bytes,
                                   uint64_t* remote_signal, uint64_t value) {
   tcaDevicePutSignalBlock(remote_dst, local_src, bytes, remote_signal, value, TCA_SIGNAL_SET);
@@ -61,8 +105,26 @@ cudaError_t launch_device_signal_wait(const uint64_t* signal, uint64_t value,
   return cudaGetLastError();
 }
 
+size_t inline_mailbox_bytes(size_t bytes) { return tcaInlineCells(bytes) * sizeof(uint64_t); }
+
+cudaError_t launch_device_inline_put(uint64_t* remote_mailbox, const void* local_src,
+                                     size_t bytes, uint32_t flag, cudaStream_t stream) {
+  inline_put_kernel<<<1, 256, 0, stream>>>(remote_mailbox, local_src, bytes, flag);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_device_inline_wait(const uint64_t* own_mailbox, void* local_dst, size_t bytes,
+                                      uint32_t flag, cudaStream_t stream) {
+  inline_wait_kernel<<<1, 256, 0, stream>>>(own_mailbox, local_dst, bytes, flag);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_device_pingpong(const PingPong& pingpong, cudaStream_t stream) {
-  pingpong_kernel<<<1, pingpong.threads, 0, stream>>>(pingpong);
+  if (pingpong.inline_message) {
+    inline_pingpong_kernel<<<1, pingpong.threads, 0, stream>>>(pingpong);
+  } else {
+    pingpong_kernel<<<1, pingpong.threads, 0, stream>>>(pingpong);
+  }
   return cudaGetLastError();
 }
 

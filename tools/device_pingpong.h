@@ -1,6 +1,6 @@
 // A GPU-initiated ping-pong between two ranks through the device API (tca/tca_device.cuh): the
-// initiator puts `bytes` with a signal and waits for the answer; the responder waits, then
-// answers. Shared by tca-topo and tca-pingpong.
+// initiator puts `bytes` with a signal (or as an inline message) and waits for the answer; the
+// responder waits, then answers. Shared by tca-topo and tca-pingpong.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,7 +11,7 @@
 namespace tca_tools {
 
 struct PingPong {
-  void* remote_dst;          // the peer's buffer (tcaDevicePointer)
+  void* remote_dst;          // the peer's buffer (tcaDevicePointer); inline: the peer's mailbox
   const void* local_src;     // this rank's data
   size_t bytes;
   uint64_t* remote_signal;   // the peer's cell (tcaDeviceSignal)
@@ -20,6 +20,12 @@ struct PingPong {
   int rounds;
   unsigned threads;  // 1: the thread form of put with signal; more: the block form
   bool initiator;
+  // Inline messages (tcaDeviceInlinePut / tcaDeviceInlineWait) instead of put with signal: the
+  // message goes into the peer's mailbox at remote_dst with flag first_value + round, the answer
+  // arrives in own_mailbox and is written to local_dst. Threads: 1, 32 (warp form) or a block.
+  bool inline_message;
+  const uint64_t* own_mailbox;
+  void* local_dst;
   // Reference only: no data and no ordering, a relaxed flag store each way and relaxed polls
   // (the bare round trip of a store over the link, which put with signal builds on).
   bool bare_flag;
@@ -34,5 +40,12 @@ cudaError_t launch_device_put_signal(void* remote_dst, const void* local_src, si
                                      cudaStream_t stream);
 cudaError_t launch_device_signal_wait(const uint64_t* signal, uint64_t value,
                                       cudaStream_t stream);
+// The bytes of a mailbox for inline messages of `bytes` (tcaInlineCells cells).
+size_t inline_mailbox_bytes(size_t bytes);
+// Single inline messages (block form): one put into the peer's mailbox, and one wait on the own.
+cudaError_t launch_device_inline_put(uint64_t* remote_mailbox, const void* local_src, size_t bytes,
+                                     uint32_t flag, cudaStream_t stream);
+cudaError_t launch_device_inline_wait(const uint64_t* own_mailbox, void* local_dst, size_t bytes,
+                                      uint32_t flag, cudaStream_t stream);
 
 }  // namespace tca_tools

@@ -335,21 +335,26 @@ class Topo {
     CHECK(cudaDeviceSynchronize());
   }
 
+  // The engine TCA_PATH_CUDA picks per size, next to the calibration it picks from.
   void auto_choices() {
     if (rank_ != 0) return;
-    fmt::print("\nAutomatic path (TCA_PATH_CUDA) from rank 0\n");
+    fmt::print(
+        "\nAutomatic path (TCA_PATH_CUDA) from rank 0, per size (a size between two rows "
+        "takes the pick of the row above it)\n");
     for (int peer = 0; peer < size_; ++peer) {
       int available = 0;
       CHECK(tcaPathAvailable(TCA_PATH_CUDA, peer, &available));
       if (!available) continue;
       size_t crossover = 0;
       CHECK(tcaCudaCrossover(peer, &crossover));
-      fmt::print("  to rank {}: copy engines from {}\n", peer,
-                 crossover == SIZE_MAX ? std::string("never") : size_name(crossover));
+      fmt::print("  to rank {}: copy engines at every size from {}\n", peer,
+                 crossover == SIZE_MAX ? std::string("none (the largest take the SMs)")
+                                       : size_name(crossover));
       tcaCudaCalibrationPoint points[64];
       int count = 0;
       CHECK(tcaCudaCalibration(peer, points, 64, &count));
-      if (count > 0) fmt::print("    {:>9}  {:>9}  {:>9}  picks\n", "bytes", "CE GB/s", "SM GB/s");
+      if (count > 0)
+        fmt::print("    {:>9}  {:>9}  {:>9}  picks  (ping-pong, GB/s)\n", "bytes", "CE", "SM");
       for (int i = 0; i < count; ++i) {
         tcaPath pick = TCA_PATH_AUTO;
         CHECK(tcaCudaAutoPath(peer, points[i].bytes, &pick));

@@ -102,6 +102,7 @@ TCA_API tcaResult tcaRank(int *rank);
 TCA_API tcaResult tcaSize(int *size);
 TCA_API tcaResult tcaBarrier(void); /* collective; for set-up, not for data ordering */
 TCA_API tcaResult tcaSetTimeout(int timeout_ms);
+TCA_API tcaResult tcaGetTimeout(int *timeout_ms); /* the timeout waits use now */
 /* The transport AUTO uses between this rank and `peer` ("shm", "mpi", ...). */
 TCA_API tcaResult tcaPeerTransport(int peer, const char **name);
 /* Whether `path` can carry transfers between this rank and `peer`. */

@@ -114,9 +114,10 @@ TCA_API tcaResult tcaCollReleaseCache(void);
 
 /* ---- selection and mapping ---- */
 /* What TCA_COLL_AUTO runs for `bytes` of result (allgather: all ranks' data together) on
- * `ranks` ranks. Local, no communication. */
-TCA_API tcaResult tcaCollChooseAlgorithm(tcaCollKind kind, size_t bytes, int ranks,
-                                         tcaCollAlgorithm *algorithm);
+ * `ranks` ranks with buffers in `memory` (the GPU programs and the host engine have tables of
+ * their own). Local, no communication. */
+TCA_API tcaResult tcaCollChooseAlgorithm(tcaCollKind kind, tcaMemKind memory, size_t bytes,
+                                         int ranks, tcaCollAlgorithm *algorithm);
 /* The logical order in which `algorithm` visits the ranks on `topology`: rank_at_position[p]
  * is the rank at position p (positions are what the algorithm's "rank" means). Flat: identity.
  * Ring and torus: rings follow the wires (a snake through the torus); recursive doubling on

@@ -8,8 +8,9 @@
  * on the machine; TCA_PATH_CUDA_CE / TCA_PATH_CUDA_SM force one). docs/CUDA.md says more.
  *
  * Environment: TCA_CUDA_PATH=auto|ce|sm forces the engine of TCA_PATH_CUDA;
- * TCA_CUDA_CROSSOVER=<bytes> replaces the measured crossover; TCA_CUDA_CALIBRATE=1 measures
- * again and rewrites the cache; TCA_CUDA_CALIBRATION_FILE names the cache file.
+ * TCA_CUDA_CROSSOVER=<bytes> replaces the measured per-size choice by one crossover (copy
+ * engines from that size on, SMs below); TCA_CUDA_CALIBRATE=1 measures again and rewrites the
+ * cache; TCA_CUDA_CALIBRATION_FILE names the cache file.
  */
 #ifndef TCA_TCA_CUDA_H
 #define TCA_TCA_CUDA_H
@@ -50,24 +51,30 @@ TCA_API tcaResult tcaDevicePointer(void **ptr, const tcaHandle *handle, size_t o
 TCA_API tcaResult tcaDeviceSignal(uint64_t **signal, int rank, int index);
 
 /* ---- automatic path choice ---- */
-/* Transfers of at least *bytes to `peer` take the copy engines on TCA_PATH_CUDA, smaller ones
- * the SMs (SIZE_MAX: always SMs). Reflects TCA_CUDA_PATH and TCA_CUDA_CROSSOVER. */
+/* TCA_PATH_CUDA picks an engine per peer and size from a calibration: at each calibrated size
+ * (64 B, 128 B, ... up to 256 MiB) the engine that was faster in a ping-pong of host-kicked
+ * notifying transfers with the peer; a size between two calibrated ones takes the pick of the
+ * one below it. Block-stride transfers with rows under 512 bytes take the SMs. */
+
+/* The size from which every larger contiguous transfer to `peer` takes the copy engines on
+ * TCA_PATH_CUDA (0: every size; SIZE_MAX: the largest sizes take the SMs). Below it the pick is
+ * per size: see tcaCudaAutoPath. Reflects TCA_CUDA_PATH and TCA_CUDA_CROSSOVER (then it is the
+ * whole rule: the SMs below it). */
 TCA_API tcaResult tcaCudaCrossover(int peer, size_t *bytes);
 /* The engine TCA_PATH_CUDA takes for one contiguous transfer of `bytes` to `peer`:
  * TCA_PATH_CUDA_CE or TCA_PATH_CUDA_SM. */
 TCA_API tcaResult tcaCudaAutoPath(int peer, size_t bytes, tcaPath *path);
 
-/* One size of the calibration behind the crossover: both engines' bandwidth for one contiguous
- * notifying transfer into the peer's GPU memory, kicked and completed one at a time (bytes over
- * the time from kick to completion). */
+/* One size of the calibration: both engines' bandwidth for one contiguous notifying transfer
+ * into the peer's GPU memory, in a ping-pong with the peer (bytes over half a round trip; each
+ * message kicked, completed locally, then answered). */
 typedef struct tcaCudaCalibrationPoint {
   size_t bytes;
   double copy_engine_gbps;
   double sm_gbps;
 } tcaCudaCalibrationPoint;
 /* The calibration measured (or read from the cache) for `peer`: up to `capacity` points into
- * `points`, their number into *count (0 when the crossover was not measured, e.g. when
- * TCA_CUDA_PATH or TCA_CUDA_CROSSOVER is set). */
+ * `points`, their number into *count (0 where none was measured). */
 TCA_API tcaResult tcaCudaCalibration(int peer, tcaCudaCalibrationPoint *points, int capacity,
                                      int *count);
 

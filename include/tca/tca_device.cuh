@@ -15,15 +15,19 @@
  *              semantics (the data behind the signal is then visible to the caller).
  *   fence      tcaDeviceFence: orders the caller's earlier puts before its later puts and signals.
  *   quiet      tcaDeviceQuiet: the caller's earlier puts are complete (visible to every observer).
+ *   inline     tcaDeviceInlinePut{,Warp,Block} / tcaDeviceInlineWait{,Warp,Block}: small messages
+ *              whose every 8-byte store carries 4 bytes of data and a 32-bit flag, so the data
+ *              needs no fence before its signal: the lowest latency for a few KiB (below).
  *
  * Memory ordering is system scope throughout: the observer is another GPU or the host.
  */
 #ifndef TCA_TCA_DEVICE_CUH
 #define TCA_TCA_DEVICE_CUH
 
-#include <cuda/atomic>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cuda/atomic>
 
 typedef enum tcaSignalOp {
   TCA_SIGNAL_SET = 0, /* signal = value */
@@ -43,9 +47,12 @@ namespace tca_device_detail {
 
 using SystemAtomic = cuda::atomic_ref<uint64_t, cuda::thread_scope_system>;
 
-// The widest access (16, 8, 4, 2 or 1 bytes) at which both pointers can be aligned together.
-__device__ __forceinline__ unsigned common_unit(const void* dst, const void* src) {
-  const uintptr_t mix = reinterpret_cast<uintptr_t>(dst) ^ reinterpret_cast<uintptr_t>(src);
+// The widest access (16, 8, 4, 2 or 1 bytes) at which all the pointers can be aligned together.
+__device__ __forceinline__ unsigned common_unit(const void* dst, const void* src,
+                                                const void* dst2 = nullptr) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(src);
+  uintptr_t mix = reinterpret_cast<uintptr_t>(dst) ^ base;
+  if (dst2 != nullptr) mix |= reinterpret_cast<uintptr_t>(dst2) ^ base;
   unsigned unit = 16;
   while (unit > 1 && (mix & (unit - 1)) != 0) unit >>= 1;
   return unit;
@@ -53,35 +60,70 @@ __device__ __forceinline__ unsigned common_unit(const void* dst, const void* src
 
 template <typename Unit>
 __device__ __forceinline__ void copy_units(unsigned char* dst, const unsigned char* src,
-                                           size_t units, unsigned lane, unsigned lanes) {
+                                           size_t units, unsigned lane, unsigned lanes,
+                                           unsigned char* dst2) {
   Unit* to = reinterpret_cast<Unit*>(dst);
+  Unit* to2 = reinterpret_cast<Unit*>(dst2);
   const Unit* from = reinterpret_cast<const Unit*>(src);
-  for (size_t i = lane; i < units; i += lanes) to[i] = from[i];
+  // Several loads in flight per thread before their stores: one at a time leaves a block far
+  // below the memory's bandwidth.
+  constexpr unsigned kUnroll = 4;
+  size_t i = lane;
+  for (; i + (kUnroll - 1) * static_cast<size_t>(lanes) < units; i += kUnroll * lanes) {
+    Unit staged[kUnroll];
+#pragma unroll
+    for (unsigned k = 0; k < kUnroll; ++k) staged[k] = from[i + k * lanes];
+#pragma unroll
+    for (unsigned k = 0; k < kUnroll; ++k) to[i + k * lanes] = staged[k];
+    if (to2 != nullptr) {
+#pragma unroll
+      for (unsigned k = 0; k < kUnroll; ++k) to2[i + k * lanes] = staged[k];
+    }
+  }
+  for (; i < units; i += lanes) {
+    const Unit value = from[i];
+    to[i] = value;
+    if (to2 != nullptr) to2[i] = value;
+  }
 }
 
 // Copies `bytes` with `lanes` cooperating threads: a byte-wise head up to the common
-// alignment, the body in units as wide as that alignment allows, a byte-wise tail.
+// alignment, the body in units as wide as that alignment allows, a byte-wise tail. With `dst2`,
+// every byte read is also stored there (one read for two copies).
 __device__ __forceinline__ void copy(void* dst_ptr, const void* src_ptr, size_t bytes,
-                                     unsigned lane, unsigned lanes) {
+                                     unsigned lane, unsigned lanes, void* dst2_ptr = nullptr) {
   unsigned char* dst = static_cast<unsigned char*>(dst_ptr);
+  unsigned char* dst2 = static_cast<unsigned char*>(dst2_ptr);
   const unsigned char* src = static_cast<const unsigned char*>(src_ptr);
-  const unsigned unit = common_unit(dst, src);
+  const unsigned unit = common_unit(dst, src, dst2);
   size_t head = (unit - (reinterpret_cast<uintptr_t>(dst) & (unit - 1))) & (unit - 1);
   if (head > bytes) head = bytes;
-  copy_units<unsigned char>(dst, src, head, lane, lanes);
+  copy_units<unsigned char>(dst, src, head, lane, lanes, dst2);
   dst += head;
   src += head;
+  if (dst2 != nullptr) dst2 += head;
   bytes -= head;
   const size_t units = bytes / unit;
   switch (unit) {
-    case 16: copy_units<uint4>(dst, src, units, lane, lanes); break;
-    case 8: copy_units<uint2>(dst, src, units, lane, lanes); break;
-    case 4: copy_units<uint32_t>(dst, src, units, lane, lanes); break;
-    case 2: copy_units<uint16_t>(dst, src, units, lane, lanes); break;
-    default: copy_units<unsigned char>(dst, src, units, lane, lanes); break;
+    case 16:
+      copy_units<uint4>(dst, src, units, lane, lanes, dst2);
+      break;
+    case 8:
+      copy_units<uint2>(dst, src, units, lane, lanes, dst2);
+      break;
+    case 4:
+      copy_units<uint32_t>(dst, src, units, lane, lanes, dst2);
+      break;
+    case 2:
+      copy_units<uint16_t>(dst, src, units, lane, lanes, dst2);
+      break;
+    default:
+      copy_units<unsigned char>(dst, src, units, lane, lanes, dst2);
+      break;
   }
   const size_t body = units * unit;
-  copy_units<unsigned char>(dst + body, src + body, bytes - body, lane, lanes);
+  copy_units<unsigned char>(dst + body, src + body, bytes - body, lane, lanes,
+                            dst2 != nullptr ? dst2 + body : nullptr);
 }
 
 __device__ __forceinline__ unsigned lane_in_block() {
@@ -90,12 +132,18 @@ __device__ __forceinline__ unsigned lane_in_block() {
 
 __device__ __forceinline__ bool compare(uint64_t seen, tcaSignalCmp cmp, uint64_t value) {
   switch (cmp) {
-    case TCA_CMP_EQ: return seen == value;
-    case TCA_CMP_NE: return seen != value;
-    case TCA_CMP_GT: return seen > value;
-    case TCA_CMP_GE: return seen >= value;
-    case TCA_CMP_LT: return seen < value;
-    default: return seen <= value;
+    case TCA_CMP_EQ:
+      return seen == value;
+    case TCA_CMP_NE:
+      return seen != value;
+    case TCA_CMP_GT:
+      return seen > value;
+    case TCA_CMP_GE:
+      return seen >= value;
+    case TCA_CMP_LT:
+      return seen < value;
+    default:
+      return seen <= value;
   }
 }
 
@@ -178,6 +226,142 @@ __device__ __forceinline__ void tcaDevicePutSignalBlock(void* dst, const void* s
     tcaDeviceFence();  // the other threads' stores, ordered before us by __syncthreads
     tcaDeviceSignalOp(signal, value, op);
   }
+  __syncthreads();
+}
+
+/* ---- inline messages: data and flag in one store ----
+ * The receiver owns a mailbox of tcaInlineCells(bytes) 64-bit cells in its GPU memory (e.g. in
+ * a tcaMalloc'd GPU region; the sender reaches it through tcaDevicePointer), 8-byte aligned and
+ * zero at first. A put stores each 4 bytes of the message with the message's flag beside them
+ * in an 8-byte cell, which arrives whole; the receiver's wait polls the cells until they show
+ * the flag, then writes the data to its destination. No fence orders data before a signal, so a
+ * message costs one store's flight. Flags must not be 0 and must differ from the flag of the
+ * mailbox's previous message (e.g. a sequence number 1, 2, 3, ...); the sender must not put the
+ * next message before the receiver's wait for the previous one has returned. A mailbox cell
+ * carries half its size in data: for bulk data, puts and signals cost less. */
+__host__ __device__ constexpr size_t tcaInlineCells(size_t bytes) { return (bytes + 3) / 4; }
+
+namespace tca_device_detail {
+
+__device__ __forceinline__ uint32_t load_word(const unsigned char* src, size_t offset,
+                                              size_t bytes) {
+  if (offset + 4 <= bytes && (reinterpret_cast<uintptr_t>(src + offset) & 3) == 0)
+    return *reinterpret_cast<const uint32_t*>(src + offset);
+  uint32_t word = 0;
+  for (unsigned i = 0; i < 4 && offset + i < bytes; ++i)
+    word |= static_cast<uint32_t>(src[offset + i]) << (8 * i);
+  return word;
+}
+
+__device__ __forceinline__ void store_word(unsigned char* dst, size_t offset, size_t bytes,
+                                           uint32_t word) {
+  if (offset + 4 <= bytes && (reinterpret_cast<uintptr_t>(dst + offset) & 3) == 0) {
+    *reinterpret_cast<uint32_t*>(dst + offset) = word;
+    return;
+  }
+  for (unsigned i = 0; i < 4 && offset + i < bytes; ++i)
+    dst[offset + i] = static_cast<unsigned char>(word >> (8 * i));
+}
+
+__device__ __forceinline__ void store_cell(uint64_t* cell, uint64_t value) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(cell), "l"(value) : "memory");
+}
+
+__device__ __forceinline__ uint64_t load_cell(const uint64_t* cell) {
+  uint64_t value;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(cell) : "memory");
+  return value;
+}
+
+__device__ __forceinline__ uint64_t global_time_ns() {
+  uint64_t now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+// This lane's cells of the message: word i of `src` with `flag` in the high half of cell i.
+__device__ __forceinline__ void inline_put(uint64_t* cells, const void* src, size_t bytes,
+                                           uint32_t flag, unsigned lane, unsigned lanes) {
+  const unsigned char* from = static_cast<const unsigned char*>(src);
+  const uint64_t tag = static_cast<uint64_t>(flag) << 32;
+  for (size_t i = lane; i < tcaInlineCells(bytes); i += lanes)
+    store_cell(cells + i, tag | load_word(from, 4 * i, bytes));
+}
+
+// A wait's clock: it reads the (slow) global timer only once a wait has polled for a while,
+// so waits that succeed at once cost no timer read. timeout_ns 0: never gives up.
+class Patience {
+ public:
+  __device__ explicit Patience(uint64_t timeout_ns) : timeout_ns_(timeout_ns) {}
+  // Called after each failed poll; false once the timeout has passed.
+  __device__ __forceinline__ bool another_poll() {
+    if (timeout_ns_ == 0 || ++polls_ % 1024 != 0) return true;
+    const uint64_t now = global_time_ns();
+    if (deadline_ns_ == 0) deadline_ns_ = now + timeout_ns_;
+    return now <= deadline_ns_;
+  }
+
+ private:
+  uint64_t timeout_ns_;
+  uint64_t deadline_ns_ = 0;
+  unsigned polls_ = 0;
+};
+
+// Waits for this lane's cells and writes their data to `dst`; false if `patience` ran out.
+__device__ __forceinline__ bool inline_wait(const uint64_t* cells, void* dst, size_t bytes,
+                                            uint32_t flag, unsigned lane, unsigned lanes,
+                                            Patience& patience) {
+  unsigned char* to = static_cast<unsigned char*>(dst);
+  for (size_t i = lane; i < tcaInlineCells(bytes); i += lanes) {
+    uint64_t cell = load_cell(cells + i);
+    while (static_cast<uint32_t>(cell >> 32) != flag) {
+      if (!patience.another_poll()) return false;
+      cell = load_cell(cells + i);
+    }
+    store_word(to, 4 * i, bytes, static_cast<uint32_t>(cell));
+  }
+  return true;
+}
+
+}  // namespace tca_device_detail
+
+/* Stores `bytes` of `src` with `flag` into the peer's mailbox `cells`. */
+__device__ __forceinline__ void tcaDeviceInlinePut(uint64_t* cells, const void* src, size_t bytes,
+                                                   uint32_t flag) {
+  tca_device_detail::inline_put(cells, src, bytes, flag, 0, 1);
+}
+__device__ __forceinline__ void tcaDeviceInlinePutWarp(uint64_t* cells, const void* src,
+                                                       size_t bytes, uint32_t flag) {
+  tca_device_detail::inline_put(cells, src, bytes, flag, tca_device_detail::lane_in_block() % 32,
+                                32);
+  __syncwarp();
+}
+__device__ __forceinline__ void tcaDeviceInlinePutBlock(uint64_t* cells, const void* src,
+                                                        size_t bytes, uint32_t flag) {
+  tca_device_detail::inline_put(cells, src, bytes, flag, tca_device_detail::lane_in_block(),
+                                blockDim.x * blockDim.y * blockDim.z);
+  __syncthreads();
+}
+
+/* Waits until the message with `flag` is in the own mailbox `cells` and writes its `bytes` to
+ * `dst` (visible to the caller; to its warp / block after the warp / block forms). */
+__device__ __forceinline__ void tcaDeviceInlineWait(const uint64_t* cells, void* dst, size_t bytes,
+                                                    uint32_t flag) {
+  tca_device_detail::Patience forever(0);
+  tca_device_detail::inline_wait(cells, dst, bytes, flag, 0, 1, forever);
+}
+__device__ __forceinline__ void tcaDeviceInlineWaitWarp(const uint64_t* cells, void* dst,
+                                                        size_t bytes, uint32_t flag) {
+  tca_device_detail::Patience forever(0);
+  tca_device_detail::inline_wait(cells, dst, bytes, flag, tca_device_detail::lane_in_block() % 32,
+                                 32, forever);
+  __syncwarp();
+}
+__device__ __forceinline__ void tcaDeviceInlineWaitBlock(const uint64_t* cells, void* dst,
+                                                         size_t bytes, uint32_t flag) {
+  tca_device_detail::Patience forever(0);
+  tca_device_detail::inline_wait(cells, dst, bytes, flag, tca_device_detail::lane_in_block(),
+                                 blockDim.x * blockDim.y * blockDim.z, forever);
   __syncthreads();
 }
 

@@ -14,14 +14,14 @@ std::set<const tcaColl_st*>& live_objects() {
   return objects;
 }
 
-tcaResult check_live(tcaColl coll) {
+}  // namespace
+
+tcaResult tca::coll::check_live(tcaColl coll) {
   if (coll == nullptr || live_objects().count(coll) == 0)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "collective {} is not a live tcaColl",
              static_cast<const void*>(coll));
   return TCA_SUCCESS;
 }
-
-}  // namespace
 
 extern "C" {
 
@@ -68,12 +68,12 @@ tcaResult tcaCollNew(tcaColl* coll, tcaCollKind kind, tcaDataType type, tcaRedOp
 }
 
 tcaResult tcaCollStart(tcaColl coll) {
-  TCA_CHECK(check_live(coll));
+  TCA_CHECK(tca::coll::check_live(coll));
   return coll->start();
 }
 
 tcaResult tcaCollTest(tcaColl coll, int* done) {
-  TCA_CHECK(check_live(coll));
+  TCA_CHECK(tca::coll::check_live(coll));
   if (done == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "done is NULL");
   bool finished = false;
   TCA_CHECK(coll->progress(false, &finished));
@@ -82,13 +82,13 @@ tcaResult tcaCollTest(tcaColl coll, int* done) {
 }
 
 tcaResult tcaCollWait(tcaColl coll) {
-  TCA_CHECK(check_live(coll));
+  TCA_CHECK(tca::coll::check_live(coll));
   bool finished = false;
   return coll->progress(true, &finished);
 }
 
 tcaResult tcaCollFree(tcaColl coll) {
-  TCA_CHECK(check_live(coll));
+  TCA_CHECK(tca::coll::check_live(coll));
   if (coll->running())
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: tcaCollWait before freeing");
   // Peers may still write into this rank's buffers until every rank has finished.
@@ -99,7 +99,7 @@ tcaResult tcaCollFree(tcaColl coll) {
 }
 
 tcaResult tcaCollGetAlgorithm(tcaColl coll, tcaCollAlgorithm* algorithm) {
-  TCA_CHECK(check_live(coll));
+  TCA_CHECK(tca::coll::check_live(coll));
   if (algorithm == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "algorithm is NULL");
   *algorithm = coll->algorithm();
   return TCA_SUCCESS;

@@ -6,6 +6,7 @@
 namespace {
 
 struct Rule {
+  tcaMemKind memory;
   tcaCollKind kind;
   int max_ranks;     // rules for at most this many ranks
   size_t max_bytes;  // of the result (allgather: every rank's data together)
@@ -16,26 +17,32 @@ constexpr size_t kKiB = 1024;
 constexpr size_t kUnlimited = SIZE_MAX;
 constexpr int kAnyRanks = 1 << 30;
 
-// Measured on the CPU transport (shm, 2-core host: more than 2 ranks are oversubscribed).
-// Allreduce: recursive doubling (log2 steps of the whole vector) while latency dominates,
-// then the ring's reduce-scatter + allgather (2(n-1)/n of the data per rank). Allgather:
-// Bruck's ceil(log2 n) steps were within a few per cent of the best at every size measured.
+// Host memory, measured on the CPU transport (shm, 2-core host: more than 2 ranks are
+// oversubscribed). Allreduce: recursive doubling (log2 steps of the whole vector) while latency
+// dominates, then the ring's reduce-scatter + allgather (2(n-1)/n of the data per rank).
+// Allgather: Bruck's ceil(log2 n) steps were within a few per cent of the best at every size.
+// GPU memory, measured with tca-coll on H200s over NVLink (docs/COLLECTIVES.md): fewest steps
+// while a step costs a signal's latency, the ring once the data dominates.
 constexpr Rule kRules[] = {
-    {TCA_COLL_ALLREDUCE, 2, 1 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
-    {TCA_COLL_ALLREDUCE, 2, kUnlimited, TCA_COLL_RING},
-    {TCA_COLL_ALLREDUCE, kAnyRanks, 32 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
-    {TCA_COLL_ALLREDUCE, kAnyRanks, kUnlimited, TCA_COLL_RING},
-    {TCA_COLL_ALLGATHER, kAnyRanks, kUnlimited, TCA_COLL_DISSEMINATION},
+    {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, 2, 1 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
+    {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, 2, kUnlimited, TCA_COLL_RING},
+    {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, kAnyRanks, 32 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
+    {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, kAnyRanks, kUnlimited, TCA_COLL_RING},
+    {TCA_MEM_CPU, TCA_COLL_ALLGATHER, kAnyRanks, kUnlimited, TCA_COLL_DISSEMINATION},
+    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, 256 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
+    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, kUnlimited, TCA_COLL_RING},
+    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, 1024 * kKiB, TCA_COLL_DISSEMINATION},
+    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, kUnlimited, TCA_COLL_RING},
 };
 
 }  // namespace
 
 namespace tca::coll {
 
-tcaResult resolve_algorithm(tcaCollKind kind, size_t result_bytes, int ranks,
+tcaResult resolve_algorithm(tcaCollKind kind, tcaMemKind memory, size_t result_bytes, int ranks,
                             tcaCollAlgorithm requested, tcaCollAlgorithm* resolved) {
   if (requested == TCA_COLL_AUTO)
-    TCA_CHECK(tcaCollChooseAlgorithm(kind, result_bytes, ranks, &requested));
+    TCA_CHECK(tcaCollChooseAlgorithm(kind, memory, result_bytes, ranks, &requested));
   // Neighbor exchange pairs ranks up; with an odd count the ring runs instead.
   if (requested == TCA_COLL_NEIGHBOR_EXCHANGE && ranks % 2 != 0) requested = TCA_COLL_RING;
   *resolved = requested;
@@ -44,12 +51,15 @@ tcaResult resolve_algorithm(tcaCollKind kind, size_t result_bytes, int ranks,
 
 }  // namespace tca::coll
 
-extern "C" tcaResult tcaCollChooseAlgorithm(tcaCollKind kind, size_t bytes, int ranks,
-                                            tcaCollAlgorithm* algorithm) {
+extern "C" tcaResult tcaCollChooseAlgorithm(tcaCollKind kind, tcaMemKind memory, size_t bytes,
+                                            int ranks, tcaCollAlgorithm* algorithm) {
   if (algorithm == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "algorithm is NULL");
+  if (memory != TCA_MEM_CPU && memory != TCA_MEM_GPU)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(memory));
   if (ranks < 1) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} ranks", ranks);
   for (const Rule& rule : kRules) {
-    if (rule.kind == kind && ranks <= rule.max_ranks && bytes <= rule.max_bytes) {
+    if (rule.memory == memory && rule.kind == kind && ranks <= rule.max_ranks &&
+        bytes <= rule.max_bytes) {
       *algorithm = rule.algorithm;
       return TCA_SUCCESS;
     }

@@ -93,16 +93,34 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
   shape.element_bytes = tcaDataTypeSize(type);
   coll->send_bytes_ = count * shape.element_bytes;
   coll->recv_bytes_ = coll->send_bytes_ * (kind == TCA_COLL_ALLGATHER ? coll->ranks_ : 1);
-  TCA_CHECK(tca::coll::resolve_algorithm(kind, coll->recv_bytes_, coll->ranks_, config.algorithm,
-                                         &shape.algorithm));
+  TCA_CHECK(tca::coll::resolve_algorithm(kind, config.memory, coll->recv_bytes_, coll->ranks_,
+                                         config.algorithm, &shape.algorithm));
   TCA_CHECK(
       tca::coll::map_positions(shape.algorithm, &config.topology, coll->ranks_, &shape.rank_at));
-  TCA_CHECK(tca::coll::make_local_ops(config.memory, type, op, &coll->local_));
-  TCA_CHECK(tca::coll::NotificationWaiter::create(coll->rank_, coll->ranks_, &coll->waiter_));
   coll->algorithm_ = shape.algorithm;
   coll->memory_ = config.memory;
   coll->sendbuf_ = sendbuf;
   coll->recvbuf_ = recvbuf;
+  if (config.memory == TCA_MEM_GPU) {
+#if TCA_HAVE_CUDA
+    if (count > 0) {
+      tca::coll::DeviceBuffers buffers;
+      buffers.type = type;
+      buffers.op = op;
+      buffers.send = sendbuf;
+      buffers.recv = recvbuf;
+      buffers.send_bytes = coll->send_bytes_;
+      buffers.recv_bytes = coll->recv_bytes_;
+      TCA_CHECK(tca::coll::make_device_engine(shape, buffers, &coll->device_));
+    }
+    *out = std::move(coll);
+    return TCA_SUCCESS;
+#else
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "collectives on GPU memory need a CUDA build of tca");
+#endif
+  }
+  TCA_CHECK(tca::coll::make_local_ops(config.memory, type, op, &coll->local_));
+  TCA_CHECK(tca::coll::NotificationWaiter::create(coll->rank_, coll->ranks_, &coll->waiter_));
   if (count == 0) {  // nothing to move: every iteration is empty
     *out = std::move(coll);
     return TCA_SUCCESS;
@@ -291,6 +309,11 @@ tcaResult tcaColl_st::start() {
              "an earlier iteration of this collective failed; free it and make a new one");
   if (running_)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: tcaCollWait first");
+  if (memory_ == TCA_MEM_GPU) {  // GPU programs have their own signals: no exclusion needed
+    if (device_ != nullptr) TCA_CHECK(finish_or_fail(device_->start()));
+    running_ = true;
+    return TCA_SUCCESS;
+  }
   if (g_in_flight != nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
              "another collective ({}) is in flight: wait for it before starting this one",
@@ -305,6 +328,13 @@ tcaResult tcaColl_st::start() {
 
 tcaResult tcaColl_st::progress(bool block, bool* done) {
   if (!running_) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is not started");
+  if (memory_ == TCA_MEM_GPU) {
+    *done = true;  // zero elements: nothing ran
+    if (device_ != nullptr)
+      TCA_CHECK(finish_or_fail(block ? device_->wait() : device_->test(done)));
+    if (*done) running_ = false;
+    return TCA_SUCCESS;
+  }
   TCA_CHECK(finish_or_fail(advance(block, done)));
   if (*done) {
     running_ = false;
@@ -365,6 +395,7 @@ tcaResult tcaColl_st::release() {
   auto keep_first = [&first_failure](tcaResult result) {
     if (first_failure == TCA_SUCCESS) first_failure = result;
   };
+  if (device_ != nullptr) keep_first(device_->release());
   for (tcaDesc desc : chains_) keep_first(tcaDescFree(desc));
   chains_.clear();
   iteration_[0].clear();
@@ -380,5 +411,11 @@ tcaResult tcaColl_st::release() {
 }
 
 bool tcaColl_st::belongs_to_current_job() const {
+  if (device_ != nullptr) return device_->belongs_to_current_job();
   return recv_registered_ && tcaHandleInfo(&recv_handle_, nullptr, nullptr, nullptr) == TCA_SUCCESS;
+}
+
+tcaResult tcaColl_st::copy_local(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return TCA_SUCCESS;
+  return device_ != nullptr ? device_->copy(dst, src, bytes) : local_->copy(dst, src, bytes);
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "coll/device_engine.h"
 #include "coll/local_ops.h"
 #include "coll/schedule.h"
 #include "coll/waiter.h"
@@ -19,13 +20,16 @@ namespace tca::coll {
 
 // The algorithm TCA_COLL_AUTO stands for (the measured table), else `requested`; neighbor
 // exchange becomes ring on an odd number of ranks.
-tcaResult resolve_algorithm(tcaCollKind kind, size_t result_bytes, int ranks,
+tcaResult resolve_algorithm(tcaCollKind kind, tcaMemKind memory, size_t result_bytes, int ranks,
                             tcaCollAlgorithm requested, tcaCollAlgorithm* resolved);
 tcaResult map_positions(tcaCollAlgorithm algorithm, const tcaCollTopology* topology, int ranks,
                         std::vector<int>* rank_at);
 
 // Checks a collective's arguments. *in_place tells whether sendbuf is the in-place position
 // inside recvbuf.
+// TCA_ERROR_INVALID_ARGUMENT unless `coll` is a live object from tcaCollNew.
+tcaResult check_live(tcaColl coll);
+
 tcaResult check_arguments(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t count,
                           const void* sendbuf, const void* recvbuf, const tcaCollConfig& config,
                           int rank, int ranks, bool* in_place);
@@ -65,7 +69,12 @@ struct tcaColl_st {
   // Whether the object's registrations belong to the running tca job (a tcaFinalize since
   // its creation freed everything it had). Always false for an object of zero elements.
   bool belongs_to_current_job() const;
-  tca::coll::LocalOps& local_ops() { return *local_; }
+  // A local copy between buffers of the collective's memory kind.
+  tcaResult copy_local(void* dst, const void* src, size_t bytes);
+  // The GPU program of a TCA_MEM_GPU collective (null for host memory).
+  tca::coll::DeviceEngine* device() const { return device_.get(); }
+  bool failed() const { return failed_; }
+  bool on_gpu() const { return memory_ == TCA_MEM_GPU; }
 
  private:
   tcaColl_st() = default;
@@ -86,7 +95,8 @@ struct tcaColl_st {
   const void* sendbuf_ = nullptr;
   void* recvbuf_ = nullptr;
   bool in_place_ = false;
-  std::unique_ptr<tca::coll::LocalOps> local_;
+  std::unique_ptr<tca::coll::LocalOps> local_;       // host memory
+  std::unique_ptr<tca::coll::DeviceEngine> device_;  // GPU memory
   tca::coll::NotificationWaiter waiter_;
 
   // Registrations and scratch (each end of a chain is a handle).

@@ -116,11 +116,11 @@ tcaResult one_shot(tcaCollKind kind, const void* sendbuf, void* recvbuf, size_t 
   Entry* entry = nullptr;
   TCA_CHECK(cached_entry(kind, type, op, count, config, send_bytes, recv_bytes, &entry));
   tcaColl_st& coll = *entry->coll;
-  TCA_CHECK(coll.local_ops().copy(entry->send, sendbuf, send_bytes));
+  TCA_CHECK(coll.copy_local(entry->send, sendbuf, send_bytes));
   TCA_CHECK(coll.start());
   bool done = false;
   TCA_CHECK(coll.progress(true, &done));
-  return coll.local_ops().copy(recvbuf, entry->recv, recv_bytes);
+  return coll.copy_local(recvbuf, entry->recv, recv_bytes);
 }
 
 }  // namespace

@@ -76,6 +76,30 @@ class Builder {
     schedule_.ops.push_back(op);
   }
 
+  // The first send of this rank's own block (every algorithm's first step sends only that)
+  // reads it from the send buffer, and the copy of it into `own` runs after that send instead
+  // of before it: the transfer need not wait for a local copy (for large blocks, a third of
+  // the time).
+  void send_own_block_before_copying(Place own, size_t bytes) {
+    auto& ops = schedule_.ops;
+    const auto first_send = std::find_if(ops.begin(), ops.end(), [&](const Op& op) {
+      return op.kind == OpKind::kSend && op.pieces.size() == 1 && op.pieces[0].count == 1 &&
+             op.pieces[0].src.buffer == own.buffer && op.pieces[0].src.offset == own.offset &&
+             op.pieces[0].width == bytes;
+    });
+    Op copy_op;
+    copy_op.kind = OpKind::kCopy;
+    copy_op.dst = own;
+    copy_op.a = {Buffer::kSend, 0};
+    copy_op.length = bytes;
+    if (first_send == ops.end()) {  // a single rank: nothing is sent
+      ops.insert(ops.begin(), copy_op);
+      return;
+    }
+    first_send->pieces[0].src = {Buffer::kSend, 0};
+    ops.insert(first_send + 1, copy_op);
+  }
+
   void need_scratch(size_t bytes) {
     schedule_.scratch_bytes = std::max(schedule_.scratch_bytes, bytes);
   }
@@ -256,21 +280,16 @@ class Allgather {
   int step_;
 };
 
-// Up to this size (every rank's data together) an allgather lands in scratch, which needs
-// no credits (it is double-buffered), and is copied out at the end: one local copy of a few
-// KiB costs less than waiting for every receiver to have started.
-constexpr size_t kStagedAllgatherBytes = 16 * 1024;
-
 Schedule allgather(const Shape& shape, Builder& b) {
   const size_t block = shape.count * shape.element_bytes;
   const size_t total = block * b.n();
-  const bool staged = total <= kStagedAllgatherBytes;
+  const bool staged = total <= shape.staged_allgather_bytes;
   Blocks blocks{staged ? Buffer::kScratch : Buffer::kRecv, {}, !staged};
   for (int position = 0; position < b.n(); ++position)
     blocks.of_position.push_back({static_cast<size_t>(b.rank_of(position)) * block, block});
   if (staged) b.need_scratch(total);
-  b.copy({blocks.buffer, blocks.of_position[b.me()].offset}, {Buffer::kSend, 0}, block);
   Allgather(b, blocks, 0).run(shape.algorithm);
+  b.send_own_block_before_copying({blocks.buffer, blocks.of_position[b.me()].offset}, block);
   if (staged) b.copy({Buffer::kRecv, 0}, {Buffer::kScratch, 0}, total);
   return b.take();
 }
@@ -356,8 +375,8 @@ void dissemination_allreduce(const Shape& shape, Builder& b) {
   Blocks blocks{Buffer::kScratch, {}, false};
   for (int position = 0; position < n; ++position)
     blocks.of_position.push_back({static_cast<size_t>(position) * bytes, bytes});
-  b.copy({Buffer::kScratch, blocks.of_position[b.me()].offset}, {Buffer::kSend, 0}, bytes);
   Allgather(b, blocks, 0).run(TCA_COLL_DISSEMINATION);
+  b.send_own_block_before_copying({Buffer::kScratch, blocks.of_position[b.me()].offset}, bytes);
   auto contribution = [&](int rank) {
     return Place{Buffer::kScratch, blocks.of_position[b.position_of_rank(rank)].offset};
   };

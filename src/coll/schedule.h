@@ -64,6 +64,10 @@ struct Shape {
   size_t count = 0;  // elements; allgather: per rank
   size_t element_bytes = 0;
   std::vector<int> rank_at;  // position -> rank (tcaCollMapPositions)
+  // Up to this size (every rank's data together) an allgather lands in scratch, which needs
+  // no credits (it is double-buffered), and is copied out at the end: one local copy of a few
+  // KiB costs less than waiting for every receiver to have started.
+  size_t staged_allgather_bytes = 16 * 1024;
 };
 
 struct Schedule {

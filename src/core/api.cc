@@ -16,8 +16,7 @@ Context* current_context() { return g_context.get(); }
 namespace {
 
 tcaResult get_context(Context** out) {
-  if (g_context == nullptr)
-    TCA_FAIL(TCA_ERROR_NOT_INITIALIZED, "call tcaInit first");
+  if (g_context == nullptr) TCA_FAIL(TCA_ERROR_NOT_INITIALIZED, "call tcaInit first");
   *out = g_context.get();
   return TCA_SUCCESS;
 }
@@ -57,7 +56,7 @@ PeerRegion unregistered_local(const Context& context, void* ptr, size_t bytes) {
 
 using tca::Context;
 
-#define TCA_CONTEXT(name) \
+#define TCA_CONTEXT(name)  \
   Context* name = nullptr; \
   TCA_CHECK(tca::get_context(&name))
 
@@ -100,9 +99,16 @@ tcaResult tcaBarrier(void) {
 
 tcaResult tcaSetTimeout(int timeout_ms) {
   TCA_CONTEXT(context);
-  if (timeout_ms <= 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "timeout {} ms is not positive",
-                                timeout_ms);
+  if (timeout_ms <= 0)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "timeout {} ms is not positive", timeout_ms);
   context->set_timeout_ms(timeout_ms);
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaGetTimeout(int* timeout_ms) {
+  TCA_CONTEXT(context);
+  if (timeout_ms == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "timeout_ms is NULL");
+  *timeout_ms = context->timeout_ms();
   return TCA_SUCCESS;
 }
 
@@ -188,8 +194,8 @@ tcaResult tcaDescSetMemcpy2D(tcaDesc desc, const tcaHandle* dst, size_t dst_offs
   TCA_CONTEXT(context);
   tcaDesc_st* chain = nullptr;
   TCA_CHECK(tca::get_desc(context, desc, &chain));
-  return tca::desc_append(*context, *chain, dst, dst_offset, dst_pitch, src, src_offset,
-                          src_pitch, width, count, flags, notify_slot);
+  return tca::desc_append(*context, *chain, dst, dst_offset, dst_pitch, src, src_offset, src_pitch,
+                          width, count, flags, notify_slot);
 }
 
 tcaResult tcaDescSetPath(tcaDesc desc, tcaPath path) {

@@ -13,98 +13,15 @@
 #include <tuple>
 #include <vector>
 
+#include "coll_reference.h"
 #include "test_util.h"
 
 namespace tca_test {
 namespace {
 
-constexpr tcaDataType kTypes[] = {TCA_INT32, TCA_INT64, TCA_FLOAT, TCA_DOUBLE};
-constexpr tcaRedOp kOps[] = {TCA_SUM, TCA_MAX, TCA_MIN};
-constexpr tcaCollAlgorithm kAlgorithms[] = {TCA_COLL_AUTO, TCA_COLL_RING,
-                                            TCA_COLL_NEIGHBOR_EXCHANGE, TCA_COLL_RECURSIVE_DOUBLING,
-                                            TCA_COLL_DISSEMINATION};
 // Fewer elements than ranks (empty ring chunks), odd, and a few pages.
 constexpr size_t kCounts[] = {1, 3, 13, 1027};
 constexpr int kIterations = 3;
-
-const char* type_name(tcaDataType type) {
-  switch (type) {
-    case TCA_INT32:
-      return "int32";
-    case TCA_INT64:
-      return "int64";
-    case TCA_FLOAT:
-      return "float";
-    case TCA_DOUBLE:
-      return "double";
-  }
-  return "?";
-}
-
-const char* op_name(tcaRedOp op) {
-  switch (op) {
-    case TCA_SUM:
-      return "sum";
-    case TCA_MAX:
-      return "max";
-    case TCA_MIN:
-      return "min";
-  }
-  return "?";
-}
-
-// Element i of a buffer of `type`, as an integer (every value used is exact in every type).
-void store(tcaDataType type, void* base, size_t i, int64_t value) {
-  switch (type) {
-    case TCA_INT32:
-      static_cast<int32_t*>(base)[i] = static_cast<int32_t>(value);
-      break;
-    case TCA_INT64:
-      static_cast<int64_t*>(base)[i] = value;
-      break;
-    case TCA_FLOAT:
-      static_cast<float*>(base)[i] = static_cast<float>(value);
-      break;
-    case TCA_DOUBLE:
-      static_cast<double*>(base)[i] = static_cast<double>(value);
-      break;
-  }
-}
-
-// Rank r's element i in iteration `round`: small, signed, different in every round.
-int64_t contribution(int rank, size_t i, int round) {
-  return static_cast<int64_t>((rank * 37 + i * 11 + round * 23) % 101) - 40;
-}
-
-int64_t reduced(tcaRedOp op, int ranks, size_t i, int round) {
-  int64_t result = contribution(0, i, round);
-  for (int r = 1; r < ranks; ++r) {
-    const int64_t value = contribution(r, i, round);
-    result = op == TCA_SUM   ? result + value
-             : op == TCA_MAX ? std::max(result, value)
-                             : std::min(result, value);
-  }
-  return result;
-}
-
-// The exact bytes `count` elements of `value(i)` make.
-template <typename ValueOf>
-std::vector<unsigned char> image(tcaDataType type, size_t count, ValueOf value) {
-  std::vector<unsigned char> bytes(count * tcaDataTypeSize(type));
-  for (size_t i = 0; i < count; ++i) store(type, bytes.data(), i, value(i));
-  return bytes;
-}
-
-::testing::AssertionResult same_bytes(const std::vector<unsigned char>& expected,
-                                      const void* actual) {
-  const auto* got = static_cast<const unsigned char*>(actual);
-  for (size_t i = 0; i < expected.size(); ++i)
-    if (got[i] != expected[i])
-      return ::testing::AssertionFailure()
-             << "byte " << i << " of " << expected.size() << " is 0x" << std::hex << int{got[i]}
-             << ", expected 0x" << int{expected[i]};
-  return ::testing::AssertionSuccess();
-}
 
 // Host memory from tcaMalloc (mapped by same-host peers), or the user's own.
 class Buffer {
@@ -136,24 +53,13 @@ class Buffer {
 };
 
 // What one case runs: a persistent collective of one shape, iterated with fresh data.
-struct Case {
-  tcaCollKind kind = TCA_COLL_ALLREDUCE;
-  tcaDataType type = TCA_DOUBLE;
-  tcaRedOp op = TCA_SUM;
-  size_t count = 1;
-  bool in_place = false;
+struct Case : CollCase {
   bool tca_memory = true;
-  tcaCollConfig config{};
   int iterations = kIterations;
   int skew_every = 0;  // > 0: rank r sleeps before iteration i when (i + r) % skew_every == 0
 
   std::string describe() const {
-    return std::string(kind == TCA_COLL_ALLREDUCE ? "allreduce " : "allgather ") + type_name(type) +
-           " " + (kind == TCA_COLL_ALLREDUCE ? op_name(op) : "") + " count " +
-           std::to_string(count) + (in_place ? " in place" : " out of place") +
-           (tca_memory ? "" : " user memory") + " algorithm " +
-           tcaCollAlgorithmName(config.algorithm) + " topology " +
-           std::to_string(config.topology.kind);
+    return CollCase::describe() + (tca_memory ? "" : " user memory");
   }
 };
 
@@ -162,37 +68,23 @@ void run_case(const Case& c) {
   SCOPED_TRACE(c.describe());
   const int rank = world_rank();
   const int ranks = world_size();
-  const size_t element = tcaDataTypeSize(c.type);
-  const size_t send_bytes = c.count * element;
-  const size_t recv_bytes = c.kind == TCA_COLL_ALLGATHER ? send_bytes * ranks : send_bytes;
+  const size_t recv_bytes = c.recv_bytes(ranks);
   Buffer recv(recv_bytes, c.tca_memory);
-  Buffer send(send_bytes, c.tca_memory);
+  Buffer send(c.send_bytes(), c.tca_memory);
   unsigned char* recvbuf = recv.data();
-  unsigned char* sendbuf = send.data();
-  if (c.in_place) sendbuf = c.kind == TCA_COLL_ALLGATHER ? recvbuf + rank * send_bytes : recvbuf;
+  unsigned char* sendbuf = c.in_place ? recvbuf + c.in_place_offset(rank) : send.data();
 
   tcaColl coll = nullptr;
   ASSERT_TCA_OK(tcaCollNew(&coll, c.kind, c.type, c.op, c.count, sendbuf, recvbuf, &c.config));
   for (int round = 0; round < c.iterations; ++round) {
     SCOPED_TRACE("iteration " + std::to_string(round));
     std::memset(recvbuf, kPoison, recv_bytes);
-    const auto mine =
-        image(c.type, c.count, [&](size_t i) { return contribution(rank, i, round); });
-    std::memcpy(sendbuf, mine.data(), send_bytes);
+    const auto mine = send_image(c, rank, round);
+    std::memcpy(sendbuf, mine.data(), mine.size());
     if (c.skew_every > 0 && (round + rank) % c.skew_every == 0) usleep(2000);
     ASSERT_TCA_OK(tcaCollStart(coll));
     ASSERT_TCA_OK(tcaCollWait(coll));
-    if (c.kind == TCA_COLL_ALLREDUCE) {
-      ASSERT_TRUE(same_bytes(
-          image(c.type, c.count, [&](size_t i) { return reduced(c.op, ranks, i, round); }),
-          recvbuf));
-    } else {
-      for (int from = 0; from < ranks; ++from)
-        ASSERT_TRUE(same_bytes(
-            image(c.type, c.count, [&](size_t i) { return contribution(from, i, round); }),
-            recvbuf + from * send_bytes))
-            << "block of rank " << from;
-    }
+    ASSERT_TRUE(holds_result(c, ranks, round, recvbuf));
   }
   ASSERT_TCA_OK(tcaCollFree(coll));
 }
@@ -229,8 +121,8 @@ class CollTest : public ::testing::TestWithParam<Param> {
 };
 
 TEST_P(CollTest, AllreduceEveryTypeReductionPlacementAndCount) {
-  for (tcaDataType type : kTypes)
-    for (tcaRedOp op : kOps)
+  for (tcaDataType type : kCollTypes)
+    for (tcaRedOp op : kCollOps)
       for (bool in_place : {false, true})
         for (size_t count : kCounts) {
           Case c = base(TCA_COLL_ALLREDUCE);
@@ -243,7 +135,7 @@ TEST_P(CollTest, AllreduceEveryTypeReductionPlacementAndCount) {
 }
 
 TEST_P(CollTest, AllgatherEveryTypePlacementAndCount) {
-  for (tcaDataType type : kTypes)
+  for (tcaDataType type : kCollTypes)
     for (bool in_place : {false, true})
       for (size_t count : kCounts) {
         Case c = base(TCA_COLL_ALLGATHER);
@@ -368,7 +260,7 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Coll, CollTest,
                          ::testing::Combine(::testing::Values("shm", "mpi"),
-                                            ::testing::ValuesIn(kAlgorithms)),
+                                            ::testing::ValuesIn(kCollAlgorithms)),
                          param_name);
 
 // ---- misuse, on the default transport ----

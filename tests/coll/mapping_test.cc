@@ -118,7 +118,7 @@ TEST(CollAuto, ChoosesAConcreteAlgorithmForEverySize) {
     for (int ranks = 1; ranks <= 64; ranks *= 2)
       for (size_t bytes = 1; bytes <= (size_t{1} << 32); bytes *= 4) {
         tcaCollAlgorithm algorithm = TCA_COLL_AUTO;
-        ASSERT_TCA_OK(tcaCollChooseAlgorithm(kind, bytes, ranks, &algorithm));
+        ASSERT_TCA_OK(tcaCollChooseAlgorithm(kind, TCA_MEM_CPU, bytes, ranks, &algorithm));
         EXPECT_NE(algorithm, TCA_COLL_AUTO);
         EXPECT_LT(algorithm, TCA_COLL_ALGORITHMS);
       }

@@ -2,6 +2,8 @@
 // API (put with signal in thread, warp and block form, SET and ADD signals), the automatic
 // path's calibration, and the errors GPU memory adds.
 #include <cstdio>
+#include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "gpu_kernels.h"
@@ -11,42 +13,6 @@ namespace tca_test {
 namespace {
 
 constexpr size_t kKiB = 1024;
-
-// A stream owned by a test.
-class Stream {
- public:
-  Stream() { EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
-// Device memory for a few counters, zeroed.
-class DeviceCounters {
- public:
-  explicit DeviceCounters(size_t count) {
-    EXPECT_CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(uint64_t)));
-    EXPECT_CUDA_OK(cudaMemset(data_, 0, count * sizeof(uint64_t)));
-    EXPECT_CUDA_OK(cudaDeviceSynchronize());  // zero before the test's own streams use them
-  }
-  ~DeviceCounters() { cudaFree(data_); }
-  DeviceCounters(const DeviceCounters&) = delete;
-  DeviceCounters& operator=(const DeviceCounters&) = delete;
-  uint64_t* at(size_t index) const { return data_ + index; }
-
- private:
-  uint64_t* data_ = nullptr;
-};
-
-uint64_t read_counter(const uint64_t* counter) {
-  uint64_t value = 0;
-  EXPECT_CUDA_OK(cudaMemcpy(&value, counter, sizeof(value), cudaMemcpyDeviceToHost));
-  return value;
-}
 
 // ---- stream ordering ----
 
@@ -187,6 +153,57 @@ TEST_F(GpuDeviceApiTest, PutWithSignalInEveryFormAndSize) {
   }
 }
 
+// Inline messages of odd sizes between unaligned buffers, several in a row with increasing
+// flags through one mailbox per rank, in every form: each lands byte for byte and nothing
+// beside it is written.
+TEST_F(GpuDeviceApiTest, InlinePutAndWaitInEveryFormAndSize) {
+  constexpr size_t kLargest = 4099;
+  constexpr size_t kWindow = kLargest + 16;  // room for the offsets and guards
+  KindRegion mailbox(inline_mailbox_bytes(kLargest), TCA_MEM_GPU);
+  KindRegion src(kWindow, TCA_MEM_GPU);
+  KindRegion dst(kWindow, TCA_MEM_GPU);
+  ASSERT_TRUE(mailbox.ok() && src.ok() && dst.ok());
+  ASSERT_CUDA_OK(cudaMemset(mailbox.data(), 0, mailbox.size()));  // no flag before the first
+  ASSERT_CUDA_OK(cudaDeviceSynchronize());
+  DeviceCounters mismatches(1);
+  ASSERT_TCA_OK(tcaBarrier());
+  Stream stream;
+  RingInline ring = {};
+  ASSERT_TCA_OK(tcaDevicePointer(reinterpret_cast<void**>(&ring.remote_mailbox), &mailbox.of(next_),
+                                 0, mailbox.size()));
+  ring.own_mailbox = reinterpret_cast<const uint64_t*>(mailbox.data());
+  ring.src = src.data();
+  ring.dst = dst.data();
+  ring.rank = rank_;
+  ring.prev = prev_;
+  ASSERT_TCA_OK(tcaDeviceSignal(&ring.remote_ack, prev_, 0));
+  ASSERT_TCA_OK(tcaDeviceSignal(&ring.own_ack, rank_, 0));
+  ring.mismatches = reinterpret_cast<unsigned long long*>(mismatches.at(0));
+  ring.rounds = 4;
+  for (PutForm form : {PutForm::kThread, PutForm::kWarp, PutForm::kBlock}) {
+    for (size_t bytes : {1, 2, 3, 4, 5, 7, 8, 9, 13, 31, 33, 127, 129, 1000, 1023, 4093, 4099}) {
+      // {src offset, dst offset}: aligned, and misaligned against 4 and 8 and each other.
+      for (const auto& [src_offset, dst_offset] :
+           {std::pair<size_t, size_t>{0, 8}, {1, 3}, {6, 9}, {4, 13}}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "form " << static_cast<int>(form) << ", " << bytes << " bytes, src offset "
+                     << src_offset << ", dst offset " << dst_offset);
+        ASSERT_TRUE(dst.poison_range(0, dst.size()));
+        ring.src_offset = src_offset;
+        ring.dst_offset = dst_offset;
+        ring.dst_bytes = dst.size();
+        ring.bytes = bytes;
+        ASSERT_CUDA_OK(run_inline_ring(form, ring, stream.get()));
+        ASSERT_CUDA_OK(cudaStreamSynchronize(stream.get()));
+        ASSERT_EQ(read_counter(mismatches.at(0)), 0u) << "wrong bytes in the destination window";
+        ring.first_flag += static_cast<uint32_t>(ring.rounds);
+        ring.ack_base += static_cast<uint64_t>(ring.rounds);
+      }
+    }
+  }
+  ASSERT_TCA_OK(tcaBarrier());  // every rank has taken its last message
+}
+
 TEST_F(GpuDeviceApiTest, PointersAndSignalsAreChecked) {
   KindRegion region(4096, TCA_MEM_GPU);
   ASSERT_TRUE(region.ok());
@@ -244,16 +261,57 @@ TEST_F(GpuDeviceApiTest, FreedGpuRegionStopsAChain) {
 
 // ---- automatic path choice ----
 
-TEST_F(GpuDeviceApiTest, AutomaticPathFollowsTheCrossover) {
+// Each calibrated size picks the faster engine, a size between two calibrated ones the pick of
+// the one below, and every size from the crossover on the copy engines.
+TEST_F(GpuDeviceApiTest, AutomaticPathFollowsTheCalibration) {
+  const auto auto_path = [&](size_t bytes) {
+    tcaPath path = TCA_PATH_AUTO;
+    EXPECT_TCA_OK(tcaCudaAutoPath(next_, bytes, &path));
+    return path;
+  };
   size_t crossover = 0;
   ASSERT_TCA_OK(tcaCudaCrossover(next_, &crossover));
   for (size_t bytes : {size_t{8}, size_t{4096}, size_t{1} << 20, size_t{256} << 20}) {
-    tcaPath path = TCA_PATH_AUTO;
-    ASSERT_TCA_OK(tcaCudaAutoPath(next_, bytes, &path));
-    EXPECT_EQ(path, bytes >= crossover ? TCA_PATH_CUDA_CE : TCA_PATH_CUDA_SM)
-        << bytes << " bytes, crossover " << crossover;
+    if (bytes >= crossover) {
+      EXPECT_EQ(auto_path(bytes), TCA_PATH_CUDA_CE) << bytes << " bytes";
+    }
   }
-  if (rank_ == 0) std::printf("[ info ] crossover to rank %d: %zu bytes\n", next_, crossover);
+  if (std::getenv("TCA_CUDA_PATH") != nullptr || std::getenv("TCA_CUDA_CROSSOVER") != nullptr) {
+    for (size_t bytes : {size_t{8}, size_t{4096}, size_t{1} << 20}) {
+      if (bytes < crossover) {
+        EXPECT_EQ(auto_path(bytes), TCA_PATH_CUDA_SM) << bytes << " bytes";
+      }
+    }
+    GTEST_SKIP() << "the calibration is overridden by the environment";
+  }
+  std::vector<tcaCudaCalibrationPoint> points(64);
+  int count = 0;
+  ASSERT_TCA_OK(tcaCudaCalibration(next_, points.data(), static_cast<int>(points.size()), &count));
+  ASSERT_GT(count, 0) << "no calibration to rank " << next_;
+  const auto faster = [&](int i) {
+    return points[i].sm_gbps > points[i].copy_engine_gbps ? TCA_PATH_CUDA_SM : TCA_PATH_CUDA_CE;
+  };
+  EXPECT_EQ(auto_path(1), faster(0));
+  for (int i = 0; i < count; ++i) {
+    SCOPED_TRACE(::testing::Message() << points[i].bytes << " bytes");
+    if (i > 0) {
+      EXPECT_GT(points[i].bytes, points[i - 1].bytes);
+    }
+    EXPECT_GT(points[i].copy_engine_gbps, 0.0);
+    EXPECT_GT(points[i].sm_gbps, 0.0);
+    EXPECT_EQ(auto_path(points[i].bytes), faster(i));
+    EXPECT_EQ(auto_path(points[i].bytes + points[i].bytes / 2 + 1), faster(i));
+    if (points[i].bytes >= crossover) {
+      EXPECT_EQ(faster(i), TCA_PATH_CUDA_CE);
+    }
+  }
+  EXPECT_EQ(auto_path(SIZE_MAX), faster(count - 1));
+  if (rank_ == 0) {
+    std::printf("[ info ] auto path to rank %d (crossover %zu):", next_, crossover);
+    for (int i = 0; i < count; ++i)
+      std::printf(" %zu:%s", points[i].bytes, faster(i) == TCA_PATH_CUDA_CE ? "CE" : "SM");
+    std::printf("\n");
+  }
 }
 
 }  // namespace

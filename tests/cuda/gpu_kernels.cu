@@ -50,7 +50,61 @@ __global__ void ring_kernel(RingPut ring) {
   tcaDeviceQuiet();
 }
 
+constexpr uint8_t kPoisonByte = 0xA5;  // tests/test_util.h's kPoison
+
+// The thread form runs in thread 0, the warp form in warp 0, the block form in every thread;
+// the rest of the block fills and checks.
+template <PutForm kForm>
+__global__ void inline_ring_kernel(RingInline ring) {
+  uint8_t* src = ring.src + ring.src_offset;
+  unsigned long long wrong = 0;
+  const bool caller = kForm == PutForm::kBlock || (kForm == PutForm::kWarp && threadIdx.x < 32) ||
+                      threadIdx.x == 0;
+  for (int round = 1; round <= ring.rounds; ++round) {
+    const uint32_t flag = ring.first_flag + static_cast<uint32_t>(round);
+    for (size_t i = threadIdx.x; i < ring.bytes; i += blockDim.x)
+      src[i] = round_byte(ring.rank, flag, i);
+    if (threadIdx.x == 0)
+      tcaDeviceSignalWaitUntil(ring.own_ack, TCA_CMP_GE, ring.ack_base + round - 1);
+    __syncthreads();
+    if (caller) {
+      if (kForm == PutForm::kThread) {
+        tcaDeviceInlinePut(ring.remote_mailbox, src, ring.bytes, flag);
+        tcaDeviceInlineWait(ring.own_mailbox, ring.dst + ring.dst_offset, ring.bytes, flag);
+      } else if (kForm == PutForm::kWarp) {
+        tcaDeviceInlinePutWarp(ring.remote_mailbox, src, ring.bytes, flag);
+        tcaDeviceInlineWaitWarp(ring.own_mailbox, ring.dst + ring.dst_offset, ring.bytes, flag);
+      }
+    }
+    if (kForm == PutForm::kBlock) {
+      tcaDeviceInlinePutBlock(ring.remote_mailbox, src, ring.bytes, flag);
+      tcaDeviceInlineWaitBlock(ring.own_mailbox, ring.dst + ring.dst_offset, ring.bytes, flag);
+    }
+    __syncthreads();
+    for (size_t i = threadIdx.x; i < ring.dst_bytes; i += blockDim.x) {
+      const bool message = i >= ring.dst_offset && i < ring.dst_offset + ring.bytes;
+      const uint8_t expected =
+          message ? round_byte(ring.prev, flag, i - ring.dst_offset) : kPoisonByte;
+      wrong += ring.dst[i] != expected;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) tcaDeviceSignalOp(ring.remote_ack, ring.ack_base + round, TCA_SIGNAL_SET);
+  }
+  if (wrong != 0) atomicAdd(ring.mismatches, wrong);
+}
+
 }  // namespace
+
+size_t inline_mailbox_bytes(size_t bytes) { return tcaInlineCells(bytes) * sizeof(uint64_t); }
+
+cudaError_t run_inline_ring(PutForm form, const RingInline& ring, cudaStream_t stream) {
+  switch (form) {
+    case PutForm::kThread: inline_ring_kernel<PutForm::kThread><<<1, 32, 0, stream>>>(ring); break;
+    case PutForm::kWarp: inline_ring_kernel<PutForm::kWarp><<<1, 64, 0, stream>>>(ring); break;
+    case PutForm::kBlock: inline_ring_kernel<PutForm::kBlock><<<1, 256, 0, stream>>>(ring); break;
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t fill_round_pattern(void* data, size_t bytes, int rank, const uint64_t* round,
                                cudaStream_t stream) {

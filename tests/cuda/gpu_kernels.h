@@ -33,4 +33,33 @@ struct RingPut {
 };
 cudaError_t run_device_ring(PutForm form, const RingPut& ring, cudaStream_t stream);
 
+// Inline messages (tcaDeviceInlinePut / tcaDeviceInlineWait) in a ring, in thread, warp or
+// block form: `rounds` times, fill src + src_offset with this round's pattern of (rank, flag),
+// put it into the next rank's mailbox with flag first_flag + round, wait for the previous
+// rank's message into dst + dst_offset and compare all of [dst, dst + dst_bytes) with what it
+// must hold (that message, kPoison around it), counting wrong bytes into *mismatches. A rank
+// puts the next message only once the next rank has acknowledged the previous one (own_ack
+// reaches ack_base + round - 1; it acknowledges on remote_ack with ack_base + round).
+struct RingInline {
+  uint64_t* remote_mailbox;
+  const uint64_t* own_mailbox;
+  uint8_t* src;
+  size_t src_offset;
+  uint8_t* dst;
+  size_t dst_offset;
+  size_t dst_bytes;
+  size_t bytes;
+  uint32_t first_flag;
+  int rounds;
+  int rank;
+  int prev;
+  uint64_t* remote_ack;
+  uint64_t* own_ack;
+  uint64_t ack_base;
+  unsigned long long* mismatches;
+};
+cudaError_t run_inline_ring(PutForm form, const RingInline& ring, cudaStream_t stream);
+// The bytes of a mailbox for inline messages of `bytes`.
+size_t inline_mailbox_bytes(size_t bytes);
+
 }  // namespace tca_test

@@ -1,6 +1,7 @@
-// Helpers of the GPU test programs: regions of either memory kind on every rank, host-side
-// access to them, the fixture that skips where no GPU path exists, and the GPU form of the
-// ring exchange that the CPU suite runs (same patterns, same reference model).
+// Helpers of the GPU test programs: regions of either memory kind on every rank (the CPU
+// suite's SharedRegion with host access through CUDA), CUDA resources owned by a test, and the
+// fixture that skips where no GPU path exists. The ring exchange of the CPU suite
+// (run_ring_exchange) runs on these regions as they are.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "tca/tca_cuda.h"
@@ -20,49 +20,52 @@ namespace tca_test {
 #define ASSERT_CUDA_OK(call) ASSERT_TRUE(::tca_test::cuda_succeeded((call), #call))
 #define EXPECT_CUDA_OK(call) EXPECT_TRUE(::tca_test::cuda_succeeded((call), #call))
 
-const char* kind_name(tcaMemKind kind);
-const char* path_name(tcaPath path);
-
-// Collective: every rank allocates `bytes` of `kind` with tcaMalloc, registers them and learns
-// every rank's handle. Destruction waits at a barrier, then frees.
-class KindRegion {
+// A SharedRegion of either memory kind; the host reaches GPU memory through cudaMemcpy.
+class KindRegion : public SharedRegion {
  public:
-  KindRegion(size_t bytes, tcaMemKind kind);
-  ~KindRegion();
-  KindRegion(const KindRegion&) = delete;
-  KindRegion& operator=(const KindRegion&) = delete;
-
-  bool ok() const { return ok_; }
-  uint8_t* data() const { return data_; }  // a device pointer for GPU memory
-  size_t size() const { return bytes_; }
-  tcaMemKind kind() const { return kind_; }
-  const tcaHandle& mine() const { return handles_[rank_]; }
-  const tcaHandle& of(int rank) const { return handles_[rank]; }
-  tcaResult free_now();
-
-  // Host-side access, through cudaMemcpy where the region is GPU memory.
-  ::testing::AssertionResult write(size_t offset, const void* bytes, size_t count);
-  ::testing::AssertionResult read(size_t offset, void* bytes, size_t count) const;
-  ::testing::AssertionResult poison_range(size_t from, size_t to);
-  // Bytes [from, to) get the pattern's bytes for those offsets.
-  ::testing::AssertionResult fill_range(const Pattern& pattern, size_t from, size_t to);
-
- private:
-  uint8_t* data_ = nullptr;
-  size_t bytes_ = 0;
-  tcaMemKind kind_ = TCA_MEM_CPU;
-  int rank_ = 0;
-  bool ok_ = false;
-  std::vector<tcaHandle> handles_;
+  KindRegion(size_t bytes, tcaMemKind kind) : SharedRegion(bytes, kind) {}
+  ::testing::AssertionResult write(size_t offset, const void* bytes, size_t count) override;
+  ::testing::AssertionResult read(size_t offset, void* bytes, size_t count) const override;
 };
 
+// A stream owned by a test.
+class Stream {
+ public:
+  Stream() { EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Device memory for a few counters, zeroed.
+class DeviceCounters {
+ public:
+  explicit DeviceCounters(size_t count);
+  ~DeviceCounters() { cudaFree(data_); }
+  DeviceCounters(const DeviceCounters&) = delete;
+  DeviceCounters& operator=(const DeviceCounters&) = delete;
+  uint64_t* at(size_t index) const { return data_ + index; }
+
+ private:
+  uint64_t* data_ = nullptr;
+};
+
+uint64_t read_counter(const uint64_t* counter);
+
 // Initializes tca for each case and skips it, on every rank alike, unless every rank has a
-// GPU that reaches its ring neighbours through TCA_PATH_CUDA (CI has no GPU: all cases skip).
+// GPU that reaches those of needed_peers() through TCA_PATH_CUDA (CI has no GPU: all cases
+// skip).
 class GpuTest : public ::testing::Test {
  protected:
   static constexpr int kTestTimeoutMs = 30000;
   void SetUp() override;
   void TearDown() override;
+  // The ranks whose GPUs every rank's GPU must reach for the case to run: its ring neighbours.
+  virtual std::vector<int> needed_peers() const { return {next_, prev_}; }
 
   int rank_ = 0;
   int size_ = 1;
@@ -83,12 +86,5 @@ std::vector<GpuCase> every_gpu_case();
 std::string gpu_case_name(const ::testing::TestParamInfo<GpuCase>& info);
 
 class GpuTransferTest : public GpuTest, public ::testing::WithParamInterface<GpuCase> {};
-
-// The ring exchange of the CPU suite on regions of any kind: every rank moves `copies` from its
-// predecessor's `src` into its own `dst` by `method` on `path`, then checks [check_from,
-// check_to) of `dst` byte for byte. Collective.
-void gpu_ring_exchange(Method method, tcaPath path, const std::vector<Copy>& copies,
-                       KindRegion& src, KindRegion& dst, uint64_t seed, size_t check_from,
-                       size_t check_to);
 
 }  // namespace tca_test

@@ -12,44 +12,23 @@ namespace {
 
 constexpr size_t kKiB = 1024;
 constexpr size_t kMiB = 1024 * kKiB;
-constexpr size_t kGuardBytes = 4096;
 
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuTransferTest, ::testing::ValuesIn(every_gpu_case()),
                          gpu_case_name);
 
 // ---- sizes with odd offsets at both ends ----
 
-struct SweepCase {
-  size_t bytes;
-  size_t src_offset;
-  size_t dst_offset;  // past the leading guard
-};
-const SweepCase kSweep[] = {
+const std::vector<SweepCase> kSweep = {
     {1, 0, 0},         {1, 7, 3},        {3, 1, 6},         {8, 0, 0},
     {15, 3, 1},        {4095, 1, 4097},  {4096, 0, 16},     {65537, 13, 7},
     {kMiB + 13, 9, 5}, {16 * kMiB, 0, 0}, {16 * kMiB + 3, 3, 5},
 };
 
 void sweep_sizes(Method method, const GpuCase& c) {
-  size_t src_bytes = 0;
-  size_t dst_bytes = 0;
-  for (const SweepCase& s : kSweep) {
-    src_bytes = std::max(src_bytes, s.src_offset + s.bytes);
-    dst_bytes = std::max(dst_bytes, kGuardBytes + s.dst_offset + s.bytes + kGuardBytes);
-  }
-  KindRegion src(src_bytes, c.src);
-  KindRegion dst(dst_bytes, c.dst);
+  KindRegion src(sweep_src_bytes(kSweep), c.src);
+  KindRegion dst(sweep_dst_bytes(kSweep), c.dst);
   ASSERT_TRUE(src.ok() && dst.ok());
-  uint64_t seed = 1;
-  for (const SweepCase& s : kSweep) {
-    SCOPED_TRACE(::testing::Message() << s.bytes << " bytes, src offset " << s.src_offset
-                                      << ", dst offset " << kGuardBytes + s.dst_offset);
-    const size_t dst_offset = kGuardBytes + s.dst_offset;
-    ASSERT_NO_FATAL_FAILURE(gpu_ring_exchange(method, c.path,
-                                              {Copy::linear(dst_offset, s.src_offset, s.bytes)},
-                                              src, dst, seed++, dst_offset - kGuardBytes,
-                                              dst_offset + s.bytes + kGuardBytes));
-  }
+  run_sweep(method, c.path, kSweep, src, dst);
 }
 
 TEST_P(GpuTransferTest, SizesAndOddOffsetsByDescriptorPush) {
@@ -78,83 +57,42 @@ TEST_P(GpuTransferTest, BlockStrideWithDifferentPitches) {
       Copy::strided(9, 4100, 11, 5000, 4097, 9),  Copy::strided(2, 7, 5, 11, 7, 333),
       Copy::strided(17, 1031, 6, 517, 515, 201),  Copy::strided(0, 4096, 0, 4096, 1024, 60),
       Copy::strided(16, 32, 32, 64, 16, 2000),
+      // Narrow rows with one end packed (the SMs move 16 bytes at a time there): gathers and
+      // scatters of 8, 4, 2 and 1 bytes, packed ends off 16-byte alignment, counts that leave
+      // rows over, and a pitched end too misaligned for the packed form.
+      Copy::strided(8, 8, 0, 4096, 8, 63),        Copy::strided(4, 4, 12, 100, 4, 77),
+      Copy::strided(2, 2, 6, 34, 2, 99),          Copy::strided(3, 1, 5, 7, 1, 1001),
+      Copy::strided(0, 1000, 8, 8, 8, 101),       Copy::strided(4, 36, 20, 4, 4, 130),
+      Copy::strided(6, 10, 2, 2, 2, 17),          Copy::strided(0, 8, 4, 4100, 8, 50),
+      Copy::strided(16, 8, 0, 24, 8, 3),
   };
-  uint64_t seed = 100;
-  for (Method method : {Method::kDescPush, Method::kDescPull}) {
-    for (const Copy& copy : cases) {
-      SCOPED_TRACE(::testing::Message()
-                   << method_name(method) << ": width " << copy.width << " x " << copy.count
-                   << ", dst pitch " << copy.dst_pitch << ", src pitch " << copy.src_pitch);
-      ASSERT_NO_FATAL_FAILURE(
-          gpu_ring_exchange(method, GetParam().path, {copy}, src, dst, seed++, 0, dst.size()));
-    }
-  }
+  run_each_copy(GetParam().path, cases, src, dst);
 }
-
-// The planes of constant x, y and z of an nx*ny*nz grid of `element`-byte cells, x fastest.
-struct Grid {
-  size_t nx, ny, nz, element;
-  size_t bytes() const { return nx * ny * nz * element; }
-  size_t cell(size_t i, size_t j, size_t k) const { return ((k * ny + j) * nx + i) * element; }
-  Copy x_face(size_t dst_index, size_t src_index) const {
-    return Copy::strided(cell(dst_index, 0, 0), nx * element, cell(src_index, 0, 0),
-                         nx * element, element, ny * nz);
-  }
-  Copy y_face(size_t dst_index, size_t src_index) const {
-    return Copy::strided(cell(0, dst_index, 0), nx * ny * element, cell(0, src_index, 0),
-                         nx * ny * element, nx * element, nz);
-  }
-  Copy z_face(size_t dst_index, size_t src_index) const {
-    return Copy::strided(cell(0, 0, dst_index), nx * ny * element, cell(0, 0, src_index),
-                         nx * ny * element, nx * ny * element, 1);
-  }
-};
 
 TEST_P(GpuTransferTest, HaloFacesInEveryOrientation) {
   for (const Grid& grid : {Grid{6, 5, 7, 3}, Grid{64, 32, 16, 8}}) {
     KindRegion src(grid.bytes(), GetParam().src);
     KindRegion dst(grid.bytes(), GetParam().dst);
     ASSERT_TRUE(src.ok() && dst.ok());
-    const std::vector<std::pair<const char*, Copy>> faces = {
-        {"x low", grid.x_face(0, grid.nx - 2)}, {"x high", grid.x_face(grid.nx - 1, 1)},
-        {"y low", grid.y_face(0, grid.ny - 2)}, {"y high", grid.y_face(grid.ny - 1, 1)},
-        {"z low", grid.z_face(0, grid.nz - 2)}, {"z high", grid.z_face(grid.nz - 1, 1)},
-    };
+    const std::vector<std::pair<const char*, Copy>> faces = grid.ghost_faces();
     uint64_t seed = 200;
     for (Method method : {Method::kDescPush, Method::kDescPull}) {
       for (const auto& face : faces) {
         SCOPED_TRACE(::testing::Message() << method_name(method) << ", face " << face.first
                                           << ", element " << grid.element);
-        ASSERT_NO_FATAL_FAILURE(gpu_ring_exchange(method, GetParam().path, {face.second}, src,
+        ASSERT_NO_FATAL_FAILURE(run_ring_exchange(method, GetParam().path, {face.second}, src,
                                                   dst, seed++, 0, dst.size()));
       }
     }
     // All six faces in one chain, as a halo exchange kicks them.
     std::vector<Copy> all;
     for (const auto& face : faces) all.push_back(face.second);
-    ASSERT_NO_FATAL_FAILURE(gpu_ring_exchange(Method::kDescPush, GetParam().path, all, src, dst,
+    ASSERT_NO_FATAL_FAILURE(run_ring_exchange(Method::kDescPush, GetParam().path, all, src, dst,
                                               seed++, 0, dst.size()));
   }
 }
 
 // ---- chains ----
-
-// `length` transfers back to back with small gaps, every 7th one block-stride.
-std::vector<Copy> chain_layout(size_t length, size_t region_bytes) {
-  std::vector<Copy> chain;
-  size_t dst_cursor = 1;
-  size_t src_cursor = 2;
-  for (size_t i = 0; i < length; ++i) {
-    Copy copy = i % 7 == 3
-                    ? Copy::strided(dst_cursor, 23, src_cursor, 31, 1 + i % 19, 3)
-                    : Copy::linear(dst_cursor, src_cursor, 1 + (i * 37) % 97 + (i % 5 == 0) * 600);
-    dst_cursor = copy.dst_end() + 1 + i % 3;
-    src_cursor = copy.src_end() + i % 4;
-    EXPECT_LE(std::max(dst_cursor, src_cursor), region_bytes) << "test bug: chain too long";
-    chain.push_back(copy);
-  }
-  return chain;
-}
 
 TEST_P(GpuTransferTest, ChainsOfOneToManyTransfers) {
   constexpr size_t kRegionBytes = 512 * kKiB;
@@ -165,7 +103,7 @@ TEST_P(GpuTransferTest, ChainsOfOneToManyTransfers) {
   for (Method method : {Method::kDescPush, Method::kDescPull}) {
     for (size_t length : {1, 2, 3, 16, 255, 1024}) {
       SCOPED_TRACE(::testing::Message() << method_name(method) << ", chain of " << length);
-      ASSERT_NO_FATAL_FAILURE(gpu_ring_exchange(method, GetParam().path,
+      ASSERT_NO_FATAL_FAILURE(run_ring_exchange(method, GetParam().path,
                                                 chain_layout(length, kRegionBytes), src, dst,
                                                 seed++, 0, dst.size()));
     }
@@ -184,7 +122,7 @@ TEST_P(GpuTransferTest, OverlappingTransfersKeepChainOrder) {
       Copy::linear(4000, 50000, 8000),                 // over all of them
   };
   ASSERT_NO_FATAL_FAILURE(
-      gpu_ring_exchange(Method::kDescPush, GetParam().path, chain, src, dst, 350, 0, dst.size()));
+      run_ring_exchange(Method::kDescPush, GetParam().path, chain, src, dst, 350, 0, dst.size()));
 }
 
 // ---- notification ordering ----
@@ -198,7 +136,7 @@ TEST_P(GpuTransferTest, NotificationNeverOvertakesEarlierData) {
   ASSERT_TRUE(src.ok() && dst.ok());
   for (uint64_t seed = 800; seed < 806; ++seed) {
     SCOPED_TRACE(::testing::Message() << "round " << seed - 800);
-    ASSERT_NO_FATAL_FAILURE(gpu_ring_exchange(
+    ASSERT_NO_FATAL_FAILURE(run_ring_exchange(
         Method::kDescPush, GetParam().path,
         {Copy::linear(0, 0, kLarge), Copy::linear(kLarge + 8, kLarge + 8, 8)}, src, dst, seed,
         0, dst.size()));

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -20,41 +21,43 @@
 namespace tca {
 namespace {
 
-constexpr int kCalibrationVersion = 4;
+// 5: a ping-pong at every size, each size picking its engine (4: one-way kicks, one crossover).
+constexpr int kCalibrationVersion = 5;
 constexpr uint64_t kSmallestSize = 64;
-constexpr int kTrials = 3;
+// Trials per engine and size, of which the median counts (as tca-pingpong reports the median of
+// its batches: the best trial would credit an engine with its rare fast runs).
+constexpr int kTrials = 5;
+// Round trips per trial: about this many bytes each way, within [4, 30].
+constexpr uint64_t kTrialBytes = uint64_t{32} << 20;
 
-// Seconds per transfer of `bytes` with its notification, kicked and waited for one at a time
-// as a host-kicked chain in a ping-pong is (launch and completion costs included): the best of
-// a few trials.
-tcaResult time_engine(Engine engine, unsigned char* dst, const unsigned char* src, uint64_t bytes,
-                      const NotifyTarget& notify, const DeviceLimits& limits,
-                      cudaStream_t stream, double* seconds) {
-  DevicePiece piece;
-  piece.dst = dst;
-  piece.src = src;
-  piece.width = piece.dst_pitch = piece.src_pitch = bytes;
-  piece.notifies.push_back(notify);
-  std::unique_ptr<GpuChain> chain;
-  TCA_CHECK(make_gpu_chain(engine, {piece}, limits, &chain));
-  const int kicks = static_cast<int>(std::clamp<uint64_t>(kCalibrationBytes / bytes, 3, 50));
-  uint64_t value = 0;
-  const auto kick = [&]() -> tcaResult {
-    ++value;
-    return chain->host_counted() ? chain->kick(stream, &value) : chain->enqueue(stream);
-  };
-  for (int i = 0; i < 2; ++i) TCA_CHECK(kick());  // warm-up
-  TCA_CUDA_CHECK(cudaStreamSynchronize(stream));
-  *seconds = 1e30;
-  for (int trial = 0; trial < kTrials; ++trial) {
-    const auto begin = std::chrono::steady_clock::now();
-    for (int i = 0; i < kicks; ++i) {
-      TCA_CHECK(kick());
-      TCA_CUDA_CHECK(cudaStreamSynchronize(stream));
-    }
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
-    *seconds = std::min(*seconds, took.count() / kicks);
+// One message as a ping-pong sends it: kick, then wait for local completion (tcaStartDMADesc
+// and tcaWaitDMAC).
+tcaResult send_message(GpuChain& chain, const PingPongSide& side, cudaStream_t stream) {
+  if (chain.host_counted()) {
+    const uint64_t value = side.next_value();
+    TCA_CHECK(chain.kick(stream, &value));
+  } else {
+    TCA_CHECK(chain.enqueue(stream));
   }
+  TCA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return TCA_SUCCESS;
+}
+
+// `rounds` round trips; *seconds: per message, half a round trip (on the initiator).
+tcaResult run_trial(GpuChain& chain, const PingPongSide& side, int rounds, cudaStream_t stream,
+                    double* seconds) {
+  const auto begin = std::chrono::steady_clock::now();
+  for (int i = 0; i < rounds; ++i) {
+    if (side.initiator) {
+      TCA_CHECK(send_message(chain, side, stream));
+      TCA_CHECK(side.wait_for_peer());
+    } else {
+      TCA_CHECK(side.wait_for_peer());
+      TCA_CHECK(send_message(chain, side, stream));
+    }
+  }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
+  *seconds = took.count() / (side.alone ? rounds : 2.0 * rounds);
   return TCA_SUCCESS;
 }
 
@@ -90,39 +93,55 @@ tcaResult fill_random(void* device, size_t bytes) {
   return TCA_SUCCESS;
 }
 
-tcaResult measure_pair(unsigned char* dst, const unsigned char* src, const DeviceLimits& limits,
-                       cudaStream_t stream, PairCalibration* out) {
+tcaResult measure_pingpong(const PingPongSide& side, const DeviceLimits& limits,
+                           cudaStream_t stream, PairCalibration* out) {
   out->sizes.clear();
   out->ce_gbps.clear();
   out->sm_gbps.clear();
-  // The notifications land in a scratch counter and cell of pinned host memory, as real ones
-  // land in a control block.
-  void* scratch = nullptr;
-  TCA_CUDA_CHECK(cudaHostAlloc(&scratch, 2 * sizeof(uint64_t), cudaHostAllocMapped));
-  const PinnedHostMemory scratch_owner(scratch);
-  void* scratch_device = nullptr;
-  TCA_CUDA_CHECK(cudaHostGetDevicePointer(&scratch_device, scratch, 0));
-  const NotifyTarget notify{static_cast<uint64_t*>(scratch_device),
-                            static_cast<uint64_t*>(scratch_device) + 1};
-  for (uint64_t bytes = kSmallestSize; bytes <= kCalibrationBytes; bytes *= 2) {
-    double ce = 0;
-    double sm = 0;
-    TCA_CHECK(time_engine(Engine::kCopyEngine, dst, src, bytes, notify, limits, stream, &ce));
-    TCA_CHECK(time_engine(Engine::kSm, dst, src, bytes, notify, limits, stream, &sm));
+  for (uint64_t bytes = kSmallestSize; bytes <= side.largest; bytes *= 2) {
+    DevicePiece piece;
+    piece.dst = side.dst;
+    piece.src = side.src;
+    piece.width = piece.dst_pitch = piece.src_pitch = bytes;
+    piece.notifies.push_back(side.notify);
+    const Engine engines[2] = {Engine::kCopyEngine, Engine::kSm};
+    std::unique_ptr<GpuChain> chains[2];
+    for (int e = 0; e < 2; ++e) TCA_CHECK(make_gpu_chain(engines[e], {piece}, limits, &chains[e]));
+    const int rounds = static_cast<int>(std::clamp<uint64_t>(kTrialBytes / bytes, 4, 30));
+    std::vector<double> trials[2];
+    double seconds = 0;
+    for (int e = 0; e < 2; ++e) TCA_CHECK(run_trial(*chains[e], side, 1, stream, &seconds));
+    // Trials of the two engines alternate, so that a slow spell of the machine hits both.
+    for (int trial = 0; trial < kTrials; ++trial) {
+      for (int e = 0; e < 2; ++e) {
+        TCA_CHECK(run_trial(*chains[e], side, rounds, stream, &seconds));
+        trials[e].push_back(seconds);
+      }
+    }
+    double median[2] = {};
+    for (int e = 0; e < 2; ++e) {
+      std::nth_element(trials[e].begin(), trials[e].begin() + kTrials / 2, trials[e].end());
+      median[e] = trials[e][kTrials / 2];
+    }
     out->sizes.push_back(bytes);
-    out->ce_gbps.push_back(static_cast<double>(bytes) / ce * 1e-9);
-    out->sm_gbps.push_back(static_cast<double>(bytes) / sm * 1e-9);
+    out->ce_gbps.push_back(static_cast<double>(bytes) / median[0] * 1e-9);
+    out->sm_gbps.push_back(static_cast<double>(bytes) / median[1] * 1e-9);
   }
-  out->crossover = crossover_of(*out);
   return TCA_SUCCESS;
 }
 
-uint64_t crossover_of(const PairCalibration& pair) {
-  // Walk down from the largest size while the copy engines win.
-  size_t first_ce = pair.sizes.size();
-  while (first_ce > 0 && pair.ce_gbps[first_ce - 1] >= pair.sm_gbps[first_ce - 1]) --first_ce;
-  if (first_ce == pair.sizes.size()) return kNeverCopyEngine;
-  return first_ce == 0 ? 0 : pair.sizes[first_ce];
+Engine PairCalibration::pick(uint64_t bytes) const {
+  size_t i = 0;
+  while (i + 1 < sizes.size() && sizes[i + 1] <= bytes) ++i;
+  return i < sizes.size() && sm_gbps[i] > ce_gbps[i] ? Engine::kSm : Engine::kCopyEngine;
+}
+
+uint64_t PairCalibration::crossover() const {
+  // Walk down from the largest size while the copy engines are picked.
+  size_t first_ce = sizes.size();
+  while (first_ce > 0 && pick(sizes[first_ce - 1]) == Engine::kCopyEngine) --first_ce;
+  if (first_ce == sizes.size()) return kNeverCopyEngine;
+  return first_ce == 0 ? 0 : sizes[first_ce];
 }
 
 std::string calibration_path() {
@@ -157,11 +176,11 @@ void CalibrationCache::load(const std::string& path) {
       entry.at("sizes").get_to(pair.sizes);
       entry.at("ce_gbps").get_to(pair.ce_gbps);
       entry.at("sm_gbps").get_to(pair.sm_gbps);
-      entry.at("crossover").get_to(pair.crossover);
     } catch (const nlohmann::json::exception&) {
       continue;  // a damaged entry is measured again
     }
-    if (pair.sizes.size() == pair.ce_gbps.size() && pair.sizes.size() == pair.sm_gbps.size())
+    if (!pair.sizes.empty() && std::is_sorted(pair.sizes.begin(), pair.sizes.end()) &&
+        pair.sizes.size() == pair.ce_gbps.size() && pair.sizes.size() == pair.sm_gbps.size())
       put(pair);
   }
 }
@@ -191,7 +210,6 @@ tcaResult CalibrationCache::save(const std::string& path) const {
   for (const PairCalibration& pair : pairs_) {
     document["pairs"].push_back({{"src", pair.src_uuid},
                                  {"dst", pair.dst_uuid},
-                                 {"crossover", pair.crossover},
                                  {"sizes", pair.sizes},
                                  {"ce_gbps", pair.ce_gbps},
                                  {"sm_gbps", pair.sm_gbps}});

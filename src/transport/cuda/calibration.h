@@ -1,12 +1,15 @@
 // Which engine a transfer of a given size should take between two GPUs, measured on the
-// machine: both engines copy the same bytes into the peer's memory at sizes 64 B .. 64 MiB, and
-// the crossover is the smallest size from which the copy engines win at every larger size.
-// Results are cached per host, keyed by the two GPUs' UUIDs.
+// machine the way a ping-pong uses a host-kicked chain: at every size from 64 B up, both ranks
+// of a pair take turns sending a notifying transfer into the other's GPU memory (kick, wait for
+// local completion, then wait for the peer's answer), once on each engine. Each calibrated size
+// then picks the engine with the shorter half round trip; sizes in between take the pick of
+// the nearest calibrated size below. Results are cached per host, keyed by the two GPUs' UUIDs.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,28 +19,44 @@
 namespace tca {
 
 constexpr uint64_t kNeverCopyEngine = UINT64_MAX;  // a crossover no transfer reaches
+// The largest size calibrated (where both GPUs have room for it; less otherwise).
+constexpr uint64_t kCalibrationBytes = uint64_t{256} << 20;
 
 struct PairCalibration {
   std::string src_uuid;
   std::string dst_uuid;
-  std::vector<uint64_t> sizes;
-  std::vector<double> ce_gbps;  // copy engines: bytes / (kick to completion), with a notification
+  std::vector<uint64_t> sizes;  // ascending, each twice the previous
+  std::vector<double> ce_gbps;  // copy engines: bytes / half round trip
   std::vector<double> sm_gbps;  // SM copy kernel, the same
-  uint64_t crossover = 0;
+
+  // The faster engine at the largest calibrated size not above `bytes` (at the smallest one
+  // for smaller transfers).
+  Engine pick(uint64_t bytes) const;
+  // The smallest calibrated size from which every larger one picks the copy engines (0: all
+  // do; kNeverCopyEngine: the largest picks the SMs).
+  uint64_t crossover() const;
 };
 
-// Times both engines copying src -> dst (each at least 64 MiB) on `stream`, one notifying
-// transfer at a time.
-tcaResult measure_pair(unsigned char* dst, const unsigned char* src, const DeviceLimits& limits,
-                       cudaStream_t stream, PairCalibration* out);
-constexpr uint64_t kCalibrationBytes = uint64_t{64} << 20;
+// One rank's side of the calibration ping-pong with a peer, or with itself.
+struct PingPongSide {
+  unsigned char* dst = nullptr;              // the peer's landing buffer, device address here
+  const unsigned char* src = nullptr;        // this rank's source (random bytes)
+  uint64_t largest = 0;                      // the largest size both buffers hold, a power of two
+  NotifyTarget notify = {};                  // the peer's notification cell, this rank's counter
+  std::function<uint64_t()> next_value;      // the host-counted value of the next notification
+  std::function<tcaResult()> wait_for_peer;  // returns once the peer's next message is here
+  bool initiator = false;  // sends first and times the round trips; the responder answers
+  bool alone = false;      // the peer is this rank: every message is sent and awaited here
+};
+
+// Runs the ping-pong at every size on both engines (both sides run it together); the
+// initiator's `out` gets the sizes and rates.
+tcaResult measure_pingpong(const PingPongSide& side, const DeviceLimits& limits,
+                           cudaStream_t stream, PairCalibration* out);
 
 // Fills device memory with pseudo-random bytes: engines are timed on data like real data
 // (constant bytes can move faster than real ones).
 tcaResult fill_random(void* device, size_t bytes);
-
-// The smallest measured size from which the copy engines are faster at every larger size.
-uint64_t crossover_of(const PairCalibration& pair);
 
 // The calibration file: $TCA_CUDA_CALIBRATION_FILE, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/tca/calibration-<host>.json ("" when there is no home).
@@ -45,7 +64,8 @@ std::string calibration_path();
 
 class CalibrationCache {
  public:
-  // Reads the file; a missing or unreadable file is an empty cache, not an error.
+  // Reads the file; a missing or unreadable file, or one of another format version (an
+  // earlier method of measuring), is an empty cache, not an error.
   void load(const std::string& path);
   const PairCalibration* find(const std::string& src_uuid, const std::string& dst_uuid) const;
   void put(const PairCalibration& pair);

@@ -105,8 +105,9 @@ class CudaTransportImpl final : public CudaTransport {
   cudaStream_t dma_stream() const { return dma_stream_.get(); }
   // The engine TCA_PATH_CUDA takes to `peer` for `bytes` in all, rows at least `row_bytes` wide.
   Engine choose_engine(int peer, uint64_t bytes, uint64_t row_bytes) const;
+  // The size from which every larger transfer to `peer` takes the copy engines.
   uint64_t crossover(int peer) const;
-  // The measurement behind crossover(peer); null where none was made.
+  // The measurement behind choose_engine(peer, ...); null where none was made.
   const PairCalibration* calibration(int peer) const;
   // The device address of `region` (mapping or pinning it first if needed).
   tcaResult device_address(PeerRegion& region, unsigned char** out);
@@ -149,8 +150,8 @@ class CudaTransportImpl final : public CudaTransport {
   struct GpuCard;
   tcaResult connect_peer(int peer, const GpuCard& card);
   tcaResult calibrate();
-  tcaResult measure_peers_in_turn(const std::vector<int>& measuring, CalibrationCache* cache,
-                                  const std::string& cache_path);
+  tcaResult measure_pairs(const std::vector<std::pair<int, int>>& pairs, CalibrationCache* cache,
+                          const std::string& cache_path);
   tcaResult read_path_overrides();
   // The device address of host memory [ptr, ptr+bytes) if it is pinned and mapped, else null.
   unsigned char* mapped_host_address(const void* ptr, size_t bytes) const;

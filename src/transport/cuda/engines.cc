@@ -246,7 +246,9 @@ uint32_t widest_unit(std::initializer_list<uint64_t> values) {
 
 // Appends the SM pieces of one transfer. A contiguous transfer is cut into a byte-wise head up
 // to the common alignment of its ends, a body of wide units and a byte-wise tail, so that odd
-// sizes and offsets still move 16 bytes per store.
+// sizes and offsets still move 16 bytes per store. Narrow rows (1, 2, 4 or 8 bytes) with one
+// end packed are cut likewise: rows up to where the packed end is 16-byte aligned, then units
+// of 16 / width rows (16 bytes at the packed end per access), then the rows left.
 void append_sm_pieces(const DevicePiece& piece, std::vector<SmPiece>* out, uint64_t* next_unit) {
   const auto append = [&](unsigned char* dst, const unsigned char* src, uint64_t width,
                           uint64_t count, uint32_t unit) {
@@ -266,8 +268,42 @@ void append_sm_pieces(const DevicePiece& piece, std::vector<SmPiece>* out, uint6
   const uintptr_t dst = reinterpret_cast<uintptr_t>(piece.dst);
   const uintptr_t src = reinterpret_cast<uintptr_t>(piece.src);
   if (piece.count > 1) {
-    append(piece.dst, piece.src, piece.width, piece.count,
-           widest_unit({dst, src, piece.width, piece.dst_pitch, piece.src_pitch}));
+    const uint64_t width = piece.width;
+    const bool packed_dst = piece.dst_pitch == width;
+    const uintptr_t packed = packed_dst ? dst : src;
+    const uint64_t pitched_pitch = packed_dst ? piece.src_pitch : piece.dst_pitch;
+    const uint64_t pitched = (packed_dst ? src : dst) | pitched_pitch;
+    const bool narrow = width < 16 && (width & (width - 1)) == 0 &&
+                        (packed_dst || piece.src_pitch == width) &&
+                        ((packed | pitched) & (width - 1)) == 0;
+    const uint64_t rows_per_unit = 16 / width;
+    const uint64_t head =
+        narrow ? std::min<uint64_t>(((16 - (packed & 15)) & 15) / width, piece.count) : 0;
+    const uint64_t body = narrow ? (piece.count - head) / rows_per_unit * rows_per_unit : 0;
+    if (body == 0) {
+      append(piece.dst, piece.src, width, piece.count,
+             widest_unit({dst, src, width, piece.dst_pitch, piece.src_pitch}));
+      return;
+    }
+    const auto rows_at = [&](uint64_t first, uint64_t count) {
+      append(piece.dst + first * piece.dst_pitch, piece.src + first * piece.src_pitch, width, count,
+             widest_unit({dst, src, width, piece.dst_pitch, piece.src_pitch}));
+    };
+    rows_at(0, head);
+    SmPiece sm = {};
+    sm.dst = piece.dst + head * piece.dst_pitch;
+    sm.src = piece.src + head * piece.src_pitch;
+    sm.dst_pitch = piece.dst_pitch;
+    sm.src_pitch = piece.src_pitch;
+    sm.unit_bytes = static_cast<uint32_t>(width);
+    sm.narrow_rows = static_cast<uint32_t>(rows_per_unit);
+    sm.packed_dst = packed_dst ? 1 : 0;
+    sm.units_per_row = 1;
+    sm.units = body / rows_per_unit;
+    sm.first_unit = *next_unit;
+    *next_unit += sm.units;
+    out->push_back(sm);
+    rows_at(head + body, piece.count - head - body);
     return;
   }
   const uint32_t unit = widest_unit({dst ^ src});

@@ -67,6 +67,88 @@ __device__ __forceinline__ void store_unit(unsigned char* dst, const uint4& valu
   }
 }
 
+// Narrow rows gathered into 16 bytes: `rows` (16 / bytes) rows of `bytes` from `src`, `pitch`
+// apart. Each case's loop is unrolled, so the value stays in registers.
+template <typename Word>
+__device__ __forceinline__ uint4 gather_words(const unsigned char* src, uint64_t pitch) {
+  constexpr unsigned kWords = sizeof(uint4) / sizeof(Word);
+  uint4 value;
+  Word* words = reinterpret_cast<Word*>(&value);
+#pragma unroll
+  for (unsigned r = 0; r < kWords; ++r) words[r] = *reinterpret_cast<const Word*>(src + r * pitch);
+  return value;
+}
+
+template <typename Word>
+__device__ __forceinline__ void scatter_words(unsigned char* dst, uint64_t pitch,
+                                              const uint4& value) {
+  constexpr unsigned kWords = sizeof(uint4) / sizeof(Word);
+  const Word* words = reinterpret_cast<const Word*>(&value);
+#pragma unroll
+  for (unsigned r = 0; r < kWords; ++r) *reinterpret_cast<Word*>(dst + r * pitch) = words[r];
+}
+
+__device__ __forceinline__ uint4 gather_unit(const unsigned char* src, uint64_t pitch,
+                                             uint32_t bytes) {
+  switch (bytes) {
+    case 8: return gather_words<uint2>(src, pitch);
+    case 4: return gather_words<uint32_t>(src, pitch);
+    case 2: return gather_words<uint16_t>(src, pitch);
+    default: return gather_words<unsigned char>(src, pitch);
+  }
+}
+
+__device__ __forceinline__ void scatter_unit(unsigned char* dst, uint64_t pitch,
+                                             const uint4& value, uint32_t bytes) {
+  switch (bytes) {
+    case 8: scatter_words<uint2>(dst, pitch, value); break;
+    case 4: scatter_words<uint32_t>(dst, pitch, value); break;
+    case 2: scatter_words<uint16_t>(dst, pitch, value); break;
+    default: scatter_words<unsigned char>(dst, pitch, value); break;
+  }
+}
+
+// A unit loaded and waiting for its store: `rows` stores of `bytes`, `pitch` apart (one store
+// but for a scatter of narrow rows).
+struct PendingStore {
+  uint4 value;
+  unsigned char* dst;
+  uint64_t pitch;
+  uint32_t bytes;
+  uint32_t rows;
+};
+
+// Loads unit `local` of piece `p` (the launch-wide numbering minus the piece's first unit).
+__device__ __forceinline__ PendingStore load_piece_unit(const SmPiece& p, uint64_t local) {
+  PendingStore pending;
+  pending.rows = 1;
+  pending.pitch = 0;
+  if (p.narrow_rows > 1) {
+    const uint64_t row = local * p.narrow_rows;
+    if (p.packed_dst) {
+      pending.value = gather_unit(p.src + row * p.src_pitch, p.src_pitch, p.unit_bytes);
+      pending.dst = p.dst + local * sizeof(uint4);
+      pending.bytes = sizeof(uint4);
+    } else {
+      pending.value = *reinterpret_cast<const uint4*>(p.src + local * sizeof(uint4));
+      pending.dst = p.dst + row * p.dst_pitch;
+      pending.pitch = p.dst_pitch;
+      pending.bytes = p.unit_bytes;
+      pending.rows = p.narrow_rows;
+    }
+    return pending;
+  }
+  // Contiguous pieces and one-unit rows skip the 64-bit division.
+  const uint64_t row = p.units_per_row == p.units ? 0
+                       : p.units_per_row == 1     ? local
+                                                  : local / p.units_per_row;
+  const uint64_t column_bytes = (local - row * p.units_per_row) * p.unit_bytes;
+  pending.bytes = p.unit_bytes;
+  pending.dst = p.dst + row * p.dst_pitch + column_bytes;
+  pending.value = load_unit(p.src + row * p.src_pitch + column_bytes, p.unit_bytes);
+  return pending;
+}
+
 // Every thread moves units base, base + stride, ... of the launch's numbering; kSmCopyUnroll of
 // them are loaded before any is stored, so that several remote round trips overlap.
 __global__ void __launch_bounds__(kSmCopyThreads) sm_copy_kernel(SmCopyParams params) {
@@ -74,29 +156,25 @@ __global__ void __launch_bounds__(kSmCopyThreads) sm_copy_kernel(SmCopyParams pa
   uint32_t piece = 0;
   for (uint64_t base = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        base < params.total_units; base += stride * kSmCopyUnroll) {
-    uint4 values[kSmCopyUnroll];
-    unsigned char* targets[kSmCopyUnroll];
-    uint32_t bytes[kSmCopyUnroll];
+    PendingStore pending[kSmCopyUnroll];
 #pragma unroll
     for (unsigned k = 0; k < kSmCopyUnroll; ++k) {
       const uint64_t unit = base + k * stride;
-      bytes[k] = 0;
+      pending[k].bytes = 0;
       if (unit >= params.total_units) continue;
       piece = find_piece(params, piece, unit);
       const SmPiece& p = params.pieces[piece];
-      const uint64_t local = unit - p.first_unit;
-      // Contiguous pieces and one-unit rows (narrow halo planes) skip the 64-bit division.
-      const uint64_t row = p.units_per_row == p.units ? 0
-                           : p.units_per_row == 1     ? local
-                                                      : local / p.units_per_row;
-      const uint64_t column_bytes = (local - row * p.units_per_row) * p.unit_bytes;
-      bytes[k] = p.unit_bytes;
-      targets[k] = p.dst + row * p.dst_pitch + column_bytes;
-      values[k] = load_unit(p.src + row * p.src_pitch + column_bytes, p.unit_bytes);
+      pending[k] = load_piece_unit(p, unit - p.first_unit);
     }
 #pragma unroll
-    for (unsigned k = 0; k < kSmCopyUnroll; ++k)
-      if (bytes[k] != 0) store_unit(targets[k], values[k], bytes[k]);
+    for (unsigned k = 0; k < kSmCopyUnroll; ++k) {
+      if (pending[k].bytes == 0) continue;
+      if (pending[k].rows == 1) {
+        store_unit(pending[k].dst, pending[k].value, pending[k].bytes);
+      } else {
+        scatter_unit(pending[k].dst, pending[k].pitch, pending[k].value, pending[k].bytes);
+      }
+    }
   }
   if (params.notify_count == 0) return;
   __syncthreads();

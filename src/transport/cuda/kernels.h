@@ -12,6 +12,11 @@ namespace tca {
 // One transfer as the SM copy kernel moves it: `units / units_per_row` rows of `units_per_row`
 // units of `unit_bytes` bytes (a power of two up to 16 that divides both ends' addresses and
 // pitches, so that every access is naturally aligned).
+//
+// Narrow rows (`narrow_rows` > 1) whose one end is packed take another form, so that the packed
+// end moves 16 bytes per access: unit u is `narrow_rows` consecutive rows of `unit_bytes` bytes
+// (16 in all), at 16 * u of the packed end and at rows narrow_rows * u, ... of the pitched one.
+// `packed_dst` says which end is packed (a gather into it, or a scatter from it).
 struct SmPiece {
   unsigned char* dst;
   const unsigned char* src;
@@ -21,6 +26,8 @@ struct SmPiece {
   uint64_t first_unit;  // where the piece starts in the launch's numbering of units
   uint64_t units;
   uint32_t unit_bytes;
+  uint32_t narrow_rows;  // 0 or 1: the plain form
+  uint32_t packed_dst;
 };
 
 // A notification the GPU raises: one more on the sender's sequence `counter` of the

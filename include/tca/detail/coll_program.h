@@ -1,0 +1,80 @@
+/*
+ * The in-memory form of a GPU collective's program, shared by the library
+ * (which builds it at tcaCollNew) and tca/tca_coll_device.cuh (which runs it).
+ * Not an API: its layout changes with the library, and programs are only ever
+ * made by tcaCollNew.
+ *
+ * A program has one instruction list per channel (a block of the running grid)
+ * and iteration parity (scratch is double-buffered); every address in it is
+ * resolved: local, or a peer's memory mapped for this GPU. Signal cells hold
+ * the number of the last iteration that raised them, so they never need
+ * resetting.
+ */
+#ifndef TCA_DETAIL_COLL_PROGRAM_H
+#define TCA_DETAIL_COLL_PROGRAM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+namespace tca_coll_program {
+
+enum InstructionKind : uint32_t {
+  kSend = 0,         // copy the segments (into the peer), then raise its signal
+  kInlineSend = 1,   // the source segments, in order, as one inline message to `cells`
+  kAwait = 2,        // wait for the own signal cell
+  kInlineAwait = 3,  // wait for the inline message in `cells`, write it to the segments
+  kPostCredit = 4,   // tell a writer this rank has started the iteration
+  kAwaitCredit = 5,  // wait until a receiver has started the iteration
+  kReduce = 6,       // dst = a op b, `count` elements
+  kCopy = 7          // local copy of the segments
+};
+
+struct Segment {
+  unsigned char* dst;
+  const unsigned char* src;
+  uint64_t bytes;
+  unsigned char* local_copy;  // send: also store the bytes here (this rank's memory), or null
+};
+
+struct Instruction {
+  uint32_t kind;
+  uint32_t first_segment;
+  uint32_t segments;
+  uint32_t reserved;
+  uint64_t* signal;  // send, credit post: the peer's cell; awaits: the own cell
+  uint64_t* cells;   // inline message: the peer's mailbox (send) or the own (await)
+  uint64_t bytes;    // inline message: its length
+  void* dst;         // reduce
+  const void* a;
+  const void* b;
+  uint64_t count;  // reduce: elements
+};
+
+struct Channel {  // by iteration parity: its instructions, and the segments they use
+  uint32_t first_instruction[2];
+  uint32_t instructions[2];
+  uint32_t first_segment[2];
+  uint32_t segments[2];
+};
+
+enum DataType : uint32_t { kInt32 = 0, kInt64 = 1, kFloat = 2, kDouble = 3 };  // tcaDataType
+enum ReduceOp : uint32_t { kSum = 0, kMax = 1, kMin = 2 };                     // tcaRedOp
+
+struct Program {
+  uint32_t channels;
+  uint32_t type;
+  uint32_t op;
+  uint32_t reserved;
+  uint64_t timeout_ns;     // a wait gives up after this long
+  uint64_t* iterations;    // by channel: iterations this rank has completed
+  int* failure;            // device memory: 0, or the tcaResult that ended an iteration early
+  int* error;              // host-mapped copy of *failure, for the host
+  const Channel* channel;  // [channels]
+  const Instruction* instruction;
+  const Segment* segment;
+};
+
+}  // namespace tca_coll_program
+#endif
+
+#endif /* TCA_DETAIL_COLL_PROGRAM_H */

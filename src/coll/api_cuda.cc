@@ -1,0 +1,66 @@
+// The C API of tca/tca_coll_cuda.h: GPU collectives enqueued on streams or run by kernels.
+#include "coll/collective.h"
+#include "coll/status.h"
+#include "tca/tca_coll_cuda.h"
+
+namespace {
+
+// The GPU program of a live GPU collective (null when it has zero elements). With `to_run`, also
+// that the object can run an iteration now.
+tcaResult gpu_program(tcaColl coll, bool to_run, tca::coll::DeviceEngine** engine) {
+  TCA_CHECK(tca::coll::check_live(coll));
+  if (!coll->on_gpu())
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "collective {} has host buffers: the stream and device forms need "
+             "config.memory = "
+             "TCA_MEM_GPU",
+             static_cast<const void*>(coll));
+  if (to_run && coll->failed())
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "an earlier iteration of this collective failed; free it and make "
+             "a new one");
+  if (to_run && coll->running())
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "a host-called iteration of the collective is running: "
+             "tcaCollWait first");
+  *engine = coll->device();
+  return TCA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+tcaResult tcaCollStartStream(tcaColl coll, cudaStream_t stream) {
+  tca::coll::DeviceEngine* engine = nullptr;
+  TCA_CHECK(gpu_program(coll, true, &engine));
+  return engine != nullptr ? engine->enqueue(stream) : TCA_SUCCESS;
+}
+
+tcaResult tcaCollDeviceHandle(tcaColl coll, tcaDeviceColl* handle, int* blocks, int* min_threads) {
+  if (handle == nullptr || blocks == nullptr || min_threads == nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "handle, blocks or min_threads is NULL");
+  tca::coll::DeviceEngine* engine = nullptr;
+  TCA_CHECK(gpu_program(coll, true, &engine));
+  if (engine == nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "collective {} has zero elements: there is no program to run",
+             static_cast<const void*>(coll));
+  void* program = nullptr;
+  TCA_CHECK(engine->device_handle(&program, blocks));
+  *handle = static_cast<tcaDeviceColl>(program);
+  *min_threads = 32;  // any whole number of warps works; more threads move data faster
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaCollGetProtocol(tcaColl coll, int* ll, int* channels) {
+  if (ll == nullptr || channels == nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "ll or channels is NULL");
+  tca::coll::DeviceEngine* engine = nullptr;
+  TCA_CHECK(gpu_program(coll, false, &engine));
+  *ll = engine != nullptr && engine->inline_protocol() ? 1 : 0;
+  *channels = engine != nullptr ? engine->channels() : 0;
+  return TCA_SUCCESS;
+}
+
+}  // extern "C"

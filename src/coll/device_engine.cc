@@ -1,0 +1,651 @@
+// Lowers a collective's schedules to a GPU program (tca/detail/coll_program.h).
+//
+// The data is split into channels: channel c takes elements [count*c/C, count*(c+1)/C) of every
+// rank's vector and runs the whole algorithm on them as a collective of its own, with its own
+// scratch, signals and mailboxes, in block c of the grid. So blocks never wait for each other, and
+// a schedule built for the channel's element count is reused as it is; only its places are
+// translated into the real buffers.
+//
+// Two protocols move a step's data. simple: the block stores the pieces into the peer's memory with
+// wide stores, then raises the peer's signal cell for the step with a system-scope release. inline:
+// the pieces travel as one inline message (tcaDeviceInlinePut) into a mailbox in the receiver's
+// scratch, which the receiver unpacks to where the pieces belong: no fence, so a step costs about
+// one store's flight; half of each store is flag, so it is for small data. Writes into a receiver's
+// receive buffer that nothing orders after its start wait for its credit (simple protocol; inline
+// messages only land in scratch). Scratch and mailboxes are double-buffered by iteration parity:
+// docs/COLLECTIVES.md explains why that is enough.
+#include "coll/device_engine.h"
+
+#include <cuda_runtime_api.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "coll/status.h"
+#include "tca/detail/coll_program.h"
+#include "tca/tca_coll_cuda.h"
+#include "tca/tca_cuda.h"
+
+namespace tca::coll {
+
+// Launches one iteration of `program`, a block of `threads` per channel (device_kernel.cu).
+cudaError_t launch_program(const tca_coll_program::Program& program, int threads,
+                           cudaStream_t stream);
+
+namespace {
+
+using namespace tca_coll_program;
+
+constexpr size_t kKiB = 1024;
+// Results up to this size move inline (measured with tca-coll: docs/COLLECTIVES.md).
+constexpr size_t kInlineMaxBytes = 256 * kKiB;
+// A channel per this much of the result, up to kMaxChannels.
+constexpr size_t kInlineBytesPerChannel = 8 * kKiB;
+constexpr size_t kSimpleBytesPerChannel = 1024 * kKiB;
+constexpr int kMaxChannels = 64;
+// Threads per block: bulk copies need many stores in flight (64 blocks of 1024 moved 64 MiB
+// about a fifth faster than 32 of 512 on H200s); inline messages of a few KiB per channel want
+// 512; a few bytes are fastest with few threads to synchronize (one double: 2.9 µs per
+// graph-replayed allreduce with 128 threads, 3.2 with 512).
+constexpr int kSimpleThreads = 1024;
+constexpr int kInlineThreads = 512;
+constexpr int kTinyThreads = 128;
+constexpr size_t kTinyBytesPerChannel = 1 * kKiB;
+constexpr size_t kAlignment = 256;
+
+size_t align_up(size_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
+
+// Mailbox cells of an inline message (tcaInlineCells of tca_device.cuh): 4 data bytes each.
+size_t inline_cells(size_t bytes) { return (bytes + 3) / 4; }
+
+#define TCA_CUDA_OK(call)                                                                  \
+  do {                                                                                     \
+    const cudaError_t tca_cuda_error_ = (call);                                            \
+    if (tca_cuda_error_ != cudaSuccess)                                                    \
+      TCA_FAIL(TCA_ERROR_TRANSPORT, "{}: {}", #call, cudaGetErrorString(tca_cuda_error_)); \
+  } while (0)
+
+// Environment overrides, which must be equal on every rank.
+tcaResult protocol_from_environment(size_t result_bytes, bool* inline_protocol) {
+  const char* value = std::getenv("TCA_COLL_PROTOCOL");
+  const std::string choice = value != nullptr ? value : "auto";
+  if (choice == "ll" || choice == "inline") {
+    *inline_protocol = true;
+  } else if (choice == "simple") {
+    *inline_protocol = false;
+  } else if (choice == "auto" || choice.empty()) {
+    *inline_protocol = result_bytes <= kInlineMaxBytes;
+  } else {
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_COLL_PROTOCOL={} is none of ll, simple, auto",
+             choice);
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult channels_from_environment(size_t result_bytes, bool inline_protocol, size_t count,
+                                    int* channels) {
+  const size_t per_channel = inline_protocol ? kInlineBytesPerChannel : kSimpleBytesPerChannel;
+  size_t wanted = std::clamp<size_t>(result_bytes / per_channel, 1, kMaxChannels);
+  if (const char* value = std::getenv("TCA_COLL_CHANNELS"); value != nullptr && *value != 0) {
+    char* end = nullptr;
+    const long parsed = std::strtol(value, &end, 10);
+    if (*end != 0 || parsed < 1 || parsed > 1024)
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_COLL_CHANNELS={} is not a count in [1, 1024]",
+               value);
+    wanted = static_cast<size_t>(parsed);
+  }
+  *channels = static_cast<int>(std::min(wanted, count));  // every channel has an element
+  return TCA_SUCCESS;
+}
+
+// An owner of CUDA memory that `release` frees (cudaFree, cudaFreeHost).
+template <typename T, cudaError_t (*release)(void*)>
+struct CudaMemory {
+  T* ptr = nullptr;
+  CudaMemory() = default;
+  CudaMemory(const CudaMemory&) = delete;
+  CudaMemory& operator=(const CudaMemory&) = delete;
+  ~CudaMemory() {
+    if (ptr != nullptr) release(ptr);
+  }
+};
+using DeviceMemory = CudaMemory<void, cudaFree>;
+using MappedHostInt = CudaMemory<int, cudaFreeHost>;
+
+struct Run {
+  size_t offset;  // in the real buffer
+  size_t bytes;
+};
+
+// A segment before its ends are resolved to addresses.
+struct Span {
+  Buffer dst_buffer;
+  size_t dst_offset;
+  Buffer src_buffer;
+  size_t src_offset;
+  size_t bytes;
+};
+
+class Engine final : public DeviceEngine {
+ public:
+  tcaResult build(const Shape& shape, const DeviceBuffers& buffers);
+
+  tcaResult start() override {
+    TCA_CHECK(check_no_failure());
+    if (running_) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: wait first");
+    TCA_CHECK(enqueue(stream_));
+    TCA_CUDA_OK(cudaEventRecord(done_, stream_));
+    running_ = true;
+    return TCA_SUCCESS;
+  }
+  tcaResult test(bool* done) override {
+    if (!running_) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is not started");
+    const cudaError_t state = cudaEventQuery(done_);
+    if (state == cudaErrorNotReady) {
+      *done = false;
+      return TCA_SUCCESS;
+    }
+    running_ = false;
+    TCA_CUDA_OK(state);
+    *done = true;
+    return check_no_failure();
+  }
+  tcaResult wait() override {
+    // Spins first (a small collective ends within microseconds), then lets others run.
+    constexpr int kSpins = 4096;
+    for (int polls = 0;; ++polls) {
+      bool done = false;
+      TCA_CHECK(test(&done));
+      if (done) return TCA_SUCCESS;
+      if (polls >= kSpins) sched_yield();
+    }
+  }
+  tcaResult enqueue(void* stream) override {
+    TCA_CHECK(check_no_failure());
+    TCA_CUDA_OK(launch_program(program_host_, threads_, static_cast<cudaStream_t>(stream)));
+    return TCA_SUCCESS;
+  }
+  tcaResult device_handle(void** program, int* blocks) override {
+    TCA_CHECK(check_no_failure());
+    *program = program_.ptr;
+    *blocks = channels_;
+    return TCA_SUCCESS;
+  }
+  bool inline_protocol() const override { return inline_; }
+  int channels() const override { return channels_; }
+  tcaResult copy(void* dst, const void* src, size_t bytes) override {
+    TCA_CUDA_OK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    return TCA_SUCCESS;
+  }
+  tcaResult release() override;
+  bool belongs_to_current_job() const override {
+    return recv_registered_ &&
+           tcaHandleInfo(&recv_handle_, nullptr, nullptr, nullptr) == TCA_SUCCESS;
+  }
+  ~Engine() override {  // tca's memory is release()'s; the CUDA objects are the
+                        // engine's
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    if (done_ != nullptr) cudaEventDestroy(done_);
+  }
+
+ private:
+  tcaResult check_no_failure() const {
+    const int failure = error_.ptr != nullptr ? *const_cast<volatile int*>(error_.ptr) : 0;
+    if (failure != 0)
+      TCA_FAIL(static_cast<tcaResult>(failure),
+               "an iteration of this GPU collective ended early ({}): free it "
+               "and make a new one",
+               tcaGetErrorString(static_cast<tcaResult>(failure)));
+    return TCA_SUCCESS;
+  }
+
+  // ---- layout, equal on every rank ----
+  size_t channel_first(int channel) const { return count_ * channel / channels_; }
+  size_t channel_count(int channel) const {
+    return channel_first(channel + 1) - channel_first(channel);
+  }
+  unsigned char* scratch_base(int owner) const {
+    return owner == rank_ ? scratch_ : peer_scratch_[owner];
+  }
+  uint64_t* signal_cell(int owner, int channel, size_t index) const {
+    return reinterpret_cast<uint64_t*>(scratch_base(owner)) + channel * cells_per_channel_ + index;
+  }
+  uint64_t* credit_cell(int owner, int channel, int from) const {
+    return signal_cell(owner, channel, steps_ + from);
+  }
+  unsigned char* parity_base(int owner, int parity) const {
+    return scratch_base(owner) + signal_bytes_ + parity * parity_bytes_;
+  }
+  uint64_t* mailbox(int owner, int channel, int step, int parity) const {
+    return reinterpret_cast<uint64_t*>(parity_base(owner, parity) + mailbox_offset_[channel][step]);
+  }
+
+  // The runs of a place of channel `channel`'s schedule in the real buffer.
+  std::vector<Run> runs(int channel, Buffer buffer, size_t offset, size_t bytes) const;
+  unsigned char* address(int owner, int channel, int parity, Buffer buffer, size_t offset) const;
+  // The pieces of a send as spans, row by row, split where either end's runs split.
+  std::vector<Span> spans(int channel, const std::vector<Piece>& pieces, bool split_dst,
+                          bool split_src) const;
+  const Op& matching_send(int channel, int sender, int step) const;
+
+  tcaResult emit_channel(int channel, int parity, std::vector<Instruction>* instructions,
+                         std::vector<Segment>* segments) const;
+
+  int rank_ = 0;
+  int ranks_ = 1;
+  Shape shape_;
+  size_t count_ = 0;
+  size_t element_ = 0;
+  DeviceBuffers buffers_;
+  bool inline_ = false;
+  int channels_ = 1;
+  int threads_ = kSimpleThreads;
+  std::vector<std::vector<Schedule>> schedules_;  // [channel][rank]
+  size_t steps_ = 0;                              // signal cells of steps, per channel
+  size_t cells_per_channel_ = 0;                  // steps, then a credit cell per rank
+  size_t signal_bytes_ = 0;
+  size_t parity_bytes_ = 0;
+  std::vector<size_t> scratch_offset_;               // [channel], in a parity block
+  std::vector<std::vector<size_t>> mailbox_offset_;  // [channel][step], in a parity block
+
+  unsigned char* scratch_ = nullptr;  // tcaMalloc'd: signals, then two parity blocks
+  tcaHandle scratch_handle_{};
+  tcaHandle recv_handle_{};
+  bool recv_registered_ = false;
+  std::vector<unsigned char*> peer_scratch_;
+  std::vector<unsigned char*> peer_recv_;
+
+  Program program_host_{};  // what kernels get by value
+  DeviceMemory program_;    // the same, for tcaDeviceCollRun
+  DeviceMemory tables_;     // channels, instructions, segments, iteration counters
+  MappedHostInt error_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
+  bool running_ = false;
+};
+
+std::vector<Run> Engine::runs(int channel, Buffer buffer, size_t offset, size_t bytes) const {
+  const size_t first = channel_first(channel) * element_;
+  if (buffer == Buffer::kScratch) return {{offset, bytes}};
+  if (buffer == Buffer::kSend || shape_.kind == TCA_COLL_ALLREDUCE)
+    return {{first + offset, bytes}};
+  // An allgather's receive buffer: the channel's schedule sees rank blocks of its own width, which
+  // lie at the rank's block in the real buffer, shifted by the channel's first element.
+  const size_t block = channel_count(channel) * element_;
+  std::vector<Run> result;
+  while (bytes > 0) {
+    const size_t rank = offset / block;
+    const size_t within = offset % block;
+    const size_t take = std::min(bytes, block - within);
+    result.push_back({rank * count_ * element_ + first + within, take});
+    offset += take;
+    bytes -= take;
+  }
+  return result;
+}
+
+unsigned char* Engine::address(int owner, int channel, int parity, Buffer buffer,
+                               size_t offset) const {
+  switch (buffer) {
+    case Buffer::kSend:  // only ever read locally
+      return static_cast<unsigned char*>(const_cast<void*>(buffers_.send)) + offset;
+    case Buffer::kRecv:
+      return (owner == rank_ ? static_cast<unsigned char*>(buffers_.recv) : peer_recv_[owner]) +
+             offset;
+    case Buffer::kScratch:
+      return parity_base(owner, parity) + scratch_offset_[channel] + offset;
+  }
+  return nullptr;
+}
+
+std::vector<Span> Engine::spans(int channel, const std::vector<Piece>& pieces, bool split_dst,
+                                bool split_src) const {
+  std::vector<Span> result;
+  for (const Piece& piece : pieces) {
+    for (size_t row = 0; row < piece.count; ++row) {
+      const size_t dst_offset = piece.dst.offset + row * piece.dst_pitch;
+      const size_t src_offset = piece.src.offset + row * piece.src_pitch;
+      const std::vector<Run> dst = split_dst
+                                       ? runs(channel, piece.dst.buffer, dst_offset, piece.width)
+                                       : std::vector<Run>{{dst_offset, piece.width}};
+      const std::vector<Run> src = split_src
+                                       ? runs(channel, piece.src.buffer, src_offset, piece.width)
+                                       : std::vector<Run>{{src_offset, piece.width}};
+      // Walk both run lists together; every span lies inside one run of each.
+      size_t d = 0, s = 0, d_used = 0, s_used = 0;
+      while (d < dst.size() && s < src.size()) {
+        const size_t take = std::min(dst[d].bytes - d_used, src[s].bytes - s_used);
+        result.push_back({piece.dst.buffer, dst[d].offset + d_used, piece.src.buffer,
+                          src[s].offset + s_used, take});
+        d_used += take;
+        s_used += take;
+        if (d_used == dst[d].bytes) ++d, d_used = 0;
+        if (s_used == src[s].bytes) ++s, s_used = 0;
+      }
+    }
+  }
+  return result;
+}
+
+const Op& Engine::matching_send(int channel, int sender, int step) const {
+  for (const Op& op : schedules_[channel][sender].ops)
+    if (op.kind == OpKind::kSend && op.peer == rank_ && op.step == step) return op;
+  // build_schedule pairs every await with a send of the same step; checked at build().
+  return schedules_[channel][sender].ops.front();
+}
+
+tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>* instructions,
+                               std::vector<Segment>* segments) const {
+  const Schedule& mine = schedules_[channel][rank_];
+  auto add = [&](Instruction instruction, const std::vector<Span>& spans, int dst_owner) {
+    instruction.first_segment = static_cast<uint32_t>(segments->size());
+    for (const Span& span : spans) {
+      if (span.bytes == 0) continue;
+      Segment segment{};
+      segment.dst = address(dst_owner, channel, parity, span.dst_buffer, span.dst_offset);
+      segment.src = address(rank_, channel, parity, span.src_buffer, span.src_offset);
+      if (instruction.kind == kCopy && segment.dst == segment.src) continue;  // in place
+      segment.bytes = span.bytes;
+      segments->push_back(segment);
+    }
+    instruction.segments = static_cast<uint32_t>(segments->size()) - instruction.first_segment;
+    if (instruction.kind == kCopy && instruction.segments == 0) return;
+    // A local copy of exactly what the send before it read (the own block of an allgather)
+    // rides along with that send: one read for both stores.
+    if (instruction.kind == kCopy && instruction.segments == 1 && !instructions->empty()) {
+      const Instruction& before = instructions->back();
+      Segment& copied = (*segments)[instruction.first_segment];
+      if (before.kind == kSend && before.segments == 1) {
+        Segment& sent = (*segments)[before.first_segment];
+        if (sent.src == copied.src && sent.bytes == copied.bytes && sent.local_copy == nullptr) {
+          sent.local_copy = copied.dst;
+          segments->pop_back();
+          return;
+        }
+      }
+    }
+    instructions->push_back(instruction);
+  };
+  auto payload = [](const std::vector<Piece>& pieces) {
+    size_t bytes = 0;
+    for (const Piece& piece : pieces) bytes += piece.width * piece.count;
+    return bytes;
+  };
+
+  std::vector<bool> credited(ranks_, false);
+  if (!inline_) {
+    // Writers that put into this rank's receive buffer before knowing it has started.
+    for (int writer = 0; writer < ranks_; ++writer) {
+      if (writer == rank_) continue;
+      const auto& theirs = schedules_[channel][writer].ops;
+      if (std::any_of(theirs.begin(), theirs.end(), [&](const Op& op) {
+            return op.kind == OpKind::kSend && op.needs_credit && op.peer == rank_;
+          })) {
+        Instruction credit{};
+        credit.kind = kPostCredit;
+        credit.signal = credit_cell(writer, channel, rank_);
+        instructions->push_back(credit);
+      }
+    }
+  }
+  for (const Op& op : mine.ops) {
+    Instruction instruction{};
+    switch (op.kind) {
+      case OpKind::kSend:
+        if (inline_ && !op.pieces.empty()) {
+          instruction.kind = kInlineSend;
+          instruction.cells = mailbox(op.peer, channel, op.step, parity);
+          instruction.bytes = payload(op.pieces);
+          // Only the source side matters: the receiver unpacks by its own (dst) spans.
+          std::vector<Span> sources = spans(channel, op.pieces, false, true);
+          for (Span& span : sources) span.dst_buffer = Buffer::kScratch, span.dst_offset = 0;
+          add(instruction, sources, rank_);
+          break;
+        }
+        if (!inline_ && op.needs_credit && !credited[op.peer]) {
+          credited[op.peer] = true;
+          Instruction credit{};
+          credit.kind = kAwaitCredit;
+          credit.signal = credit_cell(rank_, channel, op.peer);
+          instructions->push_back(credit);
+        }
+        instruction.kind = kSend;
+        instruction.signal = signal_cell(op.peer, channel, op.step);
+        add(instruction, spans(channel, op.pieces, true, true), op.peer);
+        break;
+      case OpKind::kAwait: {
+        const Op& send = matching_send(channel, op.peer, op.step);
+        if (inline_ && !send.pieces.empty()) {
+          instruction.kind = kInlineAwait;
+          instruction.cells = mailbox(rank_, channel, op.step, parity);
+          instruction.bytes = payload(send.pieces);
+          // Segments name the destinations (in this rank's buffers); their sources are unused.
+          std::vector<Span> destinations = spans(channel, send.pieces, true, false);
+          for (Span& span : destinations) span.src_buffer = Buffer::kScratch, span.src_offset = 0;
+          add(instruction, destinations, rank_);
+        } else {
+          instruction.kind = kAwait;
+          instruction.signal = signal_cell(rank_, channel, op.step);
+          instructions->push_back(instruction);
+        }
+        break;
+      }
+      case OpKind::kReduce: {
+        instruction.kind = kReduce;
+        const size_t bytes = op.length * element_;
+        instruction.dst = address(rank_, channel, parity, op.dst.buffer,
+                                  runs(channel, op.dst.buffer, op.dst.offset, bytes)[0].offset);
+        instruction.a = address(rank_, channel, parity, op.a.buffer,
+                                runs(channel, op.a.buffer, op.a.offset, bytes)[0].offset);
+        instruction.b = address(rank_, channel, parity, op.b.buffer,
+                                runs(channel, op.b.buffer, op.b.offset, bytes)[0].offset);
+        instruction.count = op.length;
+        instructions->push_back(instruction);
+        break;
+      }
+      case OpKind::kCopy: {
+        instruction.kind = kCopy;
+        const Piece whole{op.dst, op.a, op.length, 1, op.length, op.length};
+        add(instruction, spans(channel, {whole}, true, true), rank_);
+        break;
+      }
+    }
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
+  TCA_CHECK(tcaRank(&rank_));
+  TCA_CHECK(tcaSize(&ranks_));
+  shape_ = shape;
+  buffers_ = buffers;
+  count_ = shape.count;
+  element_ = shape.element_bytes;
+  for (const void* buffer : {buffers.send, static_cast<const void*>(buffers.recv)})
+    if (reinterpret_cast<uintptr_t>(buffer) % element_ != 0)
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+               "GPU collective buffer {} is not aligned to its {}-byte elements", buffer, element_);
+  for (const void* buffer : {buffers.send, static_cast<const void*>(buffers.recv)}) {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, buffer) != cudaSuccess ||
+        attributes.type != cudaMemoryTypeDevice) {
+      cudaGetLastError();  // clear the sticky-free error of an unknown pointer
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+               "GPU collective buffer {} is not device memory (config.memory = TCA_MEM_GPU)",
+               buffer);
+    }
+  }
+  TCA_CHECK(protocol_from_environment(buffers.recv_bytes, &inline_));
+  TCA_CHECK(channels_from_environment(buffers.recv_bytes, inline_, count_, &channels_));
+  // Inline messages land in mailboxes and need no credits: staging in scratch only adds copies.
+  if (inline_) shape_.staged_allgather_bytes = 0;
+  threads_ = !inline_                                                 ? kSimpleThreads
+             : buffers.recv_bytes / channels_ <= kTinyBytesPerChannel ? kTinyThreads
+                                                                      : kInlineThreads;
+
+  // Every rank's schedule of every channel: who sends what to whom is needed on both ends.
+  schedules_.assign(channels_, std::vector<Schedule>(ranks_));
+  for (int channel = 0; channel < channels_; ++channel) {
+    Shape part = shape_;
+    part.count = channel_count(channel);
+    for (int rank = 0; rank < ranks_; ++rank) {
+      schedules_[channel][rank] = build_schedule(part, rank);
+      for (const Op& op : schedules_[channel][rank].ops)
+        steps_ = std::max(steps_, static_cast<size_t>(op.step) + 1);
+    }
+  }
+  cells_per_channel_ = steps_ + ranks_;
+  signal_bytes_ = align_up(static_cast<size_t>(channels_) * cells_per_channel_ * sizeof(uint64_t));
+  scratch_offset_.resize(channels_);
+  mailbox_offset_.assign(channels_, std::vector<size_t>(steps_, 0));
+  size_t cursor = 0;
+  for (int channel = 0; channel < channels_; ++channel) {
+    scratch_offset_[channel] = cursor;
+    cursor += align_up(schedules_[channel][0].scratch_bytes);  // equal on every rank
+    std::vector<size_t> mailbox_bytes(steps_, 0);
+    for (int rank = 0; rank < ranks_; ++rank) {
+      for (const Op& op : schedules_[channel][rank].ops) {
+        if (op.kind == OpKind::kAwait) {
+          const Op& send = [&]() -> const Op& {
+            for (const Op& theirs : schedules_[channel][op.peer].ops)
+              if (theirs.kind == OpKind::kSend && theirs.peer == rank && theirs.step == op.step)
+                return theirs;
+            return op;
+          }();
+          if (&send == &op)
+            TCA_FAIL(TCA_ERROR_INTERNAL,
+                     "rank {} awaits step {} from rank {}, which never sends it", rank, op.step,
+                     op.peer);
+        }
+        if (!inline_ || op.kind != OpKind::kSend) continue;
+        size_t bytes = 0;
+        for (const Piece& piece : op.pieces) bytes += piece.width * piece.count;
+        mailbox_bytes[op.step] =
+            std::max(mailbox_bytes[op.step], inline_cells(bytes) * sizeof(uint64_t));
+      }
+    }
+    for (size_t step = 0; step < steps_; ++step) {
+      mailbox_offset_[channel][step] = cursor;
+      cursor += align_up(mailbox_bytes[step]);
+    }
+  }
+  parity_bytes_ = cursor;
+
+  // Scratch: zero (signals, mailboxes) before any peer learns where it is.
+  const size_t scratch_bytes = signal_bytes_ + 2 * parity_bytes_;
+  void* scratch = nullptr;
+  TCA_CHECK(tcaMalloc(&scratch, scratch_bytes, TCA_MEM_GPU));
+  scratch_ = static_cast<unsigned char*>(scratch);
+  TCA_CUDA_OK(cudaMemset(scratch_, 0, scratch_bytes));
+  TCA_CUDA_OK(cudaDeviceSynchronize());
+  TCA_CHECK(tcaCreateHandle(&scratch_handle_, scratch_, scratch_bytes, TCA_MEM_GPU));
+  TCA_CHECK(tcaCreateHandle(&recv_handle_, buffers.recv, buffers.recv_bytes, TCA_MEM_GPU));
+  recv_registered_ = true;
+  peer_scratch_.assign(ranks_, nullptr);
+  peer_recv_.assign(ranks_, nullptr);
+  if (ranks_ > 1) {
+    std::vector<tcaHandle> scratches(ranks_), recvs(ranks_);
+    TCA_CHECK(tcaAllgatherHandles(&scratch_handle_, scratches.data()));
+    TCA_CHECK(tcaAllgatherHandles(&recv_handle_, recvs.data()));
+    for (int peer = 0; peer < ranks_; ++peer) {
+      if (peer == rank_) continue;
+      void* mapped = nullptr;
+      TCA_CHECK(tcaDevicePointer(&mapped, &scratches[peer], 0, scratch_bytes));
+      peer_scratch_[peer] = static_cast<unsigned char*>(mapped);
+      TCA_CHECK(tcaDevicePointer(&mapped, &recvs[peer], 0, buffers.recv_bytes));
+      peer_recv_[peer] = static_cast<unsigned char*>(mapped);
+    }
+  }
+
+  // The program: instructions of every channel and parity, then the tables in one allocation.
+  std::vector<Channel> channel_table(channels_);
+  std::vector<Instruction> instructions;
+  std::vector<Segment> segments;
+  for (int channel = 0; channel < channels_; ++channel) {
+    for (int parity = 0; parity < 2; ++parity) {
+      channel_table[channel].first_instruction[parity] = static_cast<uint32_t>(instructions.size());
+      channel_table[channel].first_segment[parity] = static_cast<uint32_t>(segments.size());
+      TCA_CHECK(emit_channel(channel, parity, &instructions, &segments));
+      channel_table[channel].segments[parity] =
+          static_cast<uint32_t>(segments.size()) - channel_table[channel].first_segment[parity];
+      channel_table[channel].instructions[parity] =
+          static_cast<uint32_t>(instructions.size()) -
+          channel_table[channel].first_instruction[parity];
+    }
+  }
+  const size_t channel_bytes = align_up(channel_table.size() * sizeof(Channel));
+  const size_t instruction_bytes = align_up(instructions.size() * sizeof(Instruction));
+  const size_t segment_bytes = align_up(segments.size() * sizeof(Segment));
+  const size_t counter_bytes = align_up(channels_ * sizeof(uint64_t) + sizeof(int));
+  TCA_CUDA_OK(
+      cudaMalloc(&tables_.ptr, channel_bytes + instruction_bytes + segment_bytes + counter_bytes));
+  auto* tables = static_cast<unsigned char*>(tables_.ptr);
+  TCA_CUDA_OK(cudaMemcpy(tables, channel_table.data(), channel_table.size() * sizeof(Channel),
+                         cudaMemcpyHostToDevice));
+  TCA_CUDA_OK(cudaMemcpy(tables + channel_bytes, instructions.data(),
+                         instructions.size() * sizeof(Instruction), cudaMemcpyHostToDevice));
+  TCA_CUDA_OK(cudaMemcpy(tables + channel_bytes + instruction_bytes, segments.data(),
+                         segments.size() * sizeof(Segment), cudaMemcpyHostToDevice));
+  unsigned char* counters = tables + channel_bytes + instruction_bytes + segment_bytes;
+  TCA_CUDA_OK(cudaMemset(counters, 0, counter_bytes));
+  TCA_CUDA_OK(
+      cudaHostAlloc(reinterpret_cast<void**>(&error_.ptr), sizeof(int), cudaHostAllocMapped));
+  *error_.ptr = 0;
+  int* error_on_device = nullptr;
+  TCA_CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&error_on_device), error_.ptr, 0));
+
+  int timeout_ms = 0;
+  TCA_CHECK(tcaGetTimeout(&timeout_ms));
+  Program program{};
+  program.channels = static_cast<uint32_t>(channels_);
+  program.type = static_cast<uint32_t>(buffers.type);
+  program.op = static_cast<uint32_t>(buffers.op);
+  program.timeout_ns = static_cast<uint64_t>(timeout_ms) * 1000000u;
+  program.iterations = reinterpret_cast<uint64_t*>(counters);
+  program.failure = reinterpret_cast<int*>(counters + channels_ * sizeof(uint64_t));
+  program.error = error_on_device;
+  program.channel = reinterpret_cast<const Channel*>(tables);
+  program.instruction = reinterpret_cast<const Instruction*>(tables + channel_bytes);
+  program.segment = reinterpret_cast<const Segment*>(tables + channel_bytes + instruction_bytes);
+  TCA_CUDA_OK(cudaMalloc(&program_.ptr, sizeof(Program)));
+  TCA_CUDA_OK(cudaMemcpy(program_.ptr, &program, sizeof(Program), cudaMemcpyHostToDevice));
+  program_host_ = program;
+
+  // Host-called iterations follow the legacy default stream (a blocking stream).
+  TCA_CUDA_OK(cudaStreamCreate(&stream_));
+  TCA_CUDA_OK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  return TCA_SUCCESS;
+}
+
+tcaResult Engine::release() {
+  tcaResult first_failure = TCA_SUCCESS;
+  auto keep_first = [&first_failure](tcaResult result) {
+    if (first_failure == TCA_SUCCESS) first_failure = result;
+  };
+  // Iterations enqueued on any stream may still run: they use the program and the memory.
+  if (const cudaError_t synced = cudaDeviceSynchronize(); synced != cudaSuccess)
+    keep_first(record_error(TCA_ERROR_TRANSPORT, __FILE__, __LINE__,
+                            std::string("cudaDeviceSynchronize: ") + cudaGetErrorString(synced)));
+  if (recv_registered_) keep_first(tcaDestroyHandle(&recv_handle_));
+  recv_registered_ = false;
+  if (scratch_ != nullptr) keep_first(tcaFree(scratch_));  // also deregisters its handle
+  scratch_ = nullptr;
+  running_ = false;
+  return first_failure;
+}
+
+}  // namespace
+
+tcaResult make_device_engine(const Shape& shape, const DeviceBuffers& buffers,
+                             std::unique_ptr<DeviceEngine>* out) {
+  auto engine = std::make_unique<Engine>();
+  TCA_CHECK(engine->build(shape, buffers));
+  *out = std::move(engine);
+  return TCA_SUCCESS;
+}
+
+}  // namespace tca::coll
