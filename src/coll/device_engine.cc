@@ -59,6 +59,13 @@ constexpr size_t kAlignment = 256;
 
 size_t align_up(size_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
 
+// The bytes a send's pieces carry.
+size_t payload_bytes(const std::vector<Piece>& pieces) {
+  size_t bytes = 0;
+  for (const Piece& piece : pieces) bytes += piece.width * piece.count;
+  return bytes;
+}
+
 // Mailbox cells of an inline message (tcaInlineCells of tca_device.cuh): 4 data bytes each.
 size_t inline_cells(size_t bytes) { return (bytes + 3) / 4; }
 
@@ -230,7 +237,8 @@ class Engine final : public DeviceEngine {
   // The pieces of a send as spans, row by row, split where either end's runs split.
   std::vector<Span> spans(int channel, const std::vector<Piece>& pieces, bool split_dst,
                           bool split_src) const;
-  const Op& matching_send(int channel, int sender, int step) const;
+  // The send of `sender` that `receiver`'s await of `step` waits for (null if none).
+  const Op* matching_send(int channel, int sender, int receiver, int step) const;
 
   tcaResult emit_channel(int channel, int parity, std::vector<Instruction>* instructions,
                          std::vector<Segment>* segments) const;
@@ -331,11 +339,10 @@ std::vector<Span> Engine::spans(int channel, const std::vector<Piece>& pieces, b
   return result;
 }
 
-const Op& Engine::matching_send(int channel, int sender, int step) const {
+const Op* Engine::matching_send(int channel, int sender, int receiver, int step) const {
   for (const Op& op : schedules_[channel][sender].ops)
-    if (op.kind == OpKind::kSend && op.peer == rank_ && op.step == step) return op;
-  // build_schedule pairs every await with a send of the same step; checked at build().
-  return schedules_[channel][sender].ops.front();
+    if (op.kind == OpKind::kSend && op.peer == receiver && op.step == step) return &op;
+  return nullptr;
 }
 
 tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>* instructions,
@@ -370,11 +377,6 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
     }
     instructions->push_back(instruction);
   };
-  auto payload = [](const std::vector<Piece>& pieces) {
-    size_t bytes = 0;
-    for (const Piece& piece : pieces) bytes += piece.width * piece.count;
-    return bytes;
-  };
 
   std::vector<bool> credited(ranks_, false);
   if (!inline_) {
@@ -399,7 +401,7 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
         if (inline_ && !op.pieces.empty()) {
           instruction.kind = kInlineSend;
           instruction.cells = mailbox(op.peer, channel, op.step, parity);
-          instruction.bytes = payload(op.pieces);
+          instruction.bytes = payload_bytes(op.pieces);
           // Only the source side matters: the receiver unpacks by its own (dst) spans.
           std::vector<Span> sources = spans(channel, op.pieces, false, true);
           for (Span& span : sources) span.dst_buffer = Buffer::kScratch, span.dst_offset = 0;
@@ -418,11 +420,12 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
         add(instruction, spans(channel, op.pieces, true, true), op.peer);
         break;
       case OpKind::kAwait: {
-        const Op& send = matching_send(channel, op.peer, op.step);
+        // build() checked that every await has its send.
+        const Op& send = *matching_send(channel, op.peer, rank_, op.step);
         if (inline_ && !send.pieces.empty()) {
           instruction.kind = kInlineAwait;
           instruction.cells = mailbox(rank_, channel, op.step, parity);
-          instruction.bytes = payload(send.pieces);
+          instruction.bytes = payload_bytes(send.pieces);
           // Segments name the destinations (in this rank's buffers); their sources are unused.
           std::vector<Span> destinations = spans(channel, send.pieces, true, false);
           for (Span& span : destinations) span.src_buffer = Buffer::kScratch, span.src_offset = 0;
@@ -510,22 +513,14 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
     for (int rank = 0; rank < ranks_; ++rank) {
       for (const Op& op : schedules_[channel][rank].ops) {
         if (op.kind == OpKind::kAwait) {
-          const Op& send = [&]() -> const Op& {
-            for (const Op& theirs : schedules_[channel][op.peer].ops)
-              if (theirs.kind == OpKind::kSend && theirs.peer == rank && theirs.step == op.step)
-                return theirs;
-            return op;
-          }();
-          if (&send == &op)
+          if (matching_send(channel, op.peer, rank, op.step) == nullptr)
             TCA_FAIL(TCA_ERROR_INTERNAL,
                      "rank {} awaits step {} from rank {}, which never sends it", rank, op.step,
                      op.peer);
         }
         if (!inline_ || op.kind != OpKind::kSend) continue;
-        size_t bytes = 0;
-        for (const Piece& piece : op.pieces) bytes += piece.width * piece.count;
-        mailbox_bytes[op.step] =
-            std::max(mailbox_bytes[op.step], inline_cells(bytes) * sizeof(uint64_t));
+        mailbox_bytes[op.step] = std::max(
+            mailbox_bytes[op.step], inline_cells(payload_bytes(op.pieces)) * sizeof(uint64_t));
       }
     }
     for (size_t step = 0; step < steps_; ++step) {
@@ -643,7 +638,10 @@ tcaResult Engine::release() {
 tcaResult make_device_engine(const Shape& shape, const DeviceBuffers& buffers,
                              std::unique_ptr<DeviceEngine>* out) {
   auto engine = std::make_unique<Engine>();
-  TCA_CHECK(engine->build(shape, buffers));
+  if (const tcaResult built = engine->build(shape, buffers); built != TCA_SUCCESS) {
+    engine->release();  // what it had allocated of tca's memory (the scratch, a registration)
+    return append_frame(built, __FILE__, __LINE__);
+  }
   *out = std::move(engine);
   return TCA_SUCCESS;
 }
