@@ -109,7 +109,6 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
       buffers.op = op;
       buffers.send = sendbuf;
       buffers.recv = recvbuf;
-      buffers.send_bytes = coll->send_bytes_;
       buffers.recv_bytes = coll->recv_bytes_;
       TCA_CHECK(tca::coll::make_device_engine(shape, buffers, &coll->device_));
     }

@@ -193,8 +193,7 @@ class Engine final : public DeviceEngine {
     return recv_registered_ &&
            tcaHandleInfo(&recv_handle_, nullptr, nullptr, nullptr) == TCA_SUCCESS;
   }
-  ~Engine() override {  // tca's memory is release()'s; the CUDA objects are the
-                        // engine's
+  ~Engine() override {  // tca's memory is release()'s; the CUDA objects are the engine's
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (done_ != nullptr) cudaEventDestroy(done_);
   }
@@ -204,14 +203,13 @@ class Engine final : public DeviceEngine {
     const int failure = error_.ptr != nullptr ? *const_cast<volatile int*>(error_.ptr) : 0;
     if (failure != 0)
       TCA_FAIL(static_cast<tcaResult>(failure),
-               "an iteration of this GPU collective ended early ({}): free it "
-               "and make a new one",
+               "an iteration of this GPU collective ended early ({}): free it and make a new one",
                tcaGetErrorString(static_cast<tcaResult>(failure)));
     return TCA_SUCCESS;
   }
 
   // ---- layout, equal on every rank ----
-  size_t channel_first(int channel) const { return count_ * channel / channels_; }
+  size_t channel_first(int channel) const { return shape_.count * channel / channels_; }
   size_t channel_count(int channel) const {
     return channel_first(channel + 1) - channel_first(channel);
   }
@@ -246,8 +244,6 @@ class Engine final : public DeviceEngine {
   int rank_ = 0;
   int ranks_ = 1;
   Shape shape_;
-  size_t count_ = 0;
-  size_t element_ = 0;
   DeviceBuffers buffers_;
   bool inline_ = false;
   int channels_ = 1;
@@ -277,19 +273,19 @@ class Engine final : public DeviceEngine {
 };
 
 std::vector<Run> Engine::runs(int channel, Buffer buffer, size_t offset, size_t bytes) const {
-  const size_t first = channel_first(channel) * element_;
+  const size_t first = channel_first(channel) * shape_.element_bytes;
   if (buffer == Buffer::kScratch) return {{offset, bytes}};
   if (buffer == Buffer::kSend || shape_.kind == TCA_COLL_ALLREDUCE)
     return {{first + offset, bytes}};
   // An allgather's receive buffer: the channel's schedule sees rank blocks of its own width, which
   // lie at the rank's block in the real buffer, shifted by the channel's first element.
-  const size_t block = channel_count(channel) * element_;
+  const size_t block = channel_count(channel) * shape_.element_bytes;
   std::vector<Run> result;
   while (bytes > 0) {
     const size_t rank = offset / block;
     const size_t within = offset % block;
     const size_t take = std::min(bytes, block - within);
-    result.push_back({rank * count_ * element_ + first + within, take});
+    result.push_back({rank * shape_.count * shape_.element_bytes + first + within, take});
     offset += take;
     bytes -= take;
   }
@@ -439,7 +435,7 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
       }
       case OpKind::kReduce: {
         instruction.kind = kReduce;
-        const size_t bytes = op.length * element_;
+        const size_t bytes = op.length * shape_.element_bytes;
         instruction.dst = address(rank_, channel, parity, op.dst.buffer,
                                   runs(channel, op.dst.buffer, op.dst.offset, bytes)[0].offset);
         instruction.a = address(rank_, channel, parity, op.a.buffer,
@@ -466,12 +462,11 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   TCA_CHECK(tcaSize(&ranks_));
   shape_ = shape;
   buffers_ = buffers;
-  count_ = shape.count;
-  element_ = shape.element_bytes;
   for (const void* buffer : {buffers.send, static_cast<const void*>(buffers.recv)})
-    if (reinterpret_cast<uintptr_t>(buffer) % element_ != 0)
+    if (reinterpret_cast<uintptr_t>(buffer) % shape_.element_bytes != 0)
       TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
-               "GPU collective buffer {} is not aligned to its {}-byte elements", buffer, element_);
+               "GPU collective buffer {} is not aligned to its {}-byte elements", buffer,
+               shape_.element_bytes);
   for (const void* buffer : {buffers.send, static_cast<const void*>(buffers.recv)}) {
     cudaPointerAttributes attributes{};
     if (cudaPointerGetAttributes(&attributes, buffer) != cudaSuccess ||
@@ -483,7 +478,7 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
     }
   }
   TCA_CHECK(protocol_from_environment(buffers.recv_bytes, &inline_));
-  TCA_CHECK(channels_from_environment(buffers.recv_bytes, inline_, count_, &channels_));
+  TCA_CHECK(channels_from_environment(buffers.recv_bytes, inline_, shape_.count, &channels_));
   // Inline messages land in mailboxes and need no credits: staging in scratch only adds copies.
   if (inline_) shape_.staged_allgather_bytes = 0;
   threads_ = !inline_                                                 ? kSimpleThreads

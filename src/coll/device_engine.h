@@ -16,7 +16,6 @@ struct DeviceBuffers {
   tcaRedOp op = TCA_SUM;
   const void* send = nullptr;
   void* recv = nullptr;
-  size_t send_bytes = 0;
   size_t recv_bytes = 0;
 };
 
