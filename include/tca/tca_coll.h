@@ -7,7 +7,8 @@
  * only kicks, notification waits and the local reductions. tcaAllreduce / tcaAllgather are
  * one-shot calls that keep such objects in a small cache.
  *
- * Four algorithms (ring, neighbor exchange, recursive doubling, dissemination), each for any
+ * The four algorithms of the TCA papers (ring, neighbor exchange, recursive doubling,
+ * dissemination) and a one-step direct exchange for fully connected fabrics, each for any
  * number of ranks, or TCA_COLL_AUTO, which picks one by size and rank count from measurements
  * (docs/COLLECTIVES.md has the table; tcaCollChooseAlgorithm answers it).
  *
@@ -49,11 +50,15 @@ typedef enum tcaCollAlgorithm {
                                       count: with an odd one the ring runs instead */
   TCA_COLL_RECURSIVE_DOUBLING = 3, /* log2 steps with partner rank^2^i; other rank counts
                                       fold the extra ranks in before and out after */
-  TCA_COLL_DISSEMINATION = 4       /* ceil(log2 n) steps to rank-2^i (Bruck allgather);
+  TCA_COLL_DISSEMINATION = 4,      /* ceil(log2 n) steps to rank-2^i (Bruck allgather);
                                       allreduce gathers every contribution this way, then
                                       reduces them locally in rank order */
+  TCA_COLL_DIRECT = 5              /* one step: every rank writes its block (allreduce: its
+                                      whole vector) to every other rank, then reduces locally
+                                      in rank order; n-1 times the data of a ring allreduce,
+                                      for small data on switched / all-to-all links */
 } tcaCollAlgorithm;
-#define TCA_COLL_ALGORITHMS 5
+#define TCA_COLL_ALGORITHMS 6
 
 /* How ranks are wired, for the rank-to-position mapping (tcaCollMapPositions). Rank r sits at
  * place r of the ring, or at (x, y) = (r % dims[0], r / dims[0]) of the torus. */

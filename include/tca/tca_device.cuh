@@ -308,17 +308,31 @@ class Patience {
 };
 
 // Waits for this lane's cells and writes their data to `dst`; false if `patience` ran out.
+// Loads go out in batches: once a message's first cell has arrived the rest mostly have too,
+// and a load's round trip costs as much as a poll.
 __device__ __forceinline__ bool inline_wait(const uint64_t* cells, void* dst, size_t bytes,
                                             uint32_t flag, unsigned lane, unsigned lanes,
                                             Patience& patience) {
+  constexpr unsigned kBatch = 4;
   unsigned char* to = static_cast<unsigned char*>(dst);
-  for (size_t i = lane; i < tcaInlineCells(bytes); i += lanes) {
-    uint64_t cell = load_cell(cells + i);
-    while (static_cast<uint32_t>(cell >> 32) != flag) {
-      if (!patience.another_poll()) return false;
-      cell = load_cell(cells + i);
+  const size_t total = tcaInlineCells(bytes);
+  for (size_t first = lane; first < total; first += kBatch * static_cast<size_t>(lanes)) {
+    uint64_t cell[kBatch];
+#pragma unroll
+    for (unsigned k = 0; k < kBatch; ++k) {
+      const size_t i = first + k * static_cast<size_t>(lanes);
+      cell[k] = i < total ? load_cell(cells + i) : 0;
     }
-    store_word(to, 4 * i, bytes, static_cast<uint32_t>(cell));
+#pragma unroll
+    for (unsigned k = 0; k < kBatch; ++k) {
+      const size_t i = first + k * static_cast<size_t>(lanes);
+      if (i >= total) break;
+      while (static_cast<uint32_t>(cell[k] >> 32) != flag) {
+        if (!patience.another_poll()) return false;
+        cell[k] = load_cell(cells + i);
+      }
+      store_word(to, 4 * i, bytes, static_cast<uint32_t>(cell[k]));
+    }
   }
   return true;
 }

@@ -51,6 +51,8 @@ const char* tcaCollAlgorithmName(tcaCollAlgorithm algorithm) {
       return "recursive_doubling";
     case TCA_COLL_DISSEMINATION:
       return "dissemination";
+    case TCA_COLL_DIRECT:
+      return "direct";
   }
   return "unknown";
 }

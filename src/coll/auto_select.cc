@@ -14,6 +14,7 @@ struct Rule {
 };
 
 constexpr size_t kKiB = 1024;
+constexpr size_t kMiB = 1024 * kKiB;
 constexpr size_t kUnlimited = SIZE_MAX;
 constexpr int kAnyRanks = 1 << 30;
 
@@ -21,17 +22,24 @@ constexpr int kAnyRanks = 1 << 30;
 // oversubscribed). Allreduce: recursive doubling (log2 steps of the whole vector) while latency
 // dominates, then the ring's reduce-scatter + allgather (2(n-1)/n of the data per rank).
 // Allgather: Bruck's ceil(log2 n) steps were within a few per cent of the best at every size.
-// GPU memory, measured with tca-coll on H200s over NVLink (docs/COLLECTIVES.md): fewest steps
-// while a step costs a signal's latency, the ring once the data dominates.
+// GPU memory, measured with tca-coll on H200s over NVLink (docs/COLLECTIVES.md), at 2 ranks
+// and (the rows for more) at 4: fewest steps while a step costs a signal's latency (an
+// allgather's direct exchange is one step: every message in flight at once); for an allreduce,
+// recursive doubling's whole vectors until the reduce-scatter's halved traffic pays for its 2(n-1)
+// steps; the ring once the data dominates.
 constexpr Rule kRules[] = {
     {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, 2, 1 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
     {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, 2, kUnlimited, TCA_COLL_RING},
     {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, kAnyRanks, 32 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
     {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, kAnyRanks, kUnlimited, TCA_COLL_RING},
     {TCA_MEM_CPU, TCA_COLL_ALLGATHER, kAnyRanks, kUnlimited, TCA_COLL_DISSEMINATION},
-    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, 256 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
+    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, 2, 256 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
+    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, 2, kUnlimited, TCA_COLL_RING},
+    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, 4 * kMiB, TCA_COLL_RECURSIVE_DOUBLING},
+    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, 16 * kMiB, TCA_COLL_NEIGHBOR_EXCHANGE},
     {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, kUnlimited, TCA_COLL_RING},
-    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, 1024 * kKiB, TCA_COLL_DISSEMINATION},
+    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, 512 * kKiB, TCA_COLL_DIRECT},
+    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, 16 * kMiB, TCA_COLL_DISSEMINATION},
     {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, kUnlimited, TCA_COLL_RING},
 };
 

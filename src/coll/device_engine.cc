@@ -41,11 +41,14 @@ namespace {
 using namespace tca_coll_program;
 
 constexpr size_t kKiB = 1024;
-// Results up to this size move inline (measured with tca-coll: docs/COLLECTIVES.md).
-constexpr size_t kInlineMaxBytes = 256 * kKiB;
-// A channel per this much of the result, up to kMaxChannels.
-constexpr size_t kInlineBytesPerChannel = 8 * kKiB;
-constexpr size_t kSimpleBytesPerChannel = 1024 * kKiB;
+// Results up to these sizes move inline; a channel per this much of the result, up to
+// kMaxChannels (tools/device/coll_tune.sh on 4 H200s, docs/COLLECTIVES.md: a block moves
+// only about 30 GB/s, so even a few MiB want every channel; an allgather's inline steps beat
+// bulk stores up to 2 MiB, an allreduce's, which send the whole vector, up to 512 KiB).
+constexpr size_t kInlineMaxAllreduceBytes = 512 * kKiB;
+constexpr size_t kInlineMaxAllgatherBytes = 2048 * kKiB;
+constexpr size_t kInlineBytesPerChannel = 4 * kKiB;
+constexpr size_t kSimpleBytesPerChannel = 16 * kKiB;
 constexpr int kMaxChannels = 64;
 // Threads per block: bulk copies need many stores in flight (64 blocks of 1024 moved 64 MiB
 // about a fifth faster than 32 of 512 on H200s); inline messages of a few KiB per channel want
@@ -69,6 +72,39 @@ size_t payload_bytes(const std::vector<Piece>& pieces) {
 // Mailbox cells of an inline message (tcaInlineCells of tca_device.cuh): 4 data bytes each.
 size_t inline_cells(size_t bytes) { return (bytes + 3) / 4; }
 
+bool overlaps(Place place, size_t bytes, Place other, size_t other_bytes) {
+  return place.buffer == other.buffer && place.offset < other.offset + other_bytes &&
+         other.offset < place.offset + bytes;
+}
+
+// Whether an op from `first` on reads any of `bytes` at `place` (of this rank's buffers).
+bool read_later(const std::vector<Op>& ops, size_t first, Place place, size_t bytes,
+                size_t element_bytes) {
+  for (size_t index = first; index < ops.size(); ++index) {
+    const Op& op = ops[index];
+    switch (op.kind) {
+      case OpKind::kSend:
+        for (const Piece& piece : op.pieces) {
+          const size_t span =
+              piece.count == 0 ? 0 : (piece.count - 1) * piece.src_pitch + piece.width;
+          if (overlaps(place, bytes, piece.src, span)) return true;
+        }
+        break;
+      case OpKind::kReduce:
+        if (overlaps(place, bytes, op.a, op.length * element_bytes) ||
+            overlaps(place, bytes, op.b, op.length * element_bytes))
+          return true;
+        break;
+      case OpKind::kCopy:
+        if (overlaps(place, bytes, op.a, op.length)) return true;
+        break;
+      case OpKind::kAwait:
+        break;
+    }
+  }
+  return false;
+}
+
 #define TCA_CUDA_OK(call)                                                                  \
   do {                                                                                     \
     const cudaError_t tca_cuda_error_ = (call);                                            \
@@ -77,7 +113,7 @@ size_t inline_cells(size_t bytes) { return (bytes + 3) / 4; }
   } while (0)
 
 // Environment overrides, which must be equal on every rank.
-tcaResult protocol_from_environment(size_t result_bytes, bool* inline_protocol) {
+tcaResult protocol_from_environment(tcaCollKind kind, size_t result_bytes, bool* inline_protocol) {
   const char* value = std::getenv("TCA_COLL_PROTOCOL");
   const std::string choice = value != nullptr ? value : "auto";
   if (choice == "ll" || choice == "inline") {
@@ -85,7 +121,8 @@ tcaResult protocol_from_environment(size_t result_bytes, bool* inline_protocol) 
   } else if (choice == "simple") {
     *inline_protocol = false;
   } else if (choice == "auto" || choice.empty()) {
-    *inline_protocol = result_bytes <= kInlineMaxBytes;
+    *inline_protocol = result_bytes <= (kind == TCA_COLL_ALLREDUCE ? kInlineMaxAllreduceBytes
+                                                                   : kInlineMaxAllgatherBytes);
   } else {
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_COLL_PROTOCOL={} is none of ll, simple, auto",
              choice);
@@ -265,7 +302,7 @@ class Engine final : public DeviceEngine {
 
   Program program_host_{};  // what kernels get by value
   DeviceMemory program_;    // the same, for tcaDeviceCollRun
-  DeviceMemory tables_;     // channels, instructions, segments, iteration counters
+  DeviceMemory tables_;     // channels, instructions, segments, call counters
   MappedHostInt error_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
@@ -390,7 +427,8 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
       }
     }
   }
-  for (const Op& op : mine.ops) {
+  for (size_t index = 0; index < mine.ops.size(); ++index) {
+    const Op& op = mine.ops[index];
     Instruction instruction{};
     switch (op.kind) {
       case OpKind::kSend:
@@ -443,6 +481,23 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
         instruction.b = address(rank_, channel, parity, op.b.buffer,
                                 runs(channel, op.b.buffer, op.b.offset, bytes)[0].offset);
         instruction.count = op.length;
+        // An inline message that lands in scratch only to be reduced right away is reduced
+        // straight from the mailbox (kInlineAwaitReduce) when nothing later reads it there.
+        if (inline_ && !instructions->empty() && instructions->back().kind == kInlineAwait &&
+            instructions->back().segments == 1 && op.b.buffer == Buffer::kScratch &&
+            !read_later(mine.ops, index + 1, op.b, bytes, shape_.element_bytes)) {
+          const Instruction await = instructions->back();
+          const Segment& landed = (*segments)[await.first_segment];
+          if (landed.dst == instruction.b && landed.bytes == bytes && await.bytes == bytes) {
+            segments->pop_back();
+            instruction.kind = kInlineAwaitReduce;
+            instruction.cells = await.cells;
+            instruction.bytes = await.bytes;
+            instruction.b = nullptr;
+            instructions->back() = instruction;
+            break;
+          }
+        }
         instructions->push_back(instruction);
         break;
       }
@@ -477,7 +532,7 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
                buffer);
     }
   }
-  TCA_CHECK(protocol_from_environment(buffers.recv_bytes, &inline_));
+  TCA_CHECK(protocol_from_environment(shape_.kind, buffers.recv_bytes, &inline_));
   TCA_CHECK(channels_from_environment(buffers.recv_bytes, inline_, shape_.count, &channels_));
   // Inline messages land in mailboxes and need no credits: staging in scratch only adds copies.
   if (inline_) shape_.staged_allgather_bytes = 0;
@@ -595,7 +650,7 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   program.type = static_cast<uint32_t>(buffers.type);
   program.op = static_cast<uint32_t>(buffers.op);
   program.timeout_ns = static_cast<uint64_t>(timeout_ms) * 1000000u;
-  program.iterations = reinterpret_cast<uint64_t*>(counters);
+  program.started = reinterpret_cast<uint64_t*>(counters);
   program.failure = reinterpret_cast<int*>(counters + channels_ * sizeof(uint64_t));
   program.error = error_on_device;
   program.channel = reinterpret_cast<const Channel*>(tables);

@@ -13,12 +13,16 @@ constexpr int kMaxThreads = 1024;
 // scheduled as soon as every block of this one has started (launch_dependents), and this one
 // may be scheduled before the previous kernel ends; griddepcontrol.wait holds it until the
 // previous kernel has completed and its memory is visible. Back-to-back iterations (CUDA graph
-// replays) then overlap a launch with the previous iteration instead of paying it after.
+// replays) then overlap a launch, the iteration's number and the loading of the (unchanging)
+// program with the previous iteration instead of paying them after.
 __global__ void __launch_bounds__(kMaxThreads)
     run_program(const tca_coll_program::Program program) {
+  __shared__ tca_coll_device_detail::ProgramCache cache;
+  tca_coll_device_detail::begin(program, cache);  // numbered before a successor can be
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  tca_coll_device_detail::prefetch(program, cache);
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  tca_coll_device_detail::run(program);  // a failure is recorded in the program for the host
+  tca_coll_device_detail::run(program, cache);  // a failure is recorded in the program
 }
 
 }  // namespace

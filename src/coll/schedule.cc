@@ -1,4 +1,4 @@
-// The four algorithms, written in positions (tcaCollMapPositions orders the ranks). Every
+// The algorithms, written in positions (tcaCollMapPositions orders the ranks). Every
 // remote write lands either in the receiver's scratch for this iteration's parity, or in its
 // receive buffer; docs/COLLECTIVES.md explains why neither can overwrite data the receiver
 // still needs.
@@ -76,28 +76,28 @@ class Builder {
     schedule_.ops.push_back(op);
   }
 
-  // The first send of this rank's own block (every algorithm's first step sends only that)
-  // reads it from the send buffer, and the copy of it into `own` runs after that send instead
-  // of before it: the transfer need not wait for a local copy (for large blocks, a third of
-  // the time).
+  // The first send of exactly this rank's own block (every algorithm's first step sends only
+  // that), and the sends of it right after (the direct exchange sends it to everyone), read it
+  // from the send buffer, and the copy of it into `own` runs after them instead of before: the
+  // transfers need not wait for a local copy (for large blocks, a third of the time). Later
+  // sends may read `own` with other blocks, so the copy comes before anything else.
   void send_own_block_before_copying(Place own, size_t bytes) {
     auto& ops = schedule_.ops;
-    const auto first_send = std::find_if(ops.begin(), ops.end(), [&](const Op& op) {
+    auto sends_own_block = [&](const Op& op) {
       return op.kind == OpKind::kSend && op.pieces.size() == 1 && op.pieces[0].count == 1 &&
              op.pieces[0].src.buffer == own.buffer && op.pieces[0].src.offset == own.offset &&
              op.pieces[0].width == bytes;
-    });
+    };
+    auto after = std::find_if(ops.begin(), ops.end(), sends_own_block);
+    if (after == ops.end()) after = ops.begin();  // a single rank sends nothing: just the copy
+    for (; after != ops.end() && sends_own_block(*after); ++after)
+      after->pieces[0].src = {Buffer::kSend, 0};
     Op copy_op;
     copy_op.kind = OpKind::kCopy;
     copy_op.dst = own;
     copy_op.a = {Buffer::kSend, 0};
     copy_op.length = bytes;
-    if (first_send == ops.end()) {  // a single rank: nothing is sent
-      ops.insert(ops.begin(), copy_op);
-      return;
-    }
-    first_send->pieces[0].src = {Buffer::kSend, 0};
-    ops.insert(first_send + 1, copy_op);
+    ops.insert(after, copy_op);
   }
 
   void need_scratch(size_t bytes) {
@@ -182,6 +182,9 @@ class Allgather {
         break;
       case TCA_COLL_DISSEMINATION:
         dissemination();
+        break;
+      case TCA_COLL_DIRECT:
+        direct();
         break;
       case TCA_COLL_AUTO:
         break;  // resolved before any schedule is built
@@ -275,6 +278,18 @@ class Allgather {
     }
   }
 
+  // Every send first, then every await: the own block to each position at distance d, as
+  // step d-1, so each (receiver, step) has one writer.
+  void direct() {
+    const int n = b_.n();
+    const int me = b_.me();
+    for (int distance = 1; distance < n; ++distance)
+      b_.send_segments(me + distance, step_ + distance - 1, blocks_.buffer, blocks_at({me}),
+                       blocks_.needs_credit);
+    for (int distance = 1; distance < n; ++distance) b_.await(me - distance, step_ + distance - 1);
+    step_ += n - 1;
+  }
+
   Builder& b_;
   const Blocks& blocks_;
   int step_;
@@ -366,16 +381,16 @@ void recursive_doubling_allreduce(const Shape& shape, Builder& b) {
   if (me < 2 * extra) b.send_piece(me - 1, post_step, whole_recv, whole_recv, bytes);
 }
 
-// Every contribution is gathered (Bruck) into scratch, then reduced locally in rank order:
-// every rank computes the same operations in the same order, bit for bit.
-void dissemination_allreduce(const Shape& shape, Builder& b) {
+// Every contribution is gathered (Bruck, or direct) into scratch, then reduced locally in rank
+// order: every rank computes the same operations in the same order, bit for bit.
+void gathered_allreduce(const Shape& shape, Builder& b) {
   const int n = b.n();
   const size_t bytes = shape.count * shape.element_bytes;
   b.need_scratch(static_cast<size_t>(n) * bytes);
   Blocks blocks{Buffer::kScratch, {}, false};
   for (int position = 0; position < n; ++position)
     blocks.of_position.push_back({static_cast<size_t>(position) * bytes, bytes});
-  Allgather(b, blocks, 0).run(TCA_COLL_DISSEMINATION);
+  Allgather(b, blocks, 0).run(shape.algorithm);
   b.send_own_block_before_copying({Buffer::kScratch, blocks.of_position[b.me()].offset}, bytes);
   auto contribution = [&](int rank) {
     return Place{Buffer::kScratch, blocks.of_position[b.position_of_rank(rank)].offset};
@@ -399,7 +414,8 @@ Schedule allreduce(const Shape& shape, Builder& b) {
       recursive_doubling_allreduce(shape, b);
       break;
     case TCA_COLL_DISSEMINATION:
-      dissemination_allreduce(shape, b);
+    case TCA_COLL_DIRECT:
+      gathered_allreduce(shape, b);
       break;
     case TCA_COLL_AUTO:
       break;  // resolved before any schedule is built

@@ -17,8 +17,8 @@ namespace tca_test {
 inline constexpr tcaDataType kCollTypes[] = {TCA_INT32, TCA_INT64, TCA_FLOAT, TCA_DOUBLE};
 inline constexpr tcaRedOp kCollOps[] = {TCA_SUM, TCA_MAX, TCA_MIN};
 inline constexpr tcaCollAlgorithm kCollAlgorithms[] = {
-    TCA_COLL_AUTO, TCA_COLL_RING, TCA_COLL_NEIGHBOR_EXCHANGE, TCA_COLL_RECURSIVE_DOUBLING,
-    TCA_COLL_DISSEMINATION};
+    TCA_COLL_AUTO,          TCA_COLL_RING,  TCA_COLL_NEIGHBOR_EXCHANGE, TCA_COLL_RECURSIVE_DOUBLING,
+    TCA_COLL_DISSEMINATION, TCA_COLL_DIRECT};
 
 const char* type_name(tcaDataType type);
 const char* op_name(tcaRedOp op);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The CUDA transport's checks on the GPU machine (the device tool's nvidia-h200-x2), from
+# The CUDA transport's checks on the GPU machine (the device tool's nvidia-h200-x2 or -x4), from
 # binaries built on the development machine and carried in .devbin/ (tools/device/stage.sh).
-# Usage: tools/device/cuda_check.sh [tests] [colltests] [topo] [tests-more] [sanitize] [bench]
-#        [coll] [coll-targets] [inline] (default: all)
+# Usage: [TCA_RANKS=N] tools/device/cuda_check.sh [tests] [colltests] [topo] [tests-more]
+#        [sanitize] [bench] [coll] [coll-targets] [inline] (default: all)
+# TCA_RANKS (default 2): ranks of the suites, tca-topo and tca-coll, one GPU each.
 # Logs go to $OUT (the device tool brings that folder back).
 set -uo pipefail
 # Never NVLink multicast on these shared machines.
@@ -10,6 +11,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 # The image's Open MPI sets no single-copy mechanism, which leaves no RMA window component.
 export OMPI_MCA_btl_vader_single_copy_mechanism=cma
 OUT=${OUT:-/tmp/tca-out}
+RANKS=${TCA_RANKS:-2}
 mkdir -p "$OUT"
 BIN="$PWD/.devbin"
 export LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}"
@@ -47,14 +49,16 @@ run_tests() {
   rm -f "$log"
 }
 
-wants tests && run_tests 2 200
+wants tests && run_tests "$RANKS" 200
 if wants colltests; then
-  run_tests 2 150 tca_coll_gpu_tests
+  run_tests "$RANKS" 150 tca_coll_gpu_tests
+  # An odd rank count on as many GPUs, when there are enough (else one rank).
+  (( RANKS > 3 )) && run_tests 3 150 tca_coll_gpu_tests
   run_tests 1 100 tca_coll_gpu_tests
 fi
 
 if wants topo; then
-  timeout 60 "${MPIRUN[@]}" -n 2 "$BIN/bin/tca-topo" > "$OUT/topo.log" 2>&1
+  timeout 60 "${MPIRUN[@]}" -n "$RANKS" "$BIN/bin/tca-topo" > "$OUT/topo.log" 2>&1
   record "tca-topo" "rc=$?"
   cat "$OUT/topo.log"
 fi
@@ -104,12 +108,12 @@ use_nccl() {
   [[ -n "$wheels" ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$wheels/nccl/lib"
 }
 
-# run_coll NAME TIMEOUT_S ARGS...: tca-coll on GPU memory, 2 ranks; coll_NAME.json and .log.
+# run_coll NAME TIMEOUT_S ARGS...: tca-coll on GPU memory, RANKS ranks; coll_NAME.json and .log.
 # A stuck GPU program fails after 10 s instead of tca's default minute.
 run_coll() {
   local name=$1 limit=$2
   shift 2
-  TCA_TIMEOUT_MS=10000 timeout "$limit" "${MPIRUN[@]}" -x TCA_TIMEOUT_MS -n 2 \
+  TCA_TIMEOUT_MS=10000 timeout "$limit" "${MPIRUN[@]}" -x TCA_TIMEOUT_MS -n "$RANKS" \
     "$BIN/bin/tca-coll" --memory gpu --json "$@" > "$OUT/coll_$name.json" 2> "$OUT/coll_$name.log"
   local rc=$?
   record "tca-coll $name" "rc=$rc"
@@ -143,7 +147,7 @@ if wants coll-targets && [[ -x "$BIN/bin/tca-coll" ]]; then
                "allgather -b 64M -e 64M -n 20"; do
     read -r collective range <<< "$sizes"
     # shellcheck disable=SC2086  # the range is several options
-    timeout 150 "${MPIRUN[@]}" -n 2 "$BIN/bin/tca-coll" --memory gpu -r 5 --collective $sizes \
+    timeout 150 "${MPIRUN[@]}" -n "$RANKS" "$BIN/bin/tca-coll" --memory gpu -r 5 --collective $sizes \
       >> "$OUT/coll_targets.log" 2>&1
     record "tca-coll $collective $range" "rc=$?"
   done

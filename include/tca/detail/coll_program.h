@@ -19,14 +19,15 @@
 namespace tca_coll_program {
 
 enum InstructionKind : uint32_t {
-  kSend = 0,         // copy the segments (into the peer), then raise its signal
-  kInlineSend = 1,   // the source segments, in order, as one inline message to `cells`
-  kAwait = 2,        // wait for the own signal cell
-  kInlineAwait = 3,  // wait for the inline message in `cells`, write it to the segments
-  kPostCredit = 4,   // tell a writer this rank has started the iteration
-  kAwaitCredit = 5,  // wait until a receiver has started the iteration
-  kReduce = 6,       // dst = a op b, `count` elements
-  kCopy = 7          // local copy of the segments
+  kSend = 0,              // copy the segments (into the peer), then raise its signal
+  kInlineSend = 1,        // the source segments, in order, as one inline message to `cells`
+  kAwait = 2,             // wait for the own signal cell
+  kInlineAwait = 3,       // wait for the inline message in `cells`, write it to the segments
+  kPostCredit = 4,        // tell a writer this rank has started the iteration
+  kAwaitCredit = 5,       // wait until a receiver has started the iteration
+  kReduce = 6,            // dst = a op b, `count` elements
+  kCopy = 7,              // local copy of the segments
+  kInlineAwaitReduce = 8  // dst = a op (the inline message in `cells`), `count` elements
 };
 
 struct Segment {
@@ -44,10 +45,10 @@ struct Instruction {
   uint64_t* signal;  // send, credit post: the peer's cell; awaits: the own cell
   uint64_t* cells;   // inline message: the peer's mailbox (send) or the own (await)
   uint64_t bytes;    // inline message: its length
-  void* dst;         // reduce
+  void* dst;         // reductions
   const void* a;
   const void* b;
-  uint64_t count;  // reduce: elements
+  uint64_t count;  // reductions: elements
 };
 
 struct Channel {  // by iteration parity: its instructions, and the segments they use
@@ -66,7 +67,7 @@ struct Program {
   uint32_t op;
   uint32_t reserved;
   uint64_t timeout_ns;     // a wait gives up after this long
-  uint64_t* iterations;    // by channel: iterations this rank has completed
+  uint64_t* started;       // by channel: calls begun, which number the iterations
   int* failure;            // device memory: 0, or the tcaResult that ended an iteration early
   int* error;              // host-mapped copy of *failure, for the host
   const Channel* channel;  // [channels]
