@@ -225,10 +225,12 @@ struct CollFree {
 };
 using CollPtr = std::unique_ptr<tcaColl_st, CollFree>;  // freeing is collective
 
-CollPtr new_collective(const Shape& shape, const Buffers& buffers, tcaCollAlgorithm algorithm) {
+CollPtr new_collective(const Shape& shape, const Buffers& buffers, tcaCollAlgorithm algorithm,
+                       unsigned resident_idle_us = 0) {
   tcaCollConfig config{};
   config.algorithm = algorithm;
   config.memory = buffers.memory;
+  config.resident_idle_us = resident_idle_us;
   tcaColl coll = nullptr;
   check(tcaCollNew(&coll, shape.kind, shape.type, shape.op, shape.count, buffers.send, buffers.recv,
                    &config),
@@ -244,11 +246,14 @@ void describe_program(tcaColl coll, Row* row) {
 }
 #endif
 
-// Host-called: tcaCollStart + tcaCollWait per call.
+// Host-called: tcaCollStart + tcaCollWait per call (with resident_idle_us: served by a resident
+// kernel where the object runs in one block).
 class TcaCollective final : public Implementation {
  public:
-  TcaCollective(const Shape& shape, const Buffers& buffers, tcaCollAlgorithm algorithm)
-      : coll_(new_collective(shape, buffers, algorithm)), memory_(buffers.memory) {}
+  TcaCollective(const Shape& shape, const Buffers& buffers, tcaCollAlgorithm algorithm,
+                unsigned resident_idle_us)
+      : coll_(new_collective(shape, buffers, algorithm, resident_idle_us)),
+        memory_(buffers.memory) {}
   void run(int calls) override {
     for (int i = 0; i < calls; ++i) {
       check(tcaCollStart(coll_.get()), "tcaCollStart");
@@ -399,10 +404,13 @@ class TcaStreamOp final : public StreamOp {
 };
 
 // Iterations in stream order: `calls` enqueued back to back (eager), or one CUDA graph of
-// `calls` captured iterations replayed (graph); then one synchronization.
+// `calls` captured iterations replayed (graph); then one synchronization. Or a synchronization
+// after each call (synced: what a host-called collective does).
 class StreamCollective final : public Implementation {
  public:
-  StreamCollective(std::unique_ptr<StreamOp> op, bool graph) : op_(std::move(op)), graph_(graph) {}
+  enum class Issue { kEager, kGraph, kSynced };
+  StreamCollective(std::unique_ptr<StreamOp> op, Issue issue)
+      : op_(std::move(op)), graph_(issue == Issue::kGraph), synced_(issue == Issue::kSynced) {}
   ~StreamCollective() override {
     for (const auto& [calls, exec] : graphs_) cudaGraphExecDestroy(exec);  // before op_ goes
   }
@@ -413,7 +421,10 @@ class StreamCollective final : public Implementation {
     if (graph_)
       check(cudaGraphLaunch(graph_of(calls), bench_stream()), "cudaGraphLaunch");
     else
-      for (int i = 0; i < calls; ++i) op_->enqueue(bench_stream());
+      for (int i = 0; i < calls; ++i) {
+        op_->enqueue(bench_stream());
+        if (synced_) check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize");
+      }
     check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize");
   }
   void describe(Row* row) const override { op_->describe(row); }
@@ -437,6 +448,7 @@ class StreamCollective final : public Implementation {
 
   std::unique_ptr<StreamOp> op_;
   bool graph_;
+  bool synced_;
   std::map<int, cudaGraphExec_t> graphs_;  // by iterations
 };
 
@@ -563,13 +575,19 @@ struct Context {
 };
 
 enum class Source { kTca, kNccl, kMpi };
-enum class Form { kHost, kStream, kGraph };  // how iterations are issued
+// How iterations are issued: host-called, stream-ordered, graph replay, stream-ordered with a
+// synchronization per call (NCCL's counterpart of host-called).
+enum class Form { kHost, kStream, kGraph, kSynced };
+
+// The resident kernel's idle time of the tca.auto_resident row: longer than a batch's gaps.
+constexpr unsigned kBenchResidentIdleUs = 2000;
 
 struct Impl {
   std::string name;  // "tca.ring", "tca.auto_graph", "ref.nccl", "ref.mpi"
   Source source;
   Form form;
-  tcaCollAlgorithm algorithm;  // tca only
+  tcaCollAlgorithm algorithm;     // tca only
+  unsigned resident_idle_us = 0;  // tca, host-called only
 };
 
 std::vector<Impl> all_impls(tcaMemKind memory) {
@@ -586,8 +604,11 @@ std::vector<Impl> all_impls(tcaMemKind memory) {
     add_tca(static_cast<tcaCollAlgorithm>(a));
   add_tca(TCA_COLL_AUTO);
   if (gpu) {
+    impls.push_back(
+        {"tca.auto_resident", Source::kTca, Form::kHost, TCA_COLL_AUTO, kBenchResidentIdleUs});
     impls.push_back({"ref.nccl", Source::kNccl, Form::kStream, TCA_COLL_AUTO});
     impls.push_back({"ref.nccl_graph", Source::kNccl, Form::kGraph, TCA_COLL_AUTO});
+    impls.push_back({"ref.nccl_sync", Source::kNccl, Form::kSynced, TCA_COLL_AUTO});
   }
   impls.push_back({"ref.mpi", Source::kMpi, Form::kHost, TCA_COLL_AUTO});
   return impls;
@@ -612,7 +633,7 @@ std::unique_ptr<Implementation> open_impl(const Impl& impl, const Shape& shape,
     return std::make_unique<MpiCollective>(shape, buffers, context.comm);
   }
   if (impl.form == Form::kHost)
-    return std::make_unique<TcaCollective>(shape, buffers, impl.algorithm);
+    return std::make_unique<TcaCollective>(shape, buffers, impl.algorithm, impl.resident_idle_us);
 #ifdef TCA_COLL_CUDA
   std::unique_ptr<StreamOp> op;
 #ifdef TCA_COLL_NCCL
@@ -621,7 +642,11 @@ std::unique_ptr<Implementation> open_impl(const Impl& impl, const Shape& shape,
 #endif
   if (impl.source == Source::kTca)
     op = std::make_unique<TcaStreamOp>(shape, buffers, impl.algorithm);
-  return std::make_unique<StreamCollective>(std::move(op), impl.form == Form::kGraph);
+  using Issue = StreamCollective::Issue;
+  const Issue issue = impl.form == Form::kGraph    ? Issue::kGraph
+                      : impl.form == Form::kSynced ? Issue::kSynced
+                                                   : Issue::kEager;
+  return std::make_unique<StreamCollective>(std::move(op), issue);
 #else
   die(impl.name + " needs a CUDA build");  // unreachable: --memory gpu is refused
 #endif
@@ -916,7 +941,10 @@ bool open_gpu(const Options& options, const std::vector<Impl>& impls, Context* c
   print_line(options,
              "# memory gpu: tca.<alg>: tcaCollStart + tcaCollWait per call; _stream: N "
              "tcaCollStartStream back to back on one stream, one cudaStreamSynchronize; _graph: "
-             "N iterations in one CUDA graph, replayed; time / N");
+             "N iterations in one CUDA graph, replayed; time / N; tca.auto_resident: host-called, "
+             "served by a resident kernel (resident_idle_us %u) where the object runs in one "
+             "block",
+             kBenchResidentIdleUs);
   print_line(options, "# ref.mpi: %s",
              context->mpi_staged ? "staged: MPI is not CUDA-aware, each call copies through "
                                    "pinned host buffers (timed)"
@@ -937,7 +965,8 @@ bool open_gpu(const Options& options, const std::vector<Impl>& impls, Context* c
   const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
   print_line(options,
              "# ref.nccl: NCCL %s, N calls back to back then one synchronization; "
-             "ref.nccl_graph: N calls in one CUDA graph; NCCL_NVLS_ENABLE=%s",
+             "ref.nccl_graph: N calls in one CUDA graph; ref.nccl_sync: a synchronization per "
+             "call; NCCL_NVLS_ENABLE=%s",
              context->nccl->version().c_str(), nvls != nullptr ? nvls : "(unset)");
 #else
   context->nccl_missing = "built without nccl.h";

@@ -6,7 +6,9 @@
  * reductions) is executed by a kernel, with no host in the loop. The same iteration can be
  *   - host-called:      tcaCollStart ... tcaCollTest / tcaCollWait (tca_coll.h), which
  *                       launches it on an internal stream that follows the legacy default
- *                       stream, and waits for it;
+ *                       stream, and waits for it (with tcaCollConfig.resident_idle_us, a
+ *                       kernel that stays on the GPU runs it instead, when nothing is pending
+ *                       on the legacy default stream);
  *   - stream-ordered:   tcaCollStartStream(coll, stream), which only enqueues it (capturable in
  *                       a CUDA graph: every replay runs one more iteration);
  *   - device-initiated: tcaDeviceCollRun (tca/tca_coll_device.cuh) called inside a user kernel,

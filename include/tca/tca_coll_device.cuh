@@ -125,6 +125,9 @@ __device__ __forceinline__ void prefetch(const Program& program, ProgramCache& c
     cache_parity(program, cache, 1, first, lane, lanes);
   }
   if (lane == 0) {
+    // An earlier failure: this iteration does nothing. Read before the predecessor has ended,
+    // so a failure it records later is seen by this iteration's waits instead (Patience).
+    cache.failure = *const_cast<volatile int*>(program.failure);
     cache.cached[0] = cache.cached[1] = fit;
     cache.parity_word[0] = 0;
     cache.parity_word[1] = static_cast<uint32_t>(first);
@@ -191,7 +194,8 @@ __device__ __forceinline__ uint32_t reduce_chain(uint32_t type, uint32_t op,
 
 // Waits for an inline message of `count` elements of T and folds it into dst = a op message,
 // each lane taking whole elements: the message goes from the mailbox to registers, not through
-// scratch and a barrier.
+// scratch and a barrier. With a `forward` mailbox (recursive doubling's next step sends the
+// result on), the result goes out from the same registers.
 template <typename T>
 __device__ __forceinline__ bool await_reduce_typed(uint32_t op, const Instruction& instruction,
                                                    uint32_t flag, unsigned lane, unsigned lanes,
@@ -200,23 +204,29 @@ __device__ __forceinline__ bool await_reduce_typed(uint32_t op, const Instructio
   constexpr unsigned kCells = sizeof(T) / 4;
   T* out = static_cast<T*>(instruction.dst);
   const T* x = static_cast<const T*>(instruction.a);
+  const uint64_t tag = static_cast<uint64_t>(flag) << 32;
   for (uint64_t j = lane; j < instruction.count; j += lanes) {
     const uint64_t* cells = instruction.cells + j * kCells;
+    const T mine = x[j];
     uint64_t cell[kCells];
-#pragma unroll
-    for (unsigned w = 0; w < kCells; ++w) cell[w] = tca_device_detail::load_cell(cells + w);
+    if (!tca_device_detail::await_cells(
+            cell, kCells, [&](unsigned w) { return cells + w; }, flag, patience))
+      return false;
     uint64_t bits = 0;
 #pragma unroll
-    for (unsigned w = 0; w < kCells; ++w) {
-      while (static_cast<uint32_t>(cell[w] >> 32) != flag) {
-        if (!patience.another_poll()) return false;
-        cell[w] = tca_device_detail::load_cell(cells + w);
-      }
+    for (unsigned w = 0; w < kCells; ++w)
       bits |= static_cast<uint64_t>(static_cast<uint32_t>(cell[w])) << (32 * w);
-    }
     T value;
     memcpy(&value, &bits, sizeof(T));
-    out[j] = combine(op, x[j], value);
+    value = combine(op, mine, value);
+    if (instruction.forward != nullptr) {
+      memcpy(&bits, &value, sizeof(T));
+#pragma unroll
+      for (unsigned w = 0; w < kCells; ++w)
+        tca_device_detail::store_cell(instruction.forward + j * kCells + w,
+                                      tag | static_cast<uint32_t>(bits >> (32 * w)));
+    }
+    out[j] = value;
   }
   return true;
 }
@@ -278,11 +288,7 @@ __device__ __forceinline__ int run(const Program& program, ProgramCache& cache) 
   if (channel >= program.channels) return 0;
   const unsigned lane = tca_device_detail::lane_in_block();
   const unsigned lanes = blockDim.x * blockDim.y * blockDim.z;
-  if (lane == 0) {
-    cache.failure = *const_cast<volatile int*>(program.failure);  // an earlier failure: do nothing
-  }
-  __syncthreads();
-  if (cache.failure != 0) {
+  if (cache.failure != 0) {  // read by prefetch
     const int earlier = cache.failure;
     __syncthreads();  // every thread has read `failure` before a next call may rewrite it
     return earlier;
@@ -313,7 +319,7 @@ __device__ __forceinline__ int run(const Program& program, ProgramCache& cache) 
   for (uint32_t n = 0; n < count; ++n) {
     const Instruction& instruction = instructions[n];
     const Segment* segments = segment_table + (instruction.first_segment - first_segment);
-    tca_device_detail::Patience patience(program.timeout_ns);
+    tca_device_detail::Patience patience(program.timeout_ns, program.failure);
     switch (instruction.kind) {
       case kSend:
         for (uint32_t s = 0; s < instruction.segments; ++s)

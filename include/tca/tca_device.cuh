@@ -289,13 +289,17 @@ __device__ __forceinline__ void inline_put(uint64_t* cells, const void* src, siz
 }
 
 // A wait's clock: it reads the (slow) global timer only once a wait has polled for a while,
-// so waits that succeed at once cost no timer read. timeout_ns 0: never gives up.
+// so waits that succeed at once cost no timer read. timeout_ns 0: never gives up. With
+// `abandon`, it also gives up once that word is nonzero (read on the same slow path).
 class Patience {
  public:
-  __device__ explicit Patience(uint64_t timeout_ns) : timeout_ns_(timeout_ns) {}
-  // Called after each failed poll; false once the timeout has passed.
+  __device__ explicit Patience(uint64_t timeout_ns, const int* abandon = nullptr)
+      : timeout_ns_(timeout_ns), abandon_(abandon) {}
+  // Called after each failed poll; false once the timeout has passed or the wait is abandoned.
   __device__ __forceinline__ bool another_poll() {
-    if (timeout_ns_ == 0 || ++polls_ % 1024 != 0) return true;
+    if (++polls_ % 1024 != 0) return true;
+    if (abandon_ != nullptr && *const_cast<const volatile int*>(abandon_) != 0) return false;
+    if (timeout_ns_ == 0) return true;
     const uint64_t now = global_time_ns();
     if (deadline_ns_ == 0) deadline_ns_ = now + timeout_ns_;
     return now <= deadline_ns_;
@@ -303,36 +307,57 @@ class Patience {
 
  private:
   uint64_t timeout_ns_;
+  const int* abandon_;
   uint64_t deadline_ns_ = 0;
   unsigned polls_ = 0;
 };
 
+__device__ __forceinline__ uint32_t flag_of(uint64_t cell) {
+  return static_cast<uint32_t>(cell >> 32);
+}
+
+// Loads the first `valid` of kCount cells (cell k at address(k)) until each shows `flag`. Every
+// round reloads all the cells still missing at once: the cells of a message land together, and
+// a loop per cell would find the later ones stale and pay a round trip for each.
+template <unsigned kCount, typename Address>
+__device__ __forceinline__ bool await_cells(uint64_t (&cell)[kCount], unsigned valid,
+                                            Address address, uint32_t flag, Patience& patience) {
+#pragma unroll
+  for (unsigned k = 0; k < kCount; ++k)
+    if (k < valid) cell[k] = load_cell(address(k));
+  for (;;) {
+    bool missing = false;
+#pragma unroll
+    for (unsigned k = 0; k < kCount; ++k) missing |= k < valid && flag_of(cell[k]) != flag;
+    if (!missing) return true;
+    if (!patience.another_poll()) return false;
+#pragma unroll
+    for (unsigned k = 0; k < kCount; ++k)
+      if (k < valid && flag_of(cell[k]) != flag) cell[k] = load_cell(address(k));
+  }
+}
+
 // Waits for this lane's cells and writes their data to `dst`; false if `patience` ran out.
-// Loads go out in batches: once a message's first cell has arrived the rest mostly have too,
-// and a load's round trip costs as much as a poll.
+// Cells are awaited in batches: once a message's first cell has arrived the rest mostly have
+// too, and a load's round trip costs as much as a poll.
 __device__ __forceinline__ bool inline_wait(const uint64_t* cells, void* dst, size_t bytes,
                                             uint32_t flag, unsigned lane, unsigned lanes,
                                             Patience& patience) {
   constexpr unsigned kBatch = 4;
   unsigned char* to = static_cast<unsigned char*>(dst);
   const size_t total = tcaInlineCells(bytes);
-  for (size_t first = lane; first < total; first += kBatch * static_cast<size_t>(lanes)) {
+  const size_t stride = lanes;
+  for (size_t first = lane; first < total; first += kBatch * stride) {
+    const unsigned valid = static_cast<unsigned>(
+        min(static_cast<size_t>(kBatch), (total - first + stride - 1) / stride));
     uint64_t cell[kBatch];
+    if (!await_cells(
+            cell, valid, [&](unsigned k) { return cells + first + k * stride; }, flag, patience))
+      return false;
 #pragma unroll
-    for (unsigned k = 0; k < kBatch; ++k) {
-      const size_t i = first + k * static_cast<size_t>(lanes);
-      cell[k] = i < total ? load_cell(cells + i) : 0;
-    }
-#pragma unroll
-    for (unsigned k = 0; k < kBatch; ++k) {
-      const size_t i = first + k * static_cast<size_t>(lanes);
-      if (i >= total) break;
-      while (static_cast<uint32_t>(cell[k] >> 32) != flag) {
-        if (!patience.another_poll()) return false;
-        cell[k] = load_cell(cells + i);
-      }
-      store_word(to, 4 * i, bytes, static_cast<uint32_t>(cell[k]));
-    }
+    for (unsigned k = 0; k < kBatch; ++k)
+      if (k < valid)
+        store_word(to, 4 * (first + k * stride), bytes, static_cast<uint32_t>(cell[k]));
   }
   return true;
 }

@@ -14,6 +14,7 @@ using tca::coll::Schedule;
 namespace {
 
 constexpr int kCreditSlot = TCA_COLL_FIRST_SLOT;
+constexpr unsigned kMaxResidentIdleUs = 1000000;  // tcaCollConfig.resident_idle_us
 constexpr int kFirstDataSlot = TCA_COLL_FIRST_SLOT + 1;
 constexpr int kDataSlots = TCA_NOTIFY_SLOTS - kFirstDataSlot;
 
@@ -56,6 +57,12 @@ tcaResult check_arguments(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_
              static_cast<int>(config.algorithm));
   if (config.memory != TCA_MEM_CPU && config.memory != TCA_MEM_GPU)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(config.memory));
+  if (config.resident_idle_us > kMaxResidentIdleUs)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "resident_idle_us {} is above {}", config.resident_idle_us,
+             kMaxResidentIdleUs);
+  if (config.resident_idle_us != 0 && config.memory != TCA_MEM_GPU)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "resident_idle_us applies to GPU memory (config.memory = TCA_MEM_GPU) only");
   *in_place = false;
   if (count == 0) return TCA_SUCCESS;
   if (sendbuf == nullptr || recvbuf == nullptr)
@@ -110,6 +117,7 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
       buffers.send = sendbuf;
       buffers.recv = recvbuf;
       buffers.recv_bytes = coll->recv_bytes_;
+      buffers.resident_idle_us = config.resident_idle_us;
       TCA_CHECK(tca::coll::make_device_engine(shape, buffers, &coll->device_));
     }
     *out = std::move(coll);

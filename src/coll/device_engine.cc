@@ -20,6 +20,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -35,6 +36,9 @@ namespace tca::coll {
 // Launches one iteration of `program`, a block of `threads` per channel (device_kernel.cu).
 cudaError_t launch_program(const tca_coll_program::Program& program, int threads,
                            cudaStream_t stream);
+// Starts the resident kernel of host-called iterations of a one-channel `program`.
+cudaError_t launch_server(const tca_coll_program::Program& program, int threads,
+                          tca_coll_program::Doorbell* bell, uint64_t idle_ns, cudaStream_t stream);
 
 namespace {
 
@@ -181,20 +185,34 @@ class Engine final : public DeviceEngine {
   tcaResult start() override {
     TCA_CHECK(check_no_failure());
     if (running_) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: wait first");
-    TCA_CHECK(enqueue(stream_));
-    TCA_CUDA_OK(cudaEventRecord(done_, stream_));
+    TCA_CHECK(ring_server(&served_call_));
+    if (!served_call_) {
+      TCA_CHECK(enqueue(stream_));
+      TCA_CUDA_OK(cudaEventRecord(done_, stream_));
+    }
     running_ = true;
     return TCA_SUCCESS;
   }
   tcaResult test(bool* done) override {
     if (!running_) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is not started");
-    const cudaError_t state = cudaEventQuery(done_);
-    if (state == cudaErrorNotReady) {
-      *done = false;
-      return TCA_SUCCESS;
+    *done = false;
+    if (served_call_) {
+      if (completed() < rung_) {
+        // The server ends only after serving this ring (or on an error, which this reports).
+        const cudaError_t state = cudaEventQuery(server_ended_);
+        if (state == cudaErrorNotReady || completed() >= rung_) return TCA_SUCCESS;
+        running_ = false;
+        TCA_CUDA_OK(state);
+        TCA_FAIL(TCA_ERROR_TRANSPORT, "the resident kernel ended without serving iteration {}",
+                 rung_);
+      }
+    } else {
+      const cudaError_t state = cudaEventQuery(done_);
+      if (state == cudaErrorNotReady) return TCA_SUCCESS;
+      running_ = false;
+      TCA_CUDA_OK(state);
     }
     running_ = false;
-    TCA_CUDA_OK(state);
     *done = true;
     return check_no_failure();
   }
@@ -202,6 +220,7 @@ class Engine final : public DeviceEngine {
     // Spins first (a small collective ends within microseconds), then lets others run.
     constexpr int kSpins = 4096;
     for (int polls = 0;; ++polls) {
+      if (served_call_ && completed() < rung_ && polls % 64 != 63) continue;  // no CUDA call
       bool done = false;
       TCA_CHECK(test(&done));
       if (done) return TCA_SUCCESS;
@@ -233,9 +252,45 @@ class Engine final : public DeviceEngine {
   ~Engine() override {  // tca's memory is release()'s; the CUDA objects are the engine's
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (done_ != nullptr) cudaEventDestroy(done_);
+    if (server_stream_ != nullptr) cudaStreamDestroy(server_stream_);
+    if (server_ended_ != nullptr) cudaEventDestroy(server_ended_);
   }
 
  private:
+  uint64_t completed() const { return volatile_bell()->completed; }
+  volatile Doorbell* volatile_bell() const { return bell_.ptr; }
+
+  // A host-called iteration through the resident kernel (tcaCollConfig.resident_idle_us), when
+  // it keeps the form's order (nothing pending on the legacy default stream, which a launch
+  // would follow); *served = false: launch it instead.
+  tcaResult ring_server(bool* served) {
+    *served = false;
+    if (bell_.ptr == nullptr) return TCA_SUCCESS;
+    const cudaError_t legacy = cudaStreamQuery(cudaStreamLegacy);
+    if (legacy == cudaErrorNotReady) return TCA_SUCCESS;
+    TCA_CUDA_OK(legacy);
+    volatile Doorbell* bell = volatile_bell();
+    bell->requested = ++rung_;
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // the ring before the look at leaving
+    // Leaving or gone: either it saw the ring (and clears `leaving`) or it ends; then a new one.
+    for (int looks = 0; !server_launched_ || bell->leaving != 0; ++looks) {
+      const cudaError_t state = server_launched_ ? cudaEventQuery(server_ended_) : cudaSuccess;
+      if (state == cudaErrorNotReady) {
+        if (looks > 4096) sched_yield();
+        continue;
+      }
+      TCA_CUDA_OK(state);
+      bell->leaving = 0;
+      TCA_CUDA_OK(
+          launch_server(program_host_, threads_, bell_device_, resident_idle_ns_, server_stream_));
+      TCA_CUDA_OK(cudaEventRecord(server_ended_, server_stream_));
+      server_launched_ = true;
+      break;
+    }
+    *served = true;
+    return TCA_SUCCESS;
+  }
+
   tcaResult check_no_failure() const {
     const int failure = error_.ptr != nullptr ? *const_cast<volatile int*>(error_.ptr) : 0;
     if (failure != 0)
@@ -277,6 +332,8 @@ class Engine final : public DeviceEngine {
 
   tcaResult emit_channel(int channel, int parity, std::vector<Instruction>* instructions,
                          std::vector<Segment>* segments) const;
+  void send_from_reduction(size_t first_instruction, std::vector<Instruction>* instructions,
+                           std::vector<Segment>* segments) const;
 
   int rank_ = 0;
   int ranks_ = 1;
@@ -307,6 +364,15 @@ class Engine final : public DeviceEngine {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
   bool running_ = false;
+  // The resident kernel of host-called iterations (none when bell_ is null).
+  CudaMemory<Doorbell, cudaFreeHost> bell_;
+  Doorbell* bell_device_ = nullptr;  // the kernel's address of *bell_
+  uint64_t resident_idle_ns_ = 0;
+  cudaStream_t server_stream_ = nullptr;  // non-blocking: the kernel never holds up others
+  cudaEvent_t server_ended_ = nullptr;
+  bool server_launched_ = false;  // since then server_ended_ tells whether it is still there
+  uint64_t rung_ = 0;             // iterations asked of it
+  bool served_call_ = false;      // the running iteration is the resident kernel's
 };
 
 std::vector<Run> Engine::runs(int channel, Buffer buffer, size_t offset, size_t bytes) const {
@@ -378,9 +444,32 @@ const Op* Engine::matching_send(int channel, int sender, int receiver, int step)
   return nullptr;
 }
 
+// An inline send of exactly the result of the inline reduction before it (recursive
+// doubling's next step) goes out from that reduction's registers: no reload, no barrier. Only
+// within the list that starts at `first_instruction` (lists of other channels and parities
+// precede it in the vector).
+void Engine::send_from_reduction(size_t first_instruction, std::vector<Instruction>* instructions,
+                                 std::vector<Segment>* segments) const {
+  if (instructions->size() < first_instruction + 2) return;
+  const Instruction& send = instructions->back();
+  Instruction& reduction = (*instructions)[instructions->size() - 2];
+  if (send.kind != kInlineSend || send.segments != 1 || reduction.kind != kInlineAwaitReduce ||
+      reduction.forward != nullptr)
+    return;
+  const Segment& sent = (*segments)[send.first_segment];
+  const uint64_t result_bytes = reduction.count * shape_.element_bytes;
+  if (static_cast<const void*>(sent.src) != reduction.dst || sent.bytes != result_bytes ||
+      send.bytes != result_bytes)
+    return;
+  reduction.forward = send.cells;
+  segments->pop_back();  // the send's only segment, the last one added
+  instructions->pop_back();
+}
+
 tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>* instructions,
                                std::vector<Segment>* segments) const {
   const Schedule& mine = schedules_[channel][rank_];
+  const size_t first_instruction = instructions->size();  // this list's first
   auto add = [&](Instruction instruction, const std::vector<Span>& spans, int dst_owner) {
     instruction.first_segment = static_cast<uint32_t>(segments->size());
     for (const Span& span : spans) {
@@ -396,7 +485,8 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
     if (instruction.kind == kCopy && instruction.segments == 0) return;
     // A local copy of exactly what the send before it read (the own block of an allgather)
     // rides along with that send: one read for both stores.
-    if (instruction.kind == kCopy && instruction.segments == 1 && !instructions->empty()) {
+    if (instruction.kind == kCopy && instruction.segments == 1 &&
+        instructions->size() > first_instruction) {
       const Instruction& before = instructions->back();
       Segment& copied = (*segments)[instruction.first_segment];
       if (before.kind == kSend && before.segments == 1) {
@@ -440,6 +530,7 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
           std::vector<Span> sources = spans(channel, op.pieces, false, true);
           for (Span& span : sources) span.dst_buffer = Buffer::kScratch, span.dst_offset = 0;
           add(instruction, sources, rank_);
+          send_from_reduction(first_instruction, instructions, segments);
           break;
         }
         if (!inline_ && op.needs_credit && !credited[op.peer]) {
@@ -483,8 +574,9 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
         instruction.count = op.length;
         // An inline message that lands in scratch only to be reduced right away is reduced
         // straight from the mailbox (kInlineAwaitReduce) when nothing later reads it there.
-        if (inline_ && !instructions->empty() && instructions->back().kind == kInlineAwait &&
-            instructions->back().segments == 1 && op.b.buffer == Buffer::kScratch &&
+        if (inline_ && instructions->size() > first_instruction &&
+            instructions->back().kind == kInlineAwait && instructions->back().segments == 1 &&
+            op.b.buffer == Buffer::kScratch &&
             !read_later(mine.ops, index + 1, op.b, bytes, shape_.element_bytes)) {
           const Instruction await = instructions->back();
           const Segment& landed = (*segments)[await.first_segment];
@@ -663,6 +755,15 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   // Host-called iterations follow the legacy default stream (a blocking stream).
   TCA_CUDA_OK(cudaStreamCreate(&stream_));
   TCA_CUDA_OK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  if (buffers.resident_idle_us != 0 && channels_ == 1) {
+    TCA_CUDA_OK(
+        cudaHostAlloc(reinterpret_cast<void**>(&bell_.ptr), sizeof(Doorbell), cudaHostAllocMapped));
+    std::memset(bell_.ptr, 0, sizeof(Doorbell));
+    TCA_CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&bell_device_), bell_.ptr, 0));
+    resident_idle_ns_ = uint64_t{buffers.resident_idle_us} * 1000u;
+    TCA_CUDA_OK(cudaStreamCreateWithFlags(&server_stream_, cudaStreamNonBlocking));
+    TCA_CUDA_OK(cudaEventCreateWithFlags(&server_ended_, cudaEventDisableTiming));
+  }
   return TCA_SUCCESS;
 }
 
@@ -671,6 +772,10 @@ tcaResult Engine::release() {
   auto keep_first = [&first_failure](tcaResult result) {
     if (first_failure == TCA_SUCCESS) first_failure = result;
   };
+  if (server_launched_) {  // sent away, so that the device synchronization below ends
+    volatile_bell()->requested = kStopServing;
+    server_launched_ = false;
+  }
   // Iterations enqueued on any stream may still run: they use the program and the memory.
   if (const cudaError_t synced = cudaDeviceSynchronize(); synced != cudaSuccess)
     keep_first(record_error(TCA_ERROR_TRANSPORT, __FILE__, __LINE__,

@@ -17,13 +17,14 @@ struct DeviceBuffers {
   const void* send = nullptr;
   void* recv = nullptr;
   size_t recv_bytes = 0;
+  unsigned resident_idle_us = 0;  // tcaCollConfig's
 };
 
 class DeviceEngine {
  public:
   virtual ~DeviceEngine() = default;
   // Host-called iterations: launch on the engine's stream (after the legacy default stream's work),
-  // then poll or wait for the end.
+  // or ring the resident kernel's doorbell, then poll or wait for the end.
   virtual tcaResult start() = 0;
   virtual tcaResult test(bool* done) = 0;
   virtual tcaResult wait() = 0;

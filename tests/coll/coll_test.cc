@@ -296,6 +296,14 @@ TEST_F(CollErrorTest, BadArgumentsAreRejectedWithAMessage) {
   config.topology = {TCA_TOPOLOGY_TORUS_2D, {world_size() + 1, 1}};
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
                    tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, a, b, &config));
+  config = tcaCollConfig{};
+  config.resident_idle_us = 100;  // a resident kernel for host memory
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
+                   tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, a, b, &config));
+  config.memory = TCA_MEM_GPU;
+  config.resident_idle_us = 1000001;  // above the limit (checked before the memory)
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
+                   tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, a, b, &config));
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaCollStart(nullptr));
 }
 

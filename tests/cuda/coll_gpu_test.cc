@@ -608,6 +608,41 @@ TEST_P(CollGpuAlgorithmTest, FormsMixedOnOneObject) {
   }
 }
 
+// Host-called iterations served by the resident kernel (tcaCollConfig.resident_idle_us): back
+// to back, after it has left for being idle (a new one), mixed with the other forms, and a
+// device synchronization that ends once it has left. A collective of several channels takes
+// launches instead and must work the same.
+TEST_P(CollGpuAlgorithmTest, HostCalledByAResidentKernel) {
+  constexpr unsigned kIdleUs = 300;
+  const Form kOrder[] = {Form::kStream, Form::kHostWait, Form::kDevice,  Form::kHostTest,
+                         Form::kGraph,  Form::kHostWait, Form::kHostWait};
+  KindRegion send(4099 * sizeof(double), TCA_MEM_GPU);
+  KindRegion recv(4099 * sizeof(double) * size_, TCA_MEM_GPU);
+  ASSERT_TRUE(send.ok() && recv.ok());
+  for (CollCase c : {make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, false),
+                     make_case(TCA_COLL_ALLREDUCE, TCA_INT32, TCA_MAX, 1000, true),
+                     make_case(TCA_COLL_ALLGATHER, TCA_INT32, TCA_SUM, 7, true),
+                     make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_MIN, 4099, false)}) {
+    c.config.resident_idle_us = kIdleUs;
+    SCOPED_TRACE(c.describe() + " resident");
+    CaseBuffers buffers(c, send, recv);
+    tcaColl coll = nullptr;
+    ASSERT_TCA_OK(buffers.make(&coll));
+    int round = 0;
+    for (; round < 6; ++round)
+      ASSERT_NO_FATAL_FAILURE(host_iteration(coll, buffers, round, round % 2 == 1));
+    // Returns once the kernel has been idle long enough to leave.
+    ASSERT_CUDA_OK(cudaDeviceSynchronize());
+    for (int last = round + 2; round < last; ++round)
+      ASSERT_NO_FATAL_FAILURE(host_iteration(coll, buffers, round, false));
+    {
+      FormRunner runner(coll, buffers);
+      for (const Form form : kOrder) ASSERT_NO_FATAL_FAILURE(runner.run(form, round++));
+    }
+    ASSERT_TCA_OK(tcaCollFree(coll));
+  }
+}
+
 // Two objects of different shapes: alternating, both host-called iterations in flight, and
 // stream-ordered iterations of both on two streams at once.
 TEST_P(CollGpuAlgorithmTest, TwoObjectsAlternateAndOverlap) {

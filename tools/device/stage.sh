@@ -8,7 +8,7 @@ build="${1:-build-cuda}"
 rm -rf .devbin && mkdir -p .devbin/bin .devbin/lib
 mkdir -p .git/info && { grep -qx "/.devbin/" .git/info/exclude 2>/dev/null || echo "/.devbin/" >> .git/info/exclude; }
 for program in tests/cuda/tca_cuda_tests tests/cuda/tca_coll_gpu_tests tools/tca-topo \
-               bench/tca-pingpong bench/tca-coll; do
+               tools/tca-ipc-copy-probe bench/tca-pingpong bench/tca-coll; do
   [[ -x "$build/$program" ]] && cp "$build/$program" .devbin/bin/
 done
 cp -P "$build"/src/libtca.so* .devbin/lib/

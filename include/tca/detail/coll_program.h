@@ -27,7 +27,8 @@ enum InstructionKind : uint32_t {
   kAwaitCredit = 5,       // wait until a receiver has started the iteration
   kReduce = 6,            // dst = a op b, `count` elements
   kCopy = 7,              // local copy of the segments
-  kInlineAwaitReduce = 8  // dst = a op (the inline message in `cells`), `count` elements
+  kInlineAwaitReduce = 8  // dst = a op (the inline message in `cells`), `count` elements;
+                          // with `forward`, dst also goes out as an inline message to there
 };
 
 struct Segment {
@@ -48,7 +49,8 @@ struct Instruction {
   void* dst;         // reductions
   const void* a;
   const void* b;
-  uint64_t count;  // reductions: elements
+  uint64_t count;     // reductions: elements
+  uint64_t* forward;  // kInlineAwaitReduce: a peer's mailbox that is sent dst, or null
 };
 
 struct Channel {  // by iteration parity: its instructions, and the segments they use
@@ -74,6 +76,18 @@ struct Program {
   const Instruction* instruction;
   const Segment* segment;
 };
+
+// The doorbell of a resident kernel that serves host-called iterations (device_kernel.cu), in
+// host-mapped memory. Leaving is a Dekker handshake with the host's ring: the kernel sets
+// `leaving`, fences, and looks at `requested` once more; the host sets `requested`, fences,
+// and looks at `leaving`. So either the kernel sees the ring, or the host sees it leave.
+struct Doorbell {
+  uint64_t requested;  // host: iterations asked for; kStopServing: leave at once
+  uint64_t completed;  // kernel: iterations served (each released after its results)
+  uint32_t leaving;    // kernel: 1 once it has decided to end (the host resets it at launch)
+  uint32_t reserved;
+};
+constexpr uint64_t kStopServing = ~0ull;
 
 }  // namespace tca_coll_program
 #endif

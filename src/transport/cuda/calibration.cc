@@ -21,8 +21,9 @@
 namespace tca {
 namespace {
 
-// 5: a ping-pong at every size, each size picking its engine (4: one-way kicks, one crossover).
-constexpr int kCalibrationVersion = 5;
+// 6: SM launches spread over more blocks (5: a ping-pong at every size, each size picking its
+// engine; 4: one-way kicks, one crossover).
+constexpr int kCalibrationVersion = 6;
 constexpr uint64_t kSmallestSize = 64;
 // Trials per engine and size, of which the median counts (as tca-pingpong reports the median of
 // its batches: the best trial would credit an engine with its rare fast runs).

@@ -10,8 +10,8 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "transport/cuda/cuda_transport_impl.h"
 #include "tca/tca_cuda.h"
+#include "transport/cuda/cuda_transport_impl.h"
 
 namespace tca {
 namespace {
@@ -34,8 +34,8 @@ std::string format_uuid(const cudaUUID_t& uuid) {
   return fmt::format(
       "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}"
       "{:02x}{:02x}",
-      b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-      b[14], b[15]);
+      b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+      b[15]);
 }
 
 tcaResult device_uuid(int device, std::string* out) {
@@ -219,8 +219,8 @@ tcaResult CudaTransportImpl::choose_device() {
     if (context_.same_host(rank)) ++local_rank;
   device_ = local_rank % count;
   if (set_up_device() != TCA_SUCCESS) {
-    device_problem_ = fmt::format("setting up CUDA device {} failed: {}", device_,
-                                  last_error_message());
+    device_problem_ =
+        fmt::format("setting up CUDA device {} failed: {}", device_, last_error_message());
     TCA_WARN("{}", device_problem_);
     clear_last_error();
     device_ = -1;
@@ -254,8 +254,8 @@ tcaResult CudaTransportImpl::set_up_device() {
   TCA_CUDA_CHECK(cudaHostAlloc(&flag, sizeof(unsigned int), cudaHostAllocMapped));
   stream_wait_timed_out_ = PinnedHostMemory(flag);
   *static_cast<unsigned int*>(flag) = 0;
-  TCA_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&stream_wait_timed_out_device_),
-                                          flag, 0));
+  TCA_CUDA_CHECK(
+      cudaHostGetDevicePointer(reinterpret_cast<void**>(&stream_wait_timed_out_device_), flag, 0));
   return TCA_SUCCESS;
 }
 
@@ -279,8 +279,10 @@ tcaResult CudaTransportImpl::exchange_with_peers() {
           context_.same_host(b) && std::strcmp(cards[a].uuid, cards[b].uuid) == 0)
         sharing = a;
   if (sharing >= 0 && context_.rank() == sharing)
-    TCA_WARN("several ranks of this host share GPU {}: the CUDA path reaches no other rank "
-             "here (run one rank per GPU)", cards[sharing].uuid);
+    TCA_WARN(
+        "several ranks of this host share GPU {}: the CUDA path reaches no other rank "
+        "here (run one rank per GPU)",
+        cards[sharing].uuid);
   for (int peer = 0; peer < context_.size(); ++peer) {
     if (!cards[peer].has_device || !context_.same_host(peer)) continue;
     if (sharing >= 0 && peer != context_.rank()) continue;
@@ -525,8 +527,8 @@ tcaResult CudaTransportImpl::measure_pairs(const std::vector<std::pair<int, int>
 // ------------------------------------------------------------------ memory
 
 tcaResult CudaTransportImpl::require_device() const {
-  if (device_ < 0) TCA_FAIL(TCA_ERROR_UNSUPPORTED, "rank {} has no GPU: {}", context_.rank(),
-                            device_problem_);
+  if (device_ < 0)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "rank {} has no GPU: {}", context_.rank(), device_problem_);
   return TCA_SUCCESS;
 }
 
@@ -537,11 +539,25 @@ tcaResult CudaTransportImpl::use_device() const {
   return TCA_SUCCESS;
 }
 
+namespace {
+
+// Peers map tcaMalloc'd GPU memory through CUDA IPC. Copy-engine pushes into a mapping whose
+// allocation is not a whole number of 2 MiB pages ran at 290-300 GB/s against 375-390 for whole
+// pages (64 and 256 MiB ping-pongs between two H200s, docs/PERFORMANCE.md), so allocations of
+// 2 MiB or more get whole pages; regions keep the size asked for.
+constexpr size_t kLargePageBytes = size_t{2} << 20;
+size_t allocation_bytes(size_t bytes) {
+  if (bytes < kLargePageBytes || bytes > SIZE_MAX - kLargePageBytes) return bytes;
+  return (bytes + kLargePageBytes - 1) / kLargePageBytes * kLargePageBytes;
+}
+
+}  // namespace
+
 tcaResult CudaTransportImpl::allocate(size_t bytes, void** ptr) {
   TCA_CHECK(require_device());
   TCA_CHECK(use_device());
   Allocation allocation;
-  TCA_CHECK(make_device_memory(bytes, &allocation.memory));
+  TCA_CHECK(make_device_memory(allocation_bytes(bytes), &allocation.memory));
   allocation.bytes = bytes;
   *ptr = allocation.memory.get();
   allocations_.emplace(reinterpret_cast<uintptr_t>(*ptr), std::move(allocation));
@@ -603,15 +619,16 @@ tcaMemKind CudaTransportImpl::memory_kind(const void* ptr) const {
   return attributes.type == cudaMemoryTypeDevice ? TCA_MEM_GPU : TCA_MEM_CPU;
 }
 
-tcaResult CudaTransportImpl::export_device_range(const void* ptr, size_t bytes,
-                                                 WireHandle* wire) {
+tcaResult CudaTransportImpl::export_device_range(const void* ptr, size_t bytes, WireHandle* wire) {
   TCA_CHECK(require_device());
   TCA_CHECK(use_device());
   cudaPointerAttributes attributes = {};
   TCA_CUDA_CHECK(cudaPointerGetAttributes(&attributes, ptr));
   if (attributes.type != cudaMemoryTypeDevice)
-    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} is not device memory, but was registered as "
-             "TCA_MEM_GPU", ptr);
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "{} is not device memory, but was registered as "
+             "TCA_MEM_GPU",
+             ptr);
   if (attributes.device != device_)
     TCA_FAIL(TCA_ERROR_UNSUPPORTED, "{} is memory of GPU {}; this rank's GPU is {}", ptr,
              attributes.device, device_);
@@ -620,8 +637,10 @@ tcaResult CudaTransportImpl::export_device_range(const void* ptr, size_t bytes,
   TCA_CHECK(allocation_range(ptr, &base, &allocation_bytes));
   const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
   if (bytes > base + allocation_bytes - begin)
-    TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS, "region {} + {} bytes runs past its device allocation "
-             "({} bytes at {:#x})", ptr, bytes, allocation_bytes, base);
+    TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS,
+             "region {} + {} bytes runs past its device allocation "
+             "({} bytes at {:#x})",
+             ptr, bytes, allocation_bytes, base);
   cudaIpcMemHandle_t handle;
   static_assert(sizeof(handle) <= sizeof(wire->device_ipc), "IPC handle must fit the handle");
   TCA_CUDA_CHECK(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base)));
@@ -654,8 +673,7 @@ tcaResult CudaTransportImpl::attach(PeerRegion& remote) {
   IpcImport& import = ipc_imports_[{remote.owner, std::string(handle.reserved, sizeof(handle))}];
   if (!import.mapping) {
     void* base = nullptr;
-    const cudaError_t opened =
-        cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+    const cudaError_t opened = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
     if (opened != cudaSuccess) {
       ipc_imports_.erase({remote.owner, std::string(handle.reserved, sizeof(handle))});
       TCA_CUDA_CHECK(opened);
@@ -663,18 +681,18 @@ tcaResult CudaTransportImpl::attach(PeerRegion& remote) {
     import.mapping = IpcMapping(base);
   }
   import.region_ids.push_back(remote.id);
-  remote.device_state = static_cast<unsigned char*>(import.mapping.get()) +
-                        remote.wire.device_offset;
+  remote.device_state =
+      static_cast<unsigned char*>(import.mapping.get()) + remote.wire.device_offset;
   return TCA_SUCCESS;
 }
 
 void CudaTransportImpl::close_dead_imports(int owner) {
   for (auto it = ipc_imports_.begin(); it != ipc_imports_.end();) {
     const std::vector<uint64_t>& ids = it->second.region_ids;
-    const bool dead = it->first.first == owner &&
-                      std::none_of(ids.begin(), ids.end(), [&](uint64_t id) {
-                        return live_cell(owner, id)->load(std::memory_order_acquire) == id;
-                      });
+    const bool dead =
+        it->first.first == owner && std::none_of(ids.begin(), ids.end(), [&](uint64_t id) {
+          return live_cell(owner, id)->load(std::memory_order_acquire) == id;
+        });
     it = dead ? ipc_imports_.erase(it) : std::next(it);
   }
 }
@@ -726,8 +744,10 @@ tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
     return TCA_SUCCESS;
   }
   if (!region.wire.mappable)
-    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is user host memory that this process "
-             "cannot map for its GPU; register tcaMalloc memory instead", region.id, region.owner);
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+             "region {} of rank {} is user host memory that this process "
+             "cannot map for its GPU; register tcaMalloc memory instead",
+             region.id, region.owner);
   HostImport import;
   TCA_CHECK(PeerMapping::open(
       region.owner_pid, region.wire.memfd, region.wire.memfd_offset, region.bytes,
@@ -805,8 +825,10 @@ tcaResult CudaTransportImpl::prepare_with(std::optional<Engine> engine,
   uint64_t narrowest_row = UINT64_MAX;
   for (const Transfer& transfer : run) {
     if (!can_reach(transfer.peer))
-      TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {} cannot reach rank {} through CUDA (another host, "
-               "no GPU on one side, or no peer access)", me, transfer.peer);
+      TCA_FAIL(TCA_ERROR_UNREACHABLE,
+               "rank {} cannot reach rank {} through CUDA (another host, "
+               "no GPU on one side, or no peer access)",
+               me, transfer.peer);
     DevicePiece piece;
     unsigned char* dst = nullptr;
     unsigned char* src = nullptr;
@@ -846,8 +868,8 @@ tcaResult CudaTransportImpl::prepare_with(std::optional<Engine> engine,
   TCA_CHECK(make_gpu_chain(chosen, pieces, limits_, &chain));
   TCA_TRACE("prepared a chain of {} transfers, {} bytes, on the {}", run.size(), total_bytes,
             engine_name(chosen));
-  *out = std::make_unique<CudaRun>(*this, std::move(chain), std::move(checks),
-                                   std::move(temporary), std::move(notify_keys));
+  *out = std::make_unique<CudaRun>(*this, std::move(chain), std::move(checks), std::move(temporary),
+                                   std::move(notify_keys));
   return TCA_SUCCESS;
 }
 
@@ -861,11 +883,13 @@ tcaResult CudaTransportImpl::notify(int peer, int slot, uint64_t value) {
 
 tcaResult CudaTransportImpl::pio_pointer(PeerRegion& region, uint64_t offset, void** out) {
   if (region.kind == TCA_MEM_GPU)
-    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is GPU memory: the host cannot store "
-             "into it; use tcaDevicePointer in a kernel", region.id, region.owner);
-  if (region.mapped == nullptr)
-    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is not mapped in this process",
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+             "region {} of rank {} is GPU memory: the host cannot store "
+             "into it; use tcaDevicePointer in a kernel",
              region.id, region.owner);
+  if (region.mapped == nullptr)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is not mapped in this process", region.id,
+             region.owner);
   *out = region.mapped + offset;
   return TCA_SUCCESS;
 }
@@ -878,8 +902,10 @@ tcaResult CudaTransportImpl::signal_address(int rank, int index, uint64_t** out)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "signal index {} outside [0, {})", index,
              TCA_DEVICE_SIGNALS);
   if (peers_[rank].signals == nullptr)
-    TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {}'s signal cells are not reachable from rank {}'s "
-             "GPU", rank, context_.rank());
+    TCA_FAIL(TCA_ERROR_UNREACHABLE,
+             "rank {}'s signal cells are not reachable from rank {}'s "
+             "GPU",
+             rank, context_.rank());
   *out = peers_[rank].signals + index;
   return TCA_SUCCESS;
 }
@@ -894,8 +920,8 @@ tcaResult CudaTransportImpl::enqueue_notification_wait(int src_rank, int slot,
   auto* consumed = reinterpret_cast<uint64_t*>(
       device_address_of_counter(context_.notify_consumed_counter(src_rank, slot)));
   const uint64_t timeout_ns = static_cast<uint64_t>(context_.timeout_ms()) * 1000000;
-  TCA_CUDA_CHECK(launch_notification_wait(cell, consumed, timeout_ns,
-                                          stream_wait_timed_out_device_, stream));
+  TCA_CUDA_CHECK(
+      launch_notification_wait(cell, consumed, timeout_ns, stream_wait_timed_out_device_, stream));
   return TCA_SUCCESS;
 }
 
@@ -903,8 +929,10 @@ tcaResult CudaTransportImpl::check_stream_waits() {
   if (!stream_wait_timed_out_) return TCA_SUCCESS;
   auto* flag = reinterpret_cast<std::atomic<unsigned int>*>(stream_wait_timed_out_.get());
   if (flag->exchange(0, std::memory_order_acq_rel) != 0)
-    TCA_FAIL(TCA_ERROR_TIMEOUT, "a stream-ordered wait for a notification outlived {} ms and "
-             "released its stream", context_.timeout_ms());
+    TCA_FAIL(TCA_ERROR_TIMEOUT,
+             "a stream-ordered wait for a notification outlived {} ms and "
+             "released its stream",
+             context_.timeout_ms());
   return TCA_SUCCESS;
 }
 

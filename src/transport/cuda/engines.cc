@@ -98,8 +98,8 @@ class CopyEngineChain final : public GpuChain {
       params.ctx = context_;
       params.count = static_cast<unsigned>(write.operations.size());
       params.paramArray = write.operations.data();
-      const CUresult result = api.set_params(reinterpret_cast<CUgraphExec>(kick_exec_.get()),
-                                             write.node, &params);
+      const CUresult result =
+          api.set_params(reinterpret_cast<CUgraphExec>(kick_exec_.get()), write.node, &params);
       if (result != CUDA_SUCCESS)
         TCA_FAIL(TCA_ERROR_TRANSPORT, "cuGraphExecBatchMemOpNodeSetParams failed ({})",
                  static_cast<int>(result));
@@ -194,9 +194,9 @@ class CopyEngineChain final : public GpuChain {
     params.ctx = context_;
     params.count = static_cast<unsigned>(write.operations.size());
     params.paramArray = write.operations.data();
-    const CUresult result = api.add_node(&write.node, reinterpret_cast<CUgraph>(graph),
-                                         reinterpret_cast<const CUgraphNode*>(before.data()),
-                                         before.size(), &params);
+    const CUresult result =
+        api.add_node(&write.node, reinterpret_cast<CUgraph>(graph),
+                     reinterpret_cast<const CUgraphNode*>(before.data()), before.size(), &params);
     if (result != CUDA_SUCCESS)
       TCA_FAIL(TCA_ERROR_TRANSPORT, "cuGraphAddBatchMemOpNode failed ({})",
                static_cast<int>(result));
@@ -208,9 +208,9 @@ class CopyEngineChain final : public GpuChain {
   tcaResult add_copy(cudaGraph_t graph, const DevicePiece& piece,
                      const std::vector<cudaGraphNode_t>& dependencies, cudaGraphNode_t* node) {
     if (piece.count == 1) {
-      TCA_CUDA_CHECK(cudaGraphAddMemcpyNode1D(node, graph, dependencies.data(),
-                                              dependencies.size(), piece.dst, piece.src,
-                                              piece.width, cudaMemcpyDefault));
+      TCA_CUDA_CHECK(cudaGraphAddMemcpyNode1D(node, graph, dependencies.data(), dependencies.size(),
+                                              piece.dst, piece.src, piece.width,
+                                              cudaMemcpyDefault));
       return TCA_SUCCESS;
     }
     cudaMemcpy3DParms copy = {};
@@ -219,8 +219,8 @@ class CopyEngineChain final : public GpuChain {
     copy.dstPtr = cudaPitchedPtr{piece.dst, piece.dst_pitch, piece.width, piece.count};
     copy.extent = cudaExtent{piece.width, piece.count, 1};
     copy.kind = cudaMemcpyDefault;
-    TCA_CUDA_CHECK(cudaGraphAddMemcpyNode(node, graph, dependencies.data(), dependencies.size(),
-                                          &copy));
+    TCA_CUDA_CHECK(
+        cudaGraphAddMemcpyNode(node, graph, dependencies.data(), dependencies.size(), &copy));
     return TCA_SUCCESS;
   }
 
@@ -228,7 +228,7 @@ class CopyEngineChain final : public GpuChain {
   CudaGraphExec stream_exec_;
   CudaGraph kick_graph_;  // write-value nodes: host kicks
   CudaGraphExec kick_exec_;
-  CUcontext context_ = nullptr;  // the write-value nodes' context
+  CUcontext context_ = nullptr;              // the write-value nodes' context
   std::vector<DeviceMemory> notify_tables_;  // read by the counting nodes at every launch
   std::vector<WriteValueNode> write_nodes_;  // in chain order
 };
@@ -376,8 +376,8 @@ class SmChain final : public GpuChain {
     if (sm_pieces.empty()) sm_pieces.push_back(SmPiece{});  // a notify-only launch moves nothing
 
     SmPhase phase;
-    TCA_CHECK(make_device_copy(sm_pieces.data(), sm_pieces.size() * sizeof(SmPiece),
-                               &phase.pieces));
+    TCA_CHECK(
+        make_device_copy(sm_pieces.data(), sm_pieces.size() * sizeof(SmPiece), &phase.pieces));
     if (!notifies.empty()) {
       TCA_CHECK(make_device_copy(notifies.data(), notifies.size() * sizeof(NotifyTarget),
                                  &phase.notifies));
@@ -392,13 +392,14 @@ class SmChain final : public GpuChain {
     phase.params.notify_count = static_cast<uint32_t>(notifies.size());
     phase.params.count_on_gpu = 1;
     phase.params.blocks_done = static_cast<unsigned int*>(phase.blocks_done.get());
-    // Small launches get one small block (less to schedule); large ones fill every SM.
+    // Small launches get one small block (less to schedule); larger ones a unit per thread
+    // over as many SMs as that fills (a few MiB are bound by the stores each SM has in
+    // flight), up to every SM four times, where threads take several units each.
     const uint64_t warps = std::max<uint64_t>(1, (units + 31) / 32);
     phase.threads = static_cast<unsigned>(std::min<uint64_t>(kSmCopyThreads, warps * 32));
-    const uint64_t per_block = static_cast<uint64_t>(phase.threads) * kSmCopyUnroll;
     const uint64_t max_blocks = static_cast<uint64_t>(limits.multiprocessors) * 4;
     phase.blocks = static_cast<unsigned>(
-        std::clamp<uint64_t>((units + per_block - 1) / per_block, 1, max_blocks));
+        std::clamp<uint64_t>((units + phase.threads - 1) / phase.threads, 1, max_blocks));
     phases_.push_back(std::move(phase));
     return TCA_SUCCESS;
   }
@@ -424,8 +425,8 @@ const char* engine_name(Engine engine) {
 }
 
 bool copy_engine_can_carry(const DevicePiece& piece, const DeviceLimits& limits) {
-  return piece.count == 1 || (piece.dst_pitch <= limits.max_pitch &&
-                              piece.src_pitch <= limits.max_pitch);
+  return piece.count == 1 ||
+         (piece.dst_pitch <= limits.max_pitch && piece.src_pitch <= limits.max_pitch);
 }
 
 tcaResult make_gpu_chain(Engine engine, const std::vector<DevicePiece>& pieces,
@@ -433,8 +434,10 @@ tcaResult make_gpu_chain(Engine engine, const std::vector<DevicePiece>& pieces,
   if (engine == Engine::kCopyEngine) {
     for (size_t i = 0; i < pieces.size(); ++i)
       if (!copy_engine_can_carry(pieces[i], limits))
-        TCA_FAIL(TCA_ERROR_UNSUPPORTED, "transfer {} has a pitch over the copy engines' limit of "
-                 "{} bytes; use the SM path", i, limits.max_pitch);
+        TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+                 "transfer {} has a pitch over the copy engines' limit of "
+                 "{} bytes; use the SM path",
+                 i, limits.max_pitch);
     auto chain = std::make_unique<CopyEngineChain>();
     TCA_CHECK(chain->build(pieces, limits));
     *out = std::move(chain);
