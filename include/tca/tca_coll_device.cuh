@@ -65,8 +65,7 @@ __device__ __forceinline__ bool await_signal(const uint64_t* cell, uint64_t targ
 // its predecessor (device_kernel.cu); else the running parity's after.
 struct ProgramCache {
   Channel mine;
-  uint32_t parity_word[2];  // where each parity's words start in `words`, when cached
-  bool cached[2];
+  bool both_cached;  // parity 0's words, then parity 1's, are in `words`
   uint64_t iteration;
   int failure;
   alignas(16) uint64_t words[kProgramCacheBytes / sizeof(uint64_t)];
@@ -128,9 +127,7 @@ __device__ __forceinline__ void prefetch(const Program& program, ProgramCache& c
     // An earlier failure: this iteration does nothing. Read before the predecessor has ended,
     // so a failure it records later is seen by this iteration's waits instead (Patience).
     cache.failure = *const_cast<volatile int*>(program.failure);
-    cache.cached[0] = cache.cached[1] = fit;
-    cache.parity_word[0] = 0;
-    cache.parity_word[1] = static_cast<uint32_t>(first);
+    cache.both_cached = fit;
   }
   __syncthreads();
 }
@@ -302,18 +299,18 @@ __device__ __forceinline__ int run(const Program& program, ProgramCache& cache) 
   const uint32_t first_segment = mine.first_segment[parity];
   const Instruction* instructions = program.instruction + mine.first_instruction[parity];
   const Segment* segment_table = program.segment + first_segment;
-  if (!cache.cached[parity] &&
-      parity_words(mine, parity) * sizeof(uint64_t) <= kProgramCacheBytes) {
+  const uint64_t* cached_words = nullptr;  // this parity's instructions, then its segments
+  if (cache.both_cached) {
+    cached_words = cache.words + (parity == 0 ? 0 : parity_words(mine, 0));
+  } else if (parity_words(mine, parity) * sizeof(uint64_t) <= kProgramCacheBytes) {
     cache_parity(program, cache, parity, 0, lane, lanes);
     __syncthreads();
-    instructions = reinterpret_cast<const Instruction*>(cache.words);
+    cached_words = cache.words;
+  }
+  if (cached_words != nullptr) {
+    instructions = reinterpret_cast<const Instruction*>(cached_words);
     segment_table = reinterpret_cast<const Segment*>(
-        cache.words + mine.instructions[parity] * sizeof(Instruction) / sizeof(uint64_t));
-  } else if (cache.cached[parity]) {
-    const uint64_t* words = cache.words + cache.parity_word[parity];
-    instructions = reinterpret_cast<const Instruction*>(words);
-    segment_table = reinterpret_cast<const Segment*>(
-        words + mine.instructions[parity] * sizeof(Instruction) / sizeof(uint64_t));
+        cached_words + mine.instructions[parity] * sizeof(Instruction) / sizeof(uint64_t));
   }
   int& failure = cache.failure;
   for (uint32_t n = 0; n < count; ++n) {
