@@ -53,10 +53,11 @@ typedef enum tcaCollAlgorithm {
   TCA_COLL_DISSEMINATION = 4,      /* ceil(log2 n) steps to rank-2^i (Bruck allgather);
                                       allreduce gathers every contribution this way, then
                                       reduces them locally in rank order */
-  TCA_COLL_DIRECT = 5              /* one step: every rank writes its block (allreduce: its
-                                      whole vector) to every other rank, then reduces locally
-                                      in rank order; n-1 times the data of a ring allreduce,
-                                      for small data on switched / all-to-all links */
+  TCA_COLL_DIRECT = 5              /* one step: every rank writes its block to every other
+                                      rank (allreduce: chunk p of its vector to rank p, which
+                                      reduces its chunk and writes the result to every rank:
+                                      two steps, the ring's data); for switched / all-to-all
+                                      links */
 } tcaCollAlgorithm;
 #define TCA_COLL_ALGORITHMS 6
 

@@ -23,10 +23,13 @@ constexpr int kAnyRanks = 1 << 30;
 // dominates, then the ring's reduce-scatter + allgather (2(n-1)/n of the data per rank).
 // Allgather: Bruck's ceil(log2 n) steps were within a few per cent of the best at every size.
 // GPU memory, measured with tca-coll on H200s over NVLink (docs/COLLECTIVES.md), at 2 ranks
-// and (the rows for more) at 4: fewest steps while a step costs a signal's latency (an
+// and (the rows for more) at 4 and 8: fewest steps while a step costs a signal's latency (an
 // allgather's direct exchange is one step: every message in flight at once); for an allreduce,
-// recursive doubling's whole vectors until the reduce-scatter's halved traffic pays for its 2(n-1)
-// steps; the ring once the data dominates.
+// recursive doubling's whole vectors, except at the largest inline size, where the direct
+// reduce-scatter + allgather (two steps, a fraction of the data) wins; then the neighbor
+// exchange's and the ring's halved traffic once the data dominates. The direct exchange's bulk
+// form (above 512 KiB) loses to recursive doubling and the ring. At 8 ranks the direct allgather
+// holds to 1 MiB and Bruck's to 32 MiB.
 constexpr Rule kRules[] = {
     {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, 2, 1 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
     {TCA_MEM_CPU, TCA_COLL_ALLREDUCE, 2, kUnlimited, TCA_COLL_RING},
@@ -35,11 +38,15 @@ constexpr Rule kRules[] = {
     {TCA_MEM_CPU, TCA_COLL_ALLGATHER, kAnyRanks, kUnlimited, TCA_COLL_DISSEMINATION},
     {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, 2, 256 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
     {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, 2, kUnlimited, TCA_COLL_RING},
+    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, 256 * kKiB, TCA_COLL_RECURSIVE_DOUBLING},
+    {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, 512 * kKiB, TCA_COLL_DIRECT},
     {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, 4 * kMiB, TCA_COLL_RECURSIVE_DOUBLING},
     {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, 16 * kMiB, TCA_COLL_NEIGHBOR_EXCHANGE},
     {TCA_MEM_GPU, TCA_COLL_ALLREDUCE, kAnyRanks, kUnlimited, TCA_COLL_RING},
-    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, 512 * kKiB, TCA_COLL_DIRECT},
-    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, 16 * kMiB, TCA_COLL_DISSEMINATION},
+    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, 4, 512 * kKiB, TCA_COLL_DIRECT},
+    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, 1 * kMiB, TCA_COLL_DIRECT},
+    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, 4, 16 * kMiB, TCA_COLL_DISSEMINATION},
+    {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, 32 * kMiB, TCA_COLL_DISSEMINATION},
     {TCA_MEM_GPU, TCA_COLL_ALLGATHER, kAnyRanks, kUnlimited, TCA_COLL_RING},
 };
 

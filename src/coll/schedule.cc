@@ -311,32 +311,84 @@ Schedule allgather(const Shape& shape, Builder& b) {
 
 // ---- allreduce ----
 
+// The vector cut into one chunk per position (at the same offsets in every buffer), and
+// n-1 scratch slots each as large as the largest chunk: the receive areas of a reduce-scatter.
+class Chunks {
+ public:
+  Chunks(const Shape& shape, Builder& b)
+      : b_(b),
+        element_bytes_(shape.element_bytes),
+        base_(shape.count / b.n()),
+        longer_(shape.count % b.n()),
+        slot_bytes_((base_ + (longer_ > 0 ? 1 : 0)) * element_bytes_) {
+    b.need_scratch(static_cast<size_t>(b.n() - 1) * slot_bytes_);
+  }
+
+  Segment of(int position) const {
+    const size_t c = static_cast<size_t>(b_.wrap(position));
+    return Segment{(c * base_ + std::min(c, longer_)) * element_bytes_,
+                   (base_ + (c < longer_ ? 1 : 0)) * element_bytes_};
+  }
+  size_t elements(int position) const { return of(position).bytes / element_bytes_; }
+  Place slot(int index) const {
+    return {Buffer::kScratch, static_cast<size_t>(index) * slot_bytes_};
+  }
+  // The reduced chunks, allgathered from `first_step` on straight into the receive buffers:
+  // every chunk holds every rank's contribution of this iteration, which orders the writes
+  // after every receiver's start.
+  void allgather(tcaCollAlgorithm algorithm, int first_step) const {
+    Blocks blocks{Buffer::kRecv, {}, false};
+    for (int position = 0; position < b_.n(); ++position)
+      blocks.of_position.push_back(of(position));
+    Allgather(b_, blocks, first_step).run(algorithm);
+  }
+
+ private:
+  Builder& b_;
+  size_t element_bytes_;
+  size_t base_;
+  size_t longer_;  // chunks [0, longer_) have one element more
+  size_t slot_bytes_;
+};
+
 // Ring reduce-scatter: chunk c travels c+1, c+2, ..., c and ends fully reduced at position
-// c; then the chunks are allgathered (ring or neighbor exchange) straight into the receive
-// buffers, which the reduce-scatter already ordered after every receiver's start.
+// c; then the chunks are allgathered (ring or neighbor exchange).
 void reduce_scatter_allgather(const Shape& shape, Builder& b) {
   const int n = b.n();
   const int me = b.me();
-  const size_t e = shape.element_bytes;
-  const size_t base = shape.count / n;
-  const size_t longer = shape.count % n;  // chunks [0, longer) have one element more
-  auto chunk = [&](int position) {
-    const size_t c = static_cast<size_t>(b.wrap(position));
-    return Segment{(c * base + std::min(c, longer)) * e, (base + (c < longer ? 1 : 0)) * e};
-  };
-  const size_t inbox = (base + (longer > 0 ? 1 : 0)) * e;
-  b.need_scratch(static_cast<size_t>(n - 1) * inbox);
+  const Chunks chunks(shape, b);
   for (int s = 0; s + 1 < n; ++s) {
-    const Segment out = chunk(me - s - 1);
-    const Segment in = chunk(me - s - 2);
-    const Place slot{Buffer::kScratch, static_cast<size_t>(s) * inbox};
-    b.send_piece(me + 1, s, slot, {s == 0 ? Buffer::kSend : Buffer::kRecv, out.offset}, out.bytes);
+    const Segment out = chunks.of(me - s - 1);
+    const Segment in = chunks.of(me - s - 2);
+    b.send_piece(me + 1, s, chunks.slot(s), {s == 0 ? Buffer::kSend : Buffer::kRecv, out.offset},
+                 out.bytes);
     b.await(me - 1, s);
-    b.reduce({Buffer::kRecv, in.offset}, {Buffer::kSend, in.offset}, slot, in.bytes / e);
+    b.reduce({Buffer::kRecv, in.offset}, {Buffer::kSend, in.offset}, chunks.slot(s),
+             chunks.elements(me - s - 2));
   }
-  Blocks blocks{Buffer::kRecv, {}, false};
-  for (int position = 0; position < n; ++position) blocks.of_position.push_back(chunk(position));
-  Allgather(b, blocks, n - 1).run(shape.algorithm);
+  chunks.allgather(shape.algorithm, n - 1);
+}
+
+// Direct reduce-scatter, then the direct allgather of the reduced chunks: chunk p goes to
+// position p (to distance d as step d-1, into slot d-1), the owner reduces the n
+// contributions of its chunk (its own first, then by distance), and sends the result to every
+// position. Two steps of every message at once, the ring's 2(n-1)/n of the data per rank. Each
+// chunk is reduced once, so every rank holds the same bits.
+void direct_allreduce(const Shape& shape, Builder& b) {
+  const int n = b.n();
+  const int me = b.me();
+  const Chunks chunks(shape, b);
+  for (int d = 1; d < n; ++d) {
+    const Segment out = chunks.of(me + d);
+    b.send_piece(me + d, d - 1, chunks.slot(d - 1), {Buffer::kSend, out.offset}, out.bytes);
+  }
+  const size_t own = chunks.of(me).offset;
+  for (int d = 1; d < n; ++d) {
+    b.await(me - d, d - 1);
+    b.reduce({Buffer::kRecv, own}, {d == 1 ? Buffer::kSend : Buffer::kRecv, own},
+             chunks.slot(d - 1), chunks.elements(me));
+  }
+  chunks.allgather(TCA_COLL_DIRECT, n - 1);
 }
 
 // Whole vectors between partners me ^ 2^i; the extra positions of a non-power-of-two count
@@ -381,8 +433,8 @@ void recursive_doubling_allreduce(const Shape& shape, Builder& b) {
   if (me < 2 * extra) b.send_piece(me - 1, post_step, whole_recv, whole_recv, bytes);
 }
 
-// Every contribution is gathered (Bruck, or direct) into scratch, then reduced locally in rank
-// order: every rank computes the same operations in the same order, bit for bit.
+// Every contribution is gathered (Bruck) into scratch, then reduced locally in rank order: every
+// rank computes the same operations in the same order, bit for bit.
 void gathered_allreduce(const Shape& shape, Builder& b) {
   const int n = b.n();
   const size_t bytes = shape.count * shape.element_bytes;
@@ -414,8 +466,10 @@ Schedule allreduce(const Shape& shape, Builder& b) {
       recursive_doubling_allreduce(shape, b);
       break;
     case TCA_COLL_DISSEMINATION:
-    case TCA_COLL_DIRECT:
       gathered_allreduce(shape, b);
+      break;
+    case TCA_COLL_DIRECT:
+      direct_allreduce(shape, b);
       break;
     case TCA_COLL_AUTO:
       break;  // resolved before any schedule is built

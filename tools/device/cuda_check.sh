@@ -2,7 +2,7 @@
 # The CUDA transport's checks on the GPU machine (the device tool's nvidia-h200-x2 or -x4), from
 # binaries built on the development machine and carried in .devbin/ (tools/device/stage.sh).
 # Usage: [TCA_RANKS=N] tools/device/cuda_check.sh [tests] [colltests] [topo] [tests-more]
-#        [sanitize] [bench] [coll] [coll-targets] [inline] (default: all)
+#        [sanitize] [bench] [pairs] [coll] [coll-targets] [inline] (default: all)
 # TCA_RANKS (default 2): ranks of the suites, tca-topo and tca-coll, one GPU each.
 # Logs go to $OUT (the device tool brings that folder back).
 set -uo pipefail
@@ -22,7 +22,7 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none
         -x OMPI_MCA_btl_vader_single_copy_mechanism)
 STEPS=("$@")
 [[ ${#STEPS[@]} -eq 0 ]] &&
-  STEPS=(tests colltests topo tests-more sanitize bench coll coll-targets inline)
+  STEPS=(tests colltests topo tests-more sanitize bench pairs coll coll-targets inline)
 SUMMARY=()
 wants() { [[ " ${STEPS[*]} " == *" $1 "* ]]; }
 record() { SUMMARY+=("$1: $2"); echo "== $1: $2"; }
@@ -53,12 +53,12 @@ wants tests && run_tests "$RANKS" 200
 if wants colltests; then
   run_tests "$RANKS" 150 tca_coll_gpu_tests
   # An odd rank count on as many GPUs, when there are enough (else one rank).
-  (( RANKS > 3 )) && run_tests 3 150 tca_coll_gpu_tests
+  (( RANKS > 3 )) && run_tests $(( RANKS % 2 == 0 ? RANKS - 1 : RANKS - 2 )) 150 tca_coll_gpu_tests
   run_tests 1 100 tca_coll_gpu_tests
 fi
 
 if wants topo; then
-  timeout 60 "${MPIRUN[@]}" -n "$RANKS" "$BIN/bin/tca-topo" > "$OUT/topo.log" 2>&1
+  timeout $(( 30 * RANKS )) "${MPIRUN[@]}" -n "$RANKS" "$BIN/bin/tca-topo" > "$OUT/topo.log" 2>&1
   record "tca-topo" "rc=$?"
   cat "$OUT/topo.log"
 fi
@@ -81,12 +81,16 @@ if wants sanitize; then
   done
 fi
 
+# NCCL (the reference rows) is loaded at run time: the system's, else the Python wheel's.
+use_nccl() {
+  ldconfig -p | grep -q 'libnccl.so.2 ' && return
+  local wheels
+  wheels=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null)
+  [[ -n "$wheels" ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$wheels/nccl/lib"
+}
+
 if wants bench && [[ -x "$BIN/bin/tca-pingpong" ]]; then
-  # NCCL (the reference row) is loaded at run time: the system's, else the Python wheel's.
-  if ! ldconfig -p | grep -q 'libnccl.so.2 '; then
-    wheels=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null)
-    [[ -n "$wheels" ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$wheels/nccl/lib"
-  fi
+  use_nccl
   gpu_rows=(-p cuda.ce -p cuda.sm -p cuda.auto -p ref.cuda_memcpy_peer -p ref.nccl_sendrecv)
   timeout 90 "${MPIRUN[@]}" -n 2 "$BIN/bin/tca-pingpong" "${gpu_rows[@]}" \
     -p cuda.device_put_signal -p cuda.device_put_inline -b 8 -e 8 -r 11 --json \
@@ -99,14 +103,6 @@ if wants bench && [[ -x "$BIN/bin/tca-pingpong" ]]; then
   record "tca-pingpong 4 KiB .. 256 MiB" "rc=$?"
   cat "$OUT/pingpong.log"
 fi
-
-# NCCL (the reference rows) is loaded at run time: the system's, else the Python wheel's.
-use_nccl() {
-  ldconfig -p | grep -q 'libnccl.so.2 ' && return
-  local wheels
-  wheels=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null)
-  [[ -n "$wheels" ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$wheels/nccl/lib"
-}
 
 # run_coll NAME TIMEOUT_S ARGS...: tca-coll on GPU memory, RANKS ranks; coll_NAME.json and .log.
 # A stuck GPU program fails after 10 s instead of tca's default minute.
@@ -123,6 +119,39 @@ run_coll() {
   fi
   return $rc
 }
+
+# GPU 0 against each other GPU of the job's RANKS, one pair at a time (tca-pingpong takes two
+# ranks; CUDA_VISIBLE_DEVICES gives them GPU 0 and GPU k): latency at 8 B, bandwidth to 256 MiB.
+if wants pairs && [[ -x "$BIN/bin/tca-pingpong" ]]; then
+  use_nccl
+  for (( peer = 1; peer < RANKS; ++peer )); do
+    CUDA_VISIBLE_DEVICES=0,$peer timeout 90 "${MPIRUN[@]}" -x CUDA_VISIBLE_DEVICES -n 2 \
+      "$BIN/bin/tca-pingpong" -p cuda.ce -p cuda.sm -p cuda.auto -p cuda.device_put_signal \
+      -p ref.cuda_memcpy_peer -p ref.nccl_sendrecv -b 8 -e 256M -f 32 --json \
+      > "$OUT/pairs_0_$peer.json" 2>> "$OUT/pairs.log"
+    record "tca-pingpong GPU 0 - GPU $peer" "rc=$?"
+  done
+  python3 - "$OUT" "$RANKS" <<'PY'
+import json, sys
+out, ranks = sys.argv[1], int(sys.argv[2])
+paths = ["cuda.ce", "cuda.sm", "cuda.auto", "cuda.device_put_signal", "ref.cuda_memcpy_peer",
+         "ref.nccl_sendrecv"]
+print("GPU 0 to GPU k, gpu->gpu: one-way latency at 8 B (us) | bandwidth at 256 MiB (GB/s)")
+print(f"{'k':>2} " + " ".join(f"{p.split('.')[1][:12]:>12}" for p in paths) + " |" +
+      " ".join(f"{p.split('.')[1][:12]:>12}" for p in paths))
+for peer in range(1, ranks):
+    try:
+        rows = json.load(open(f"{out}/pairs_0_{peer}.json"))["rows"]
+    except (OSError, ValueError, KeyError):
+        print(f"{peer:>2} (no result)")
+        continue
+    cell = lambda path, size, key: next((f"{r[key]:12.2f}" for r in rows
+                                         if r["path"] == path and r["bytes"] == size and
+                                         r["src"] == r["dst"] == "gpu"), f"{'-':>12}")
+    print(f"{peer:>2} " + " ".join(cell(p, 8, "latency_us") for p in paths) + " |" +
+          " ".join(cell(p, 256 << 20, "bandwidth_GBps") for p in paths))
+PY
+fi
 
 if wants coll && [[ -x "$BIN/bin/tca-coll" ]]; then
   use_nccl
