@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The CUDA transport's checks on the GPU machine (the device tool's nvidia-h200-x2 or -x4), from
-# binaries built on the development machine and carried in .devbin/ (tools/device/stage.sh).
+# The CUDA transport's checks on the GPU machine (the device tool's nvidia-h200-x2, -x4 or
+# -x8), from binaries built on the development machine and carried in .devbin/
+# (tools/device/stage.sh).
 # Usage: [TCA_RANKS=N] tools/device/cuda_check.sh [tests] [colltests] [topo] [tests-more]
 #        [sanitize] [bench] [pairs] [coll] [coll-targets] [inline] (default: all)
 # TCA_RANKS (default 2): ranks of the suites, tca-topo and tca-coll, one GPU each.
@@ -124,18 +125,19 @@ run_coll() {
 # ranks; CUDA_VISIBLE_DEVICES gives them GPU 0 and GPU k): latency at 8 B, bandwidth to 256 MiB.
 if wants pairs && [[ -x "$BIN/bin/tca-pingpong" ]]; then
   use_nccl
+  pair_paths=(cuda.ce cuda.sm cuda.auto cuda.device_put_signal ref.cuda_memcpy_peer
+              ref.nccl_sendrecv)
+  path_options=()
+  for path in "${pair_paths[@]}"; do path_options+=(-p "$path"); done
   for (( peer = 1; peer < RANKS; ++peer )); do
     CUDA_VISIBLE_DEVICES=0,$peer timeout 90 "${MPIRUN[@]}" -x CUDA_VISIBLE_DEVICES -n 2 \
-      "$BIN/bin/tca-pingpong" -p cuda.ce -p cuda.sm -p cuda.auto -p cuda.device_put_signal \
-      -p ref.cuda_memcpy_peer -p ref.nccl_sendrecv -b 8 -e 256M -f 32 --json \
+      "$BIN/bin/tca-pingpong" "${path_options[@]}" -b 8 -e 256M -f 32 --json \
       > "$OUT/pairs_0_$peer.json" 2>> "$OUT/pairs.log"
     record "tca-pingpong GPU 0 - GPU $peer" "rc=$?"
   done
-  python3 - "$OUT" "$RANKS" <<'PY'
+  python3 - "$OUT" "$RANKS" "${pair_paths[@]}" <<'PY'
 import json, sys
-out, ranks = sys.argv[1], int(sys.argv[2])
-paths = ["cuda.ce", "cuda.sm", "cuda.auto", "cuda.device_put_signal", "ref.cuda_memcpy_peer",
-         "ref.nccl_sendrecv"]
+out, ranks, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 print("GPU 0 to GPU k, gpu->gpu: one-way latency at 8 B (us) | bandwidth at 256 MiB (GB/s)")
 print(f"{'k':>2} " + " ".join(f"{p.split('.')[1][:12]:>12}" for p in paths) + " |" +
       " ".join(f"{p.split('.')[1][:12]:>12}" for p in paths))
