@@ -650,8 +650,10 @@ void add_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
       return e->gpu ? needs_tca_path(path, e)() : std::string("no GPU on both ranks");
     };
   };
-  const std::pair<const char*, tcaPath> chains[] = {
-      {"cuda.ce", TCA_PATH_CUDA_CE}, {"cuda.sm", TCA_PATH_CUDA_SM}, {"cuda.auto", TCA_PATH_CUDA}};
+  const std::pair<const char*, tcaPath> chains[] = {{"cuda.ce", TCA_PATH_CUDA_CE},
+                                                    {"cuda.sm", TCA_PATH_CUDA_SM},
+                                                    {"cuda.resident", TCA_PATH_CUDA_RESIDENT},
+                                                    {"cuda.auto", TCA_PATH_CUDA}};
   const std::pair<tcaMemKind, tcaMemKind> kinds[] = {
       {TCA_MEM_GPU, TCA_MEM_GPU}, {TCA_MEM_CPU, TCA_MEM_GPU}, {TCA_MEM_GPU, TCA_MEM_CPU}};
   for (const auto& [name, path] : chains) {

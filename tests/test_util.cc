@@ -206,6 +206,8 @@ const char* path_name(tcaPath path) {
       return "ce";
     case TCA_PATH_CUDA_SM:
       return "sm";
+    case TCA_PATH_CUDA_RESIDENT:
+      return "resident";
   }
   return "?";
 }

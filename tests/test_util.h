@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +29,30 @@ const char* result_name(tcaResult result);
 ::testing::AssertionResult succeeded(tcaResult result, const char* call);
 // Exactly `expected`, with a non-empty tcaGetLastErrorMessage() describing it.
 ::testing::AssertionResult failed_with(tcaResult expected, tcaResult result, const char* call);
+
+// ---- environment ----
+
+// Sets an environment variable for one scope, then restores what was there.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+    if (const char* previous = std::getenv(name); previous != nullptr) previous_ = previous;
+    setenv(name, value.c_str(), /*overwrite=*/1);
+  }
+  ~ScopedEnvironment() {
+    if (previous_) {
+      setenv(name_, previous_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> previous_;
+};
 
 // ---- data patterns ----
 

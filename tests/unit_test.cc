@@ -81,29 +81,6 @@ TEST(Lifecycle, UnknownTransportNameFailsInitCleanly) {
   ASSERT_TCA_OK(tcaFinalize());
 }
 
-// Sets an environment variable for one scope, then restores what was there.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const char* value) : name_(name) {
-    const char* previous = std::getenv(name);
-    had_previous_ = previous != nullptr;
-    if (had_previous_) previous_ = previous;
-    setenv(name, value, /*overwrite=*/1);
-  }
-  ~ScopedEnvironment() {
-    if (had_previous_) {
-      setenv(name_, previous_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  bool had_previous_ = false;
-  std::string previous_;
-};
-
 TEST(Config, EnvironmentChoosesTransportAndTimeout) {
   ScopedEnvironment transport("TCA_TRANSPORT", "mpi");
   ScopedEnvironment timeout("TCA_TIMEOUT_MS", "150");

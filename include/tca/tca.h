@@ -69,7 +69,11 @@ typedef enum tcaPath {
   TCA_PATH_MPI = 2, /* MPI one-sided (RMA windows) */
   TCA_PATH_CUDA = 3,    /* GPU engines of one host; copy engine or SM chosen per size */
   TCA_PATH_CUDA_CE = 4, /* GPU copy engines: the chain runs as a CUDA graph of memcpy nodes */
-  TCA_PATH_CUDA_SM = 5  /* GPU multiprocessors: one kernel stores straight into peer memory */
+  TCA_PATH_CUDA_SM = 5, /* GPU multiprocessors: one kernel stores straight into peer memory */
+  /* The SMs, with host kicks of chains up to 32 KiB served by a kernel that stays resident (no
+   * launch per kick; it leaves after TCA_CUDA_RESIDENT_IDLE_US without one). Such kicks do not
+   * follow the legacy default stream: synchronize with the work that wrote the source first. */
+  TCA_PATH_CUDA_RESIDENT = 6
 } tcaPath;
 
 #define TCA_HANDLE_BYTES 192

@@ -5,12 +5,15 @@
  * One rank per GPU: tcaInit gives each rank the device (ranks of this host before it) % (devices
  * visible) and makes it current on the calling thread. Chains with an end in GPU memory take
  * the CUDA path (TCA_PATH_CUDA picks copy engines or SMs per size from a calibration measured
- * on the machine; TCA_PATH_CUDA_CE / TCA_PATH_CUDA_SM force one). docs/CUDA.md says more.
+ * on the machine; TCA_PATH_CUDA_CE / TCA_PATH_CUDA_SM force one; TCA_PATH_CUDA_RESIDENT takes
+ * the SMs and serves small host kicks from a resident kernel). docs/CUDA.md says more.
  *
  * Environment: TCA_CUDA_PATH=auto|ce|sm forces the engine of TCA_PATH_CUDA;
  * TCA_CUDA_CROSSOVER=<bytes> replaces the measured per-size choice by one crossover (copy
  * engines from that size on, SMs below); TCA_CUDA_CALIBRATE=1 measures again and rewrites the
- * cache; TCA_CUDA_CALIBRATION_FILE names the cache file.
+ * cache; TCA_CUDA_CALIBRATION_FILE names the cache file; TCA_CUDA_RESIDENT_IDLE_US (1 to
+ * 1000000, default 1000) is how long the resident kernel waits for a kick before it leaves
+ * (while it runs, cudaDeviceSynchronize and a cudaFree of the application wait for it).
  */
 #ifndef TCA_TCA_CUDA_H
 #define TCA_TCA_CUDA_H

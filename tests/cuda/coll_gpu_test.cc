@@ -46,29 +46,6 @@ CollCase gpu_case(tcaCollAlgorithm algorithm, tcaCollKind kind, tcaDataType type
   return c;
 }
 
-// Sets an environment variable of this rank for a scope; every rank sets the same, as the
-// library requires of TCA_COLL_PROTOCOL and TCA_COLL_CHANNELS.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_.empty()) {
-      unsetenv(name_);
-    } else {
-      setenv(name_, old_.c_str(), 1);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-};
-
 // Pinned host memory, so that copies on a stream run asynchronously.
 class PinnedBytes {
  public:
@@ -306,8 +283,8 @@ TEST_P(CollGpuAlgorithmTest, EveryProtocolAndChannelCount) {
     for (int channels : {1, 2, 5}) {
       SCOPED_TRACE(::testing::Message()
                    << "TCA_COLL_PROTOCOL=" << protocol << " TCA_COLL_CHANNELS=" << channels);
-      ScopedEnv protocol_env("TCA_COLL_PROTOCOL", protocol);
-      ScopedEnv channels_env("TCA_COLL_CHANNELS", std::to_string(channels));
+      ScopedEnvironment protocol_env("TCA_COLL_PROTOCOL", protocol);  // every rank alike
+      ScopedEnvironment channels_env("TCA_COLL_CHANNELS", std::to_string(channels));
       for (const CollCase& shape : {make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 0, false),
                                     make_case(TCA_COLL_ALLGATHER, TCA_INT64, TCA_SUM, 0, true)}) {
         for (size_t count : {size_t{3}, size_t{4099}, kMaxCount}) {
@@ -751,7 +728,7 @@ TEST_F(CollGpuErrorTest, BadArgumentsAreRejectedWithAMessage) {
                                                                  {"TCA_COLL_CHANNELS", "100000"}};
   for (const auto& [name, value] : kBadEnvironment) {
     SCOPED_TRACE(::testing::Message() << name << "=" << value);
-    ScopedEnv env(name, value);
+    ScopedEnvironment env(name, value);
     EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
                      tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 4, send.data(),
                                 recv.data(), &gpu));

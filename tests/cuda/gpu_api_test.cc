@@ -18,7 +18,8 @@ constexpr size_t kKiB = 1024;
 
 class GpuStreamTest : public GpuTest, public ::testing::WithParamInterface<tcaPath> {};
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuStreamTest,
-                         ::testing::Values(TCA_PATH_CUDA_CE, TCA_PATH_CUDA_SM, TCA_PATH_CUDA),
+                         ::testing::Values(TCA_PATH_CUDA_CE, TCA_PATH_CUDA_SM,
+                                           TCA_PATH_CUDA_RESIDENT, TCA_PATH_CUDA),
                          [](const ::testing::TestParamInfo<tcaPath>& info) {
                            return std::string(path_name(info.param));
                          });
@@ -214,6 +215,31 @@ TEST_F(GpuDeviceApiTest, PointersAndSignalsAreChecked) {
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaDeviceSignal(&signal, next_, TCA_DEVICE_SIGNALS));
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_RANK, tcaDeviceSignal(&signal, size_, 0));
   EXPECT_TCA_OK(tcaDevicePointer(&ptr, &region.of(next_), 4095, 1));
+}
+
+// ---- the CUDA transport's environment ----
+
+// Malformed settings fail tcaInit with a message and leave tca down; no GPU is needed, since
+// the settings are read before the device is.
+TEST(CudaEnvironment, BadValuesFailInit) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"TCA_CUDA_PATH", "fastest"},
+      {"TCA_CUDA_CROSSOVER", "64K"},
+      {"TCA_CUDA_CROSSOVER", "-1"},
+      {"TCA_CUDA_RESIDENT_IDLE_US", "0"},
+      {"TCA_CUDA_RESIDENT_IDLE_US", "1000001"},
+      {"TCA_CUDA_RESIDENT_IDLE_US", "soon"},
+  };
+  for (const auto& [name, value] : bad) {
+    SCOPED_TRACE(::testing::Message() << name << "=" << value);
+    ScopedEnvironment setting(name, value);
+    EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaInit());
+    int rank = 0;
+    EXPECT_TCA_ERROR(TCA_ERROR_NOT_INITIALIZED, tcaRank(&rank));
+  }
+  ScopedEnvironment longest("TCA_CUDA_RESIDENT_IDLE_US", "1000000");
+  ASSERT_TCA_OK(tcaInit());
+  ASSERT_TCA_OK(tcaFinalize());
 }
 
 // ---- GPU memory: what it refuses ----

@@ -77,7 +77,7 @@ void GpuTest::TearDown() {
 
 std::vector<GpuCase> every_gpu_case() {
   std::vector<GpuCase> cases;
-  for (tcaPath path : {TCA_PATH_CUDA_CE, TCA_PATH_CUDA_SM, TCA_PATH_CUDA})
+  for (tcaPath path : {TCA_PATH_CUDA_CE, TCA_PATH_CUDA_SM, TCA_PATH_CUDA_RESIDENT, TCA_PATH_CUDA})
     for (tcaMemKind src : {TCA_MEM_CPU, TCA_MEM_GPU})
       for (tcaMemKind dst : {TCA_MEM_CPU, TCA_MEM_GPU}) cases.push_back({src, dst, path});
   return cases;

@@ -3,6 +3,10 @@
 // suite (sizes and odd offsets, block-stride, halo faces, chains, repeated kicks) plus
 // notification ordering. Destinations start poisoned and are compared byte for byte.
 #include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu_test_util.h"
@@ -186,6 +190,111 @@ TEST_P(GpuTransferTest, OneChainKickedManyTimes) {
     ASSERT_TCA_OK(tcaNotify(prev_, kAckSlot));
   }
   ASSERT_TCA_OK(tcaWaitDMARecvDesc(next_, kAckSlot, nullptr));
+}
+
+// ---- the resident kernel (TCA_PATH_CUDA_RESIDENT) ----
+
+// Starts tca with the resident kernel leaving after kIdleUs microseconds without a kick.
+template <int kIdleUs>
+class ResidentKernelTest : public GpuTest {
+ protected:
+  static constexpr int kIdle = kIdleUs;
+
+ private:
+  ScopedEnvironment idle_{"TCA_CUDA_RESIDENT_IDLE_US", std::to_string(kIdleUs)};  // before init
+};
+using GpuResidentTest = ResidentKernelTest<200>;
+using GpuLongResidentTest = ResidentKernelTest<1000000>;  // a second
+
+// Chains through the resident kernel, launched SM and copy-engine chains, and a resident-path
+// chain too large for the kernel (launched), all notifying one slot, kicked back to back on
+// one channel: every notification must come (a notification overtaken by an earlier kick's
+// would leave its slot behind) and every kick's data must land. Bursts of resident kicks
+// longer than the kernel's ring fill it; pauses longer than its idle time make it leave and
+// come back.
+TEST_F(GpuResidentTest, KicksKeepTheirOrderAcrossEnginesAndRestarts) {
+  constexpr int kSlot = 9;
+  constexpr int kChannel = 3;
+  struct Part {
+    tcaPath path;
+    size_t offset;
+    size_t bytes;
+  };
+  const Part parts[] = {
+      {TCA_PATH_CUDA_RESIDENT, 0, 8},
+      {TCA_PATH_CUDA_SM, 64, kMiB},
+      {TCA_PATH_CUDA_RESIDENT, kMiB + 128, 4097},
+      {TCA_PATH_CUDA_CE, kMiB + 8 * kKiB, 4 * kKiB},
+      {TCA_PATH_CUDA_RESIDENT, kMiB + 16 * kKiB, 300 * kKiB},  // over the kernel's limit
+  };
+  const size_t bytes = parts[4].offset + parts[4].bytes;
+  KindRegion src(bytes, TCA_MEM_GPU);
+  KindRegion dst(bytes, TCA_MEM_GPU);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  std::vector<Desc> descs(std::size(parts));
+  for (size_t i = 0; i < descs.size(); ++i) {
+    ASSERT_TCA_OK(tcaDescSetMemcpy(descs[i].get(), &dst.of(next_), parts[i].offset, &src.mine(),
+                                   parts[i].offset, parts[i].bytes, TCA_FLAG_NOTIFY, kSlot));
+    ASSERT_TCA_OK(tcaDescSetPath(descs[i].get(), parts[i].path));
+    ASSERT_TCA_OK(tcaDescSet(descs[i].get(), kChannel));
+  }
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    const uint64_t seed = 900 + round;
+    ASSERT_TRUE(src.fill_range(Pattern{rank_, seed}, 0, bytes));
+    ASSERT_TRUE(dst.poison_range(0, bytes));
+    ASSERT_TCA_OK(tcaBarrier());  // poisoned before the previous rank kicks
+    const int repeats = round % 2 == 0 ? 1 : 30;
+    const int burst = round % 2 == 0 ? 1 : 200;  // resident kicks; the ring has 64 slots
+    for (int r = 0; r < repeats; ++r)
+      for (const Desc& desc : descs) ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
+    for (int r = 0; r < burst; ++r) ASSERT_TCA_OK(tcaStartDMADesc(descs[0].get()));
+    ASSERT_TCA_OK(tcaWaitDMAC(kChannel));
+    for (size_t n = 0; n < repeats * descs.size() + burst; ++n)
+      ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev_, kSlot, nullptr)) << "notification " << n;
+    ExpectedImage expected(0, bytes);
+    for (const Part& part : parts)
+      expected.apply(Copy::linear(part.offset, part.offset, part.bytes), Pattern{prev_, seed});
+    std::vector<uint8_t> landed(bytes);
+    ASSERT_TRUE(dst.read(0, landed.data(), bytes));
+    ASSERT_TRUE(expected.matches(landed.data()));
+    ASSERT_TCA_OK(tcaBarrier());  // checked before the next round refills and poisons
+    if (round % 3 == 2) std::this_thread::sleep_for(std::chrono::microseconds(5 * kIdle));
+  }
+}
+
+// tca's own cudaFree (tcaFree here) ends the resident kernel first instead of waiting for it to
+// go idle, and the next kick starts it again.
+TEST_F(GpuLongResidentTest, FreeingGpuMemoryDoesNotWaitForTheResidentKernel) {
+  constexpr int kSlot = 10;
+  KindRegion src(64, TCA_MEM_GPU);
+  KindRegion dst(64, TCA_MEM_GPU);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  Desc desc;
+  ASSERT_TCA_OK(
+      tcaDescSetMemcpy(desc.get(), &dst.of(next_), 0, &src.mine(), 0, 64, TCA_FLAG_NOTIFY, kSlot));
+  ASSERT_TCA_OK(tcaDescSetPath(desc.get(), TCA_PATH_CUDA_RESIDENT));
+  ASSERT_TCA_OK(tcaDescSet(desc.get(), 0));
+  for (uint64_t seed = 40; seed < 43; ++seed) {
+    ASSERT_TRUE(src.fill_range(Pattern{rank_, seed}, 0, 64));
+    ASSERT_TRUE(dst.poison_range(0, 64));
+    ASSERT_TCA_OK(tcaBarrier());
+    ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
+    ASSERT_TCA_OK(tcaWaitDMAC(0));
+    ASSERT_TCA_OK(tcaWaitDMARecvDesc(prev_, kSlot, nullptr));
+    ExpectedImage expected(0, 64);
+    expected.apply(Copy::linear(0, 0, 64), Pattern{prev_, seed});
+    std::vector<uint8_t> landed(64);
+    ASSERT_TRUE(dst.read(0, landed.data(), 64));
+    ASSERT_TRUE(expected.matches(landed.data()));
+    void* block = nullptr;
+    ASSERT_TCA_OK(tcaMalloc(&block, 4096, TCA_MEM_GPU));
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TCA_OK(tcaFree(block));
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(took.count(), kIdle * 1e-6 / 2) << "tcaFree waited for the resident kernel";
+    ASSERT_TCA_OK(tcaBarrier());
+  }
 }
 
 }  // namespace

@@ -92,7 +92,8 @@ use_nccl() {
 
 if wants bench && [[ -x "$BIN/bin/tca-pingpong" ]]; then
   use_nccl
-  gpu_rows=(-p cuda.ce -p cuda.sm -p cuda.auto -p ref.cuda_memcpy_peer -p ref.nccl_sendrecv)
+  gpu_rows=(-p cuda.ce -p cuda.sm -p cuda.resident -p cuda.auto -p ref.cuda_memcpy_peer
+            -p ref.nccl_sendrecv)
   timeout 90 "${MPIRUN[@]}" -n 2 "$BIN/bin/tca-pingpong" "${gpu_rows[@]}" \
     -p cuda.device_put_signal -p cuda.device_put_inline -b 8 -e 8 -r 11 --json \
     > "$OUT/pingpong_8B.json" 2> "$OUT/pingpong.log"

@@ -24,6 +24,10 @@ constexpr uint64_t kDefaultCrossover = uint64_t{64} << 10;
 // The notification slot of the calibration's ping-pongs: each arrives and is consumed before
 // tcaInit returns, so the slot's sequences start every later use in step.
 constexpr int kCalibrationSlot = TCA_NOTIFY_SLOTS - 1;
+// How long the resident kernel stays without a kick (TCA_CUDA_RESIDENT_IDLE_US), and the most
+// it may: while it runs, cudaDeviceSynchronize and cudaFree wait for it.
+constexpr uint64_t kDefaultResidentIdleUs = 1000;
+constexpr uint64_t kMaxResidentIdleUs = 1000000;
 
 std::atomic<uint64_t>* cell_at(unsigned char* block, uint64_t offset) {
   return reinterpret_cast<std::atomic<uint64_t>*>(block + offset);
@@ -65,12 +69,12 @@ tcaResult allocation_range(const void* ptr, uintptr_t* base, size_t* bytes) {
   return TCA_SUCCESS;
 }
 
-tcaResult parse_bytes(const char* name, const char* text, uint64_t* out) {
+tcaResult parse_unsigned(const char* name, const char* text, uint64_t* out) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long value = std::strtoull(text, &end, 10);
   if (end == text || *end != '\0' || errno != 0 || text[0] == '-')
-    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}='{}' is not a number of bytes", name, text);
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}='{}' is not a whole number", name, text);
   *out = value;
   return TCA_SUCCESS;
 }
@@ -80,7 +84,7 @@ bool refresh_requested() {
   return value != nullptr && std::strcmp(value, "1") == 0;
 }
 
-// One of TCA_PATH_CUDA_CE / TCA_PATH_CUDA_SM: the CUDA transport with its engine fixed. The
+// One of TCA_PATH_CUDA_CE / _SM / _RESIDENT: the CUDA transport with its engine fixed. The
 // regions are the main transport's, so registration is left to it.
 class CudaPathView final : public Transport {
  public:
@@ -142,23 +146,25 @@ tcaResult CudaRun::check_alive() const {
   return TCA_SUCCESS;
 }
 
+CudaRun::~CudaRun() { transport_.stop_resident(); }  // the chain's memory is freed next
+
 tcaResult CudaRun::start() {
+  TCA_CHECK(ready_to_launch());
   if (chain_->host_counted()) {
-    TCA_CHECK(ready_to_launch());
     // The host counts, so the GPU only publishes: no read of the sequence over PCIe.
     values_.clear();
     for (const NotifyKey& key : notifies_)
       values_.push_back(transport_.context().next_notify_value(key.receiver, key.slot));
-    TCA_CHECK(chain_->kick(transport_.dma_stream(), values_.data()));
+    TCA_CHECK(transport_.host_kick(*chain_, &values_));
   } else {
-    TCA_CHECK(enqueue(transport_.dma_stream()));
+    TCA_CHECK(transport_.host_kick(*chain_, nullptr));
   }
   kicked_ = true;
   return TCA_SUCCESS;
 }
 
 tcaResult CudaRun::wait() {
-  if (kicked_) TCA_CUDA_CHECK(cudaStreamSynchronize(transport_.dma_stream()));
+  if (kicked_) TCA_CHECK(transport_.wait_host_kicks());
   return TCA_SUCCESS;
 }
 
@@ -196,9 +202,18 @@ tcaResult CudaTransportImpl::read_path_overrides() {
   if (const char* crossover = std::getenv("TCA_CUDA_CROSSOVER");
       crossover != nullptr && *crossover != '\0') {
     uint64_t bytes = 0;
-    TCA_CHECK(parse_bytes("TCA_CUDA_CROSSOVER", crossover, &bytes));
+    TCA_CHECK(parse_unsigned("TCA_CUDA_CROSSOVER", crossover, &bytes));
     crossover_override_ = bytes;
   }
+  uint64_t idle_us = kDefaultResidentIdleUs;
+  if (const char* idle = std::getenv("TCA_CUDA_RESIDENT_IDLE_US");
+      idle != nullptr && *idle != '\0') {
+    TCA_CHECK(parse_unsigned("TCA_CUDA_RESIDENT_IDLE_US", idle, &idle_us));
+    if (idle_us == 0 || idle_us > kMaxResidentIdleUs)
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_CUDA_RESIDENT_IDLE_US={} is not in 1..{}", idle,
+               kMaxResidentIdleUs);
+  }
+  resident_idle_ns_ = idle_us * 1000;
   return TCA_SUCCESS;
 }
 
@@ -576,6 +591,7 @@ tcaResult CudaTransportImpl::release(void* ptr) {
   if (found == allocations_.end())
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} is not GPU memory from tcaMalloc", ptr);
   TCA_CHECK(use_device());
+  stop_resident();
   allocations_.erase(found);
   return TCA_SUCCESS;
 }
@@ -659,6 +675,7 @@ tcaResult CudaTransportImpl::register_region(PeerRegion& own) {
 
 tcaResult CudaTransportImpl::deregister_region(PeerRegion& own) {
   own.device_state = nullptr;
+  if (pinned_regions_.count(own.id) != 0) stop_resident();
   pinned_regions_.erase(own.id);
   return TCA_SUCCESS;
 }
@@ -693,6 +710,7 @@ void CudaTransportImpl::close_dead_imports(int owner) {
         it->first.first == owner && std::none_of(ids.begin(), ids.end(), [&](uint64_t id) {
           return live_cell(owner, id)->load(std::memory_order_acquire) == id;
         });
+    if (dead) stop_resident();
     it = dead ? ipc_imports_.erase(it) : std::next(it);
   }
 }
@@ -873,6 +891,51 @@ tcaResult CudaTransportImpl::prepare_with(std::optional<Engine> engine,
   return TCA_SUCCESS;
 }
 
+tcaResult CudaTransportImpl::dma_stream_idle(bool* idle) {
+  *idle = true;
+  if (!stream_kicks_pending_) return TCA_SUCCESS;
+  const cudaError_t state = cudaStreamQuery(dma_stream());  // about a microsecond
+  if (state == cudaErrorNotReady) {
+    *idle = false;
+    return TCA_SUCCESS;
+  }
+  TCA_CUDA_CHECK(state);
+  stream_kicks_pending_ = false;
+  return TCA_SUCCESS;
+}
+
+tcaResult CudaTransportImpl::host_kick(GpuChain& chain, const std::vector<uint64_t>* values) {
+  const SmCopyParams* phases = chain.resident_phases();
+  if (phases != nullptr && values != nullptr &&
+      ResidentServer::carries(values->data(), static_cast<uint32_t>(values->size()))) {
+    bool idle = false;
+    TCA_CHECK(dma_stream_idle(&idle));
+    if (idle) {
+      if (!resident_) TCA_CHECK(ResidentServer::make(resident_idle_ns_, &resident_));
+      return resident_->kick(phases, values->data(), static_cast<uint32_t>(values->size()));
+    }
+  }
+  if (resident_ && resident_->busy()) TCA_CHECK(resident_->wait_all());  // kicks keep their order
+  stream_kicks_pending_ = true;
+  return values != nullptr ? chain.kick(dma_stream(), values->data()) : chain.enqueue(dma_stream());
+}
+
+tcaResult CudaTransportImpl::wait_host_kicks() {
+  if (resident_) TCA_CHECK(resident_->wait_all());
+  if (stream_kicks_pending_) {
+    TCA_CUDA_CHECK(cudaStreamSynchronize(dma_stream()));
+    stream_kicks_pending_ = false;
+  }
+  return TCA_SUCCESS;
+}
+
+void CudaTransportImpl::stop_resident() {
+  if (resident_ && resident_->stop() != TCA_SUCCESS) {
+    TCA_WARN("ending the resident kernel failed: {}", last_error_message());
+    clear_last_error();
+  }
+}
+
 tcaResult CudaTransportImpl::notify(int peer, int slot, uint64_t value) {
   if (peers_[peer].control == nullptr)
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {}'s control block is not mapped here", peer);
@@ -946,6 +1009,8 @@ tcaResult make_cuda_transport(Context& context, std::vector<std::unique_ptr<Tran
       std::make_unique<CudaPathView>(impl, Engine::kCopyEngine, "cuda.ce", TCA_PATH_CUDA_CE));
   transports->push_back(
       std::make_unique<CudaPathView>(impl, Engine::kSm, "cuda.sm", TCA_PATH_CUDA_SM));
+  transports->push_back(std::make_unique<CudaPathView>(impl, Engine::kResident, "cuda.resident",
+                                                       TCA_PATH_CUDA_RESIDENT));
   *cuda = &impl;
   return TCA_SUCCESS;
 }

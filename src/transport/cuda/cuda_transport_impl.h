@@ -18,6 +18,7 @@
 #include "transport/cuda/cuda_transport.h"
 #include "transport/cuda/cuda_util.h"
 #include "transport/cuda/engines.h"
+#include "transport/cuda/resident.h"
 
 namespace tca {
 
@@ -42,8 +43,9 @@ class CudaRun final : public PreparedRun {
   CudaRun(CudaTransportImpl& transport, std::unique_ptr<GpuChain> chain,
           std::vector<LivenessCheck> checks, std::vector<HostRegistration> pinned,
           std::vector<NotifyKey> notifies);
-  // Host kick on the transport's DMA stream; wait() synchronizes with that stream (every
-  // host kick shares it, so it also waits for kicks of other chains made before).
+  ~CudaRun() override;
+  // Host kick (CudaTransportImpl::host_kick); wait() waits for every host kick so far, this
+  // one included.
   tcaResult start() override;
   tcaResult wait() override;
   // Stream-ordered kick (tcaStartDMADescStream).
@@ -103,6 +105,16 @@ class CudaTransportImpl final : public CudaTransport {
   // Makes this rank's device current on the calling thread (tca may be called from any).
   tcaResult use_device() const;
   cudaStream_t dma_stream() const { return dma_stream_.get(); }
+  // A host kick of `chain` (with `values`, one per notification, where it is host-counted):
+  // through the resident kernel where the chain is for it and no earlier kick is pending on the
+  // DMA stream, else on the DMA stream (which follows the legacy default stream; the resident
+  // kernel does not: querying that stream would cost a microsecond a kick).
+  tcaResult host_kick(GpuChain& chain, const std::vector<uint64_t>* values);
+  // Every host kick so far is complete.
+  tcaResult wait_host_kicks();
+  // Ends the resident kernel, if one runs: before CUDA calls that wait for every kernel
+  // (cudaFree and the like), which would otherwise wait for it to go idle.
+  void stop_resident();
   // The engine TCA_PATH_CUDA takes to `peer` for `bytes` in all, rows at least `row_bytes` wide.
   Engine choose_engine(int peer, uint64_t bytes, uint64_t row_bytes) const;
   // The size from which every larger transfer to `peer` takes the copy engines.
@@ -143,6 +155,8 @@ class CudaTransportImpl final : public CudaTransport {
     HostRegistration pinned;
   };
   enum class PathOverride { kNone, kCopyEngine, kSm };
+  // Whether no host kick is pending on the DMA stream (so a resident kick keeps the order).
+  tcaResult dma_stream_idle(bool* idle);
 
   tcaResult choose_device();
   tcaResult set_up_device();
@@ -186,12 +200,15 @@ class CudaTransportImpl final : public CudaTransport {
   std::string device_problem_;  // why this rank has no usable GPU
   PathOverride path_override_ = PathOverride::kNone;
   std::optional<uint64_t> crossover_override_;
+  uint64_t resident_idle_ns_ = 0;      // TCA_CUDA_RESIDENT_IDLE_US
+  bool stream_kicks_pending_ = false;  // host kicks on the DMA stream not yet waited for
 
   std::map<uintptr_t, Allocation> allocations_;
   std::map<uintptr_t, HostRegistration> pinned_blocks_;  // tcaMalloc host blocks
   std::map<uint64_t, HostRegistration> pinned_regions_;  // own user regions, by region id
   std::vector<HostImport> host_imports_;
   std::map<std::pair<int, std::string>, IpcImport> ipc_imports_;  // by (owner, IPC handle)
+  std::unique_ptr<ResidentServer> resident_;  // made at the first resident kick; ended first
 };
 
 }  // namespace tca

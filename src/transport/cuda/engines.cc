@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "transport/cuda/cuda_util.h"
+#include "transport/cuda/resident.h"
 
 namespace tca {
 namespace {
@@ -326,7 +327,8 @@ struct SmPhase {
 
 class SmChain final : public GpuChain {
  public:
-  tcaResult build(const std::vector<DevicePiece>& pieces, const DeviceLimits& limits) {
+  tcaResult build(const std::vector<DevicePiece>& pieces, const DeviceLimits& limits,
+                  bool resident) {
     // A piece that conflicts with one of the current phase starts the next phase.
     size_t phase_begin = 0;
     for (size_t i = 0; i <= pieces.size(); ++i) {
@@ -336,7 +338,7 @@ class SmChain final : public GpuChain {
       TCA_CHECK(add_phase(pieces, phase_begin, i, limits));
       phase_begin = i;
     }
-    return TCA_SUCCESS;
+    return resident ? build_resident_phases(pieces) : TCA_SUCCESS;
   }
 
   bool host_counted() const override {
@@ -362,7 +364,29 @@ class SmChain final : public GpuChain {
     return TCA_SUCCESS;
   }
 
+  const SmCopyParams* resident_phases() const override {
+    return static_cast<const SmCopyParams*>(resident_phases_.get());
+  }
+
  private:
+  // The phases' parameters in device memory, ended by one of no pieces, for chains small
+  // enough for the resident kernel (and whose address fits a ring slot's tag).
+  tcaResult build_resident_phases(const std::vector<DevicePiece>& pieces) {
+    uint64_t bytes = 0;
+    for (const DevicePiece& piece : pieces) bytes += piece.width * piece.count;
+    uint64_t notifies = 0;
+    for (const SmPhase& phase : phases_) notifies += phase.params.notify_count;
+    if (bytes > kResidentMaxBytes || notifies > kInlineNotifyValues) return TCA_SUCCESS;
+    std::vector<SmCopyParams> table;
+    for (const SmPhase& phase : phases_) table.push_back(phase.params);
+    table.push_back(SmCopyParams{});
+    DeviceMemory copy;
+    TCA_CHECK(make_device_copy(table.data(), table.size() * sizeof(SmCopyParams), &copy));
+    if (ResidentServer::carries_address(reinterpret_cast<uintptr_t>(copy.get())))
+      resident_phases_ = std::move(copy);
+    return TCA_SUCCESS;
+  }
+
   tcaResult add_phase(const std::vector<DevicePiece>& pieces, size_t begin, size_t end,
                       const DeviceLimits& limits) {
     std::vector<SmPiece> sm_pieces;
@@ -405,6 +429,7 @@ class SmChain final : public GpuChain {
   }
 
   std::vector<SmPhase> phases_;
+  DeviceMemory resident_phases_;  // null: host kicks launch
 };
 
 }  // namespace
@@ -421,7 +446,15 @@ bool device_has_write_value_ops(int device) {
 }
 
 const char* engine_name(Engine engine) {
-  return engine == Engine::kCopyEngine ? "copy engine" : "SM";
+  switch (engine) {
+    case Engine::kCopyEngine:
+      return "copy engine";
+    case Engine::kSm:
+      return "SM";
+    case Engine::kResident:
+      return "SM (resident kernel)";
+  }
+  return "?";
 }
 
 bool copy_engine_can_carry(const DevicePiece& piece, const DeviceLimits& limits) {
@@ -444,7 +477,7 @@ tcaResult make_gpu_chain(Engine engine, const std::vector<DevicePiece>& pieces,
     return TCA_SUCCESS;
   }
   auto chain = std::make_unique<SmChain>();
-  TCA_CHECK(chain->build(pieces, limits));
+  TCA_CHECK(chain->build(pieces, limits, engine == Engine::kResident));
   *out = std::move(chain);
   return TCA_SUCCESS;
 }

@@ -27,7 +27,8 @@ struct DevicePiece {
   std::vector<NotifyTarget> notifies;
 };
 
-enum class Engine { kCopyEngine, kSm };
+// kResident: the SMs, with host kicks of small chains served by the resident kernel.
+enum class Engine { kCopyEngine, kSm, kResident };
 const char* engine_name(Engine engine);
 
 // A chain runs in one of two ways. A host kick publishes notification values the host counted
@@ -43,7 +44,16 @@ class GpuChain {
   // Stream-ordered run on `stream`; under stream capture it is added to the captured graph
   // instead (so the chain must outlive that graph).
   virtual tcaResult enqueue(cudaStream_t stream) = 0;
+  // The phases the resident kernel runs for a host kick of this chain (device memory), or null
+  // where the chain is not for it.
+  virtual const SmCopyParams* resident_phases() const { return nullptr; }
 };
+
+// Chains up to this many bytes (and up to kInlineNotifyValues notifications) are served by the
+// resident kernel on TCA_PATH_CUDA_RESIDENT; its one block moves less than a launch of many
+// (8 B to 32 KiB host-kicked ping-pongs between two H200s were faster through the resident
+// kernel, 128 KiB slower: docs/PERFORMANCE.md).
+constexpr uint64_t kResidentMaxBytes = uint64_t{32} << 10;
 
 // What a chain needs to know of the device it runs on.
 struct DeviceLimits {

@@ -149,13 +149,12 @@ __device__ __forceinline__ PendingStore load_piece_unit(const SmPiece& p, uint64
   return pending;
 }
 
-// Every thread moves units base, base + stride, ... of the launch's numbering; kSmCopyUnroll of
-// them are loaded before any is stored, so that several remote round trips overlap.
-__global__ void __launch_bounds__(kSmCopyThreads) sm_copy_kernel(SmCopyParams params) {
-  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+// The calling thread moves units first, first + stride, ... of the launch's numbering;
+// kSmCopyUnroll of them are loaded before any is stored, so that several remote round trips
+// overlap.
+__device__ void copy_units(const SmCopyParams& params, uint64_t first, uint64_t stride) {
   uint32_t piece = 0;
-  for (uint64_t base = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       base < params.total_units; base += stride * kSmCopyUnroll) {
+  for (uint64_t base = first; base < params.total_units; base += stride * kSmCopyUnroll) {
     PendingStore pending[kSmCopyUnroll];
 #pragma unroll
     for (unsigned k = 0; k < kSmCopyUnroll; ++k) {
@@ -176,6 +175,11 @@ __global__ void __launch_bounds__(kSmCopyThreads) sm_copy_kernel(SmCopyParams pa
       }
     }
   }
+}
+
+__global__ void __launch_bounds__(kSmCopyThreads) sm_copy_kernel(SmCopyParams params) {
+  copy_units(params, static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+             static_cast<uint64_t>(gridDim.x) * blockDim.x);
   if (params.notify_count == 0) return;
   __syncthreads();
   if (gridDim.x == 1) {  // one block: its barrier already orders every store
@@ -201,11 +205,7 @@ __global__ void notify_kernel(const NotifyTarget* targets, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) raise_counted_notification(targets[i]);
 }
 
-__device__ __forceinline__ uint64_t global_time_ns() {
-  uint64_t now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  return now;
-}
+using tca_device_detail::global_time_ns;
 
 __global__ void notification_wait_kernel(const uint64_t* cell, uint64_t* consumed,
                                          uint64_t timeout_ns, unsigned int* timed_out) {
@@ -224,7 +224,109 @@ __global__ void notification_wait_kernel(const uint64_t* cell, uint64_t* consume
   }
 }
 
+// A kick as the resident kernel's poller publishes it to the block (shared memory).
+struct ResidentKick {
+  const SmCopyParams* phases;  // null: leave
+  uint64_t values[kInlineNotifyValues];
+};
+
+// Warp 1 of the resident kernel (warp 0 raises the notifications, and its fences then never
+// wait for a poll in flight): waits until kick `sequence`'s slot shows it and publishes the
+// kick in `kick`. Lane 0 polls the tag and the first value with one 16-byte load (a kick of at
+// most one notification is then complete); the other values, written before the tag, are
+// read once it shows. Idle for `idle_ns` without a kick it could have missed, it publishes a
+// leave instead. One poller: four warps polling a quarter of a round trip apart took 6.8-7.1 us
+// per 8-byte ping-pong against 4.9-5.0 (two H200s, docs/PERFORMANCE.md).
+__device__ void await_kick(ResidentRing* ring, uint64_t sequence, uint64_t idle_ns,
+                           ResidentKick& kick) {
+  using tca_device_detail::load_cell;
+  constexpr unsigned kAllLanes = 0xffffffffu;
+  const unsigned lane = threadIdx.x % 32;
+  const ResidentSlot& slot = ring->slots[(sequence - 1) % kResidentSlots];
+  const uint64_t expected = sequence & (~uint64_t{0} >> kResidentSequenceShift);
+  const auto stamped = [&](uint64_t word) { return word >> kResidentSequenceShift == expected; };
+  uint64_t tag = 0;
+  uint64_t first_value = 0;
+  uint64_t idle_since = 0;
+  for (unsigned polls = 1;; ++polls) {
+    bool leave = false;
+    bool complete = false;
+    if (lane == 0) {
+      asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+                   : "=l"(tag), "=l"(first_value)
+                   : "l"(&slot.tag)
+                   : "memory");
+      complete = stamped(tag) && stamped(first_value);
+      if (!stamped(tag) && polls % 16 == 0) {  // a poll of host memory takes about 1 us
+        const uint64_t now = global_time_ns();
+        if (idle_since == 0) idle_since = now;
+        if (now - idle_since >= idle_ns) {
+          // Leaving is a Dekker handshake with the host's kick (kernels.h).
+          cuda::atomic_ref<uint32_t, cuda::thread_scope_system> leaving(ring->leaving);
+          leaving.store(1, cuda::memory_order_relaxed);
+          cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+          leave = !stamped(load_cell(&slot.tag));
+          if (!leave) leaving.store(0, cuda::memory_order_relaxed);  // serve it: the host waits
+        }
+      }
+    }
+    if (__shfl_sync(kAllLanes, leave, 0)) {
+      if (lane == 0) kick.phases = nullptr;
+      return;
+    }
+    if (__shfl_sync(kAllLanes, complete, 0)) break;
+  }
+  tag = __shfl_sync(kAllLanes, tag, 0);
+  const unsigned count = static_cast<unsigned>(tag & kResidentCountMask);
+  uint64_t value = __shfl_sync(kAllLanes, first_value, 0);
+  if (lane >= 1 && lane < count) {
+    do {
+      value = load_cell(&slot.values[lane]);
+    } while (!stamped(value));
+  }
+  if (lane == 0) {
+    // The source data written before the kick is visible to the block after this fence.
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+    kick.phases =
+        reinterpret_cast<const SmCopyParams*>(tag & kResidentPayloadMask & ~kResidentCountMask);
+  }
+  if (lane < count) kick.values[lane] = value & kResidentPayloadMask;
+}
+
+// The resident kernel: one block serving kicks in order until it leaves. Each phase's stores
+// are ordered before its notifications and the next phase by the block's barrier; the kick's
+// completion is released after everything.
+__global__ void __launch_bounds__(kSmCopyThreads)
+    resident_server(ResidentRing* ring, uint64_t served, uint64_t idle_ns) {
+  __shared__ ResidentKick kick;
+  for (;;) {
+    if (threadIdx.x / 32 == 1) await_kick(ring, served + 1, idle_ns, kick);
+    __syncthreads();
+    const SmCopyParams* phases = kick.phases;
+    if (phases == nullptr) return;  // idle, or the host's stop
+    ++served;
+    uint32_t raised = 0;
+    for (const SmCopyParams* phase = phases; phase->piece_count != 0; ++phase) {
+      copy_units(*phase, threadIdx.x, blockDim.x);
+      __syncthreads();
+      if (threadIdx.x == 0)
+        for (uint32_t i = 0; i < phase->notify_count; ++i)
+          tcaDeviceSignalOp(phase->notifies[i].cell, kick.values[raised + i], TCA_SIGNAL_SET);
+      raised += phase->notify_count;
+    }
+    if (threadIdx.x == 0)
+      tca_device_detail::SystemAtomic(ring->completed).store(served, cuda::memory_order_release);
+    __syncthreads();  // every thread has read the kick before the next one is published
+  }
+}
+
 }  // namespace
+
+cudaError_t launch_resident_server(ResidentRing* ring, uint64_t served, uint64_t idle_ns,
+                                   cudaStream_t stream) {
+  resident_server<<<1, kSmCopyThreads, 0, stream>>>(ring, served, idle_ns);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_sm_copy(const SmCopyParams& params, unsigned blocks, unsigned threads,
                            cudaStream_t stream) {

@@ -59,6 +59,35 @@ constexpr unsigned kSmCopyUnroll = 4;
 cudaError_t launch_sm_copy(const SmCopyParams& params, unsigned blocks, unsigned threads,
                            cudaStream_t stream);
 
+// ---- the resident kernel (TCA_PATH_CUDA_RESIDENT) ----
+// One block that stays on the GPU and serves host kicks without a launch: the host writes a
+// kick into the next slot of a ring in host-mapped memory and the kernel, polling that slot,
+// runs the chain's phases (SmCopyParams in device memory, ended by one whose piece_count is 0)
+// with the kick's notification values. Every word of a slot carries the kick's sequence number
+// (its low 16 bits) above 48 bits of payload, so each word shows by itself whether it is the
+// kick's and the kernel may read them in any order, several in one load.
+constexpr uint32_t kResidentSlots = 64;
+constexpr unsigned kResidentSequenceShift = 48;
+constexpr uint64_t kResidentPayloadMask = (uint64_t{1} << kResidentSequenceShift) - 1;
+constexpr uint64_t kResidentCountMask = 0xf;  // the tag's low bits: the number of values
+struct alignas(16) ResidentSlot {
+  uint64_t tag;  // payload: the phases' address (16-byte aligned; null: leave) | the count
+  uint64_t values[kInlineNotifyValues];  // payload: a notification value
+};
+// Leaving is a Dekker handshake with the host's kick: the kernel sets `leaving`, fences, and
+// looks at the next slot once more; the host writes the slot, fences, and looks at `leaving`.
+// So either the kernel sees the kick, or the host sees it leave (and launches a new one).
+struct ResidentRing {
+  uint64_t completed;  // kernel: kicks served, each released after its stores and notifications
+  uint32_t leaving;    // kernel: 1 once it has decided to end (the host resets it at launch)
+  uint32_t reserved;
+  ResidentSlot slots[kResidentSlots];  // kick s (from 1) in slot (s - 1) % kResidentSlots
+};
+
+// Starts the resident kernel; `served` kicks are done, it leaves after `idle_ns` without one.
+cudaError_t launch_resident_server(ResidentRing* ring, uint64_t served, uint64_t idle_ns,
+                                   cudaStream_t stream);
+
 // Adds to `graph` a kernel node that raises `count` notifications in order.
 cudaError_t add_notify_node(cudaGraph_t graph, const cudaGraphNode_t* dependencies,
                             size_t dependency_count, const NotifyTarget* targets, uint32_t count,
