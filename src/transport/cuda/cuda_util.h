@@ -68,6 +68,7 @@ class CudaOwner {
 };
 
 using CudaStream = CudaOwner<cudaStream_t, cudaStreamDestroy>;
+using CudaEvent = CudaOwner<cudaEvent_t, cudaEventDestroy>;
 using CudaGraph = CudaOwner<cudaGraph_t, cudaGraphDestroy>;
 using CudaGraphExec = CudaOwner<cudaGraphExec_t, cudaGraphExecDestroy>;
 using DeviceMemory = CudaOwner<void*, cudaFree>;

@@ -13,8 +13,6 @@
 
 namespace tca {
 
-using CudaEvent = CudaOwner<cudaEvent_t, cudaEventDestroy>;
-
 class ResidentServer {
  public:
   // On the current device; the kernel leaves after `idle_ns` without a kick.
