@@ -410,6 +410,7 @@ class SmChain final : public GpuChain {
       TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));  // before any stream's launch
     }
     phase.params.pieces = static_cast<const SmPiece*>(phase.pieces.get());
+    phase.params.first_piece = sm_pieces.front();
     phase.params.piece_count = static_cast<uint32_t>(sm_pieces.size());
     phase.params.total_units = units;
     phase.params.notifies = static_cast<const NotifyTarget*>(phase.notifies.get());

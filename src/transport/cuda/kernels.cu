@@ -17,14 +17,18 @@ __device__ void raise_counted_notification(const NotifyTarget& target) {
   tcaDeviceSignalOp(target.cell, value, TCA_SIGNAL_SET);
 }
 
+// The values are indexed by constants only: an index the compiler cannot resolve would copy the
+// whole parameter block into every thread's local memory at the kernel's start.
 __device__ void raise_notifications(const SmCopyParams& params) {
-  for (uint32_t i = 0; i < params.notify_count; ++i) {
-    if (params.count_on_gpu) {
+  if (params.count_on_gpu) {
+    for (uint32_t i = 0; i < params.notify_count; ++i)
       raise_counted_notification(params.notifies[i]);
-    } else {
-      tcaDeviceSignalOp(params.notifies[i].cell, params.values[i], TCA_SIGNAL_SET);
-    }
+    return;
   }
+#pragma unroll
+  for (uint32_t i = 0; i < kInlineNotifyValues; ++i)
+    if (i < params.notify_count)
+      tcaDeviceSignalOp(params.notifies[i].cell, params.values[i], TCA_SIGNAL_SET);
 }
 
 // The piece holding `unit`, searching from `hint` on: a thread's units only grow.
@@ -151,8 +155,11 @@ __device__ __forceinline__ PendingStore load_piece_unit(const SmPiece& p, uint64
 
 // The calling thread moves units first, first + stride, ... of the launch's numbering;
 // kSmCopyUnroll of them are loaded before any is stored, so that several remote round trips
-// overlap.
-__device__ void copy_units(const SmCopyParams& params, uint64_t first, uint64_t stride) {
+// overlap. kOnePiece: the launch's only piece is read from its parameters, so no load of the
+// piece table stands before the first data load.
+template <bool kOnePiece>
+__device__ __forceinline__ void copy_units(const SmCopyParams& params, uint64_t first,
+                                           uint64_t stride) {
   uint32_t piece = 0;
   for (uint64_t base = first; base < params.total_units; base += stride * kSmCopyUnroll) {
     PendingStore pending[kSmCopyUnroll];
@@ -161,8 +168,8 @@ __device__ void copy_units(const SmCopyParams& params, uint64_t first, uint64_t 
       const uint64_t unit = base + k * stride;
       pending[k].bytes = 0;
       if (unit >= params.total_units) continue;
-      piece = find_piece(params, piece, unit);
-      const SmPiece& p = params.pieces[piece];
+      if (!kOnePiece) piece = find_piece(params, piece, unit);
+      const SmPiece& p = kOnePiece ? params.first_piece : params.pieces[piece];
       pending[k] = load_piece_unit(p, unit - p.first_unit);
     }
 #pragma unroll
@@ -177,8 +184,16 @@ __device__ void copy_units(const SmCopyParams& params, uint64_t first, uint64_t 
   }
 }
 
+__device__ void copy_phase(const SmCopyParams& params, uint64_t first, uint64_t stride) {
+  if (params.piece_count == 1) {
+    copy_units<true>(params, first, stride);
+  } else {
+    copy_units<false>(params, first, stride);
+  }
+}
+
 __global__ void __launch_bounds__(kSmCopyThreads) sm_copy_kernel(SmCopyParams params) {
-  copy_units(params, static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+  copy_phase(params, static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
              static_cast<uint64_t>(gridDim.x) * blockDim.x);
   if (params.notify_count == 0) return;
   __syncthreads();
@@ -307,7 +322,7 @@ __global__ void __launch_bounds__(kSmCopyThreads)
     ++served;
     uint32_t raised = 0;
     for (const SmCopyParams* phase = phases; phase->piece_count != 0; ++phase) {
-      copy_units(*phase, threadIdx.x, blockDim.x);
+      copy_phase(*phase, threadIdx.x, blockDim.x);
       __syncthreads();
       if (threadIdx.x == 0)
         for (uint32_t i = 0; i < phase->notify_count; ++i)

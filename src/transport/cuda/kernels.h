@@ -43,6 +43,7 @@ constexpr uint32_t kInlineNotifyValues = 8;
 // Everything an SM copy launch reads; the tables live in device memory.
 struct SmCopyParams {
   const SmPiece* pieces;
+  SmPiece first_piece;  // pieces[0]: a launch of one piece reads it here, not from the table
   uint32_t piece_count;
   uint64_t total_units;
   const NotifyTarget* notifies;  // raised in order once every block has stored its units
