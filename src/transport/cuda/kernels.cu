@@ -349,6 +349,37 @@ cudaError_t launch_sm_copy(const SmCopyParams& params, unsigned blocks, unsigned
   return cudaGetLastError();
 }
 
+namespace {
+
+// Node parameters of an SM copy launch; `argument` must outlive their use.
+cudaKernelNodeParams sm_copy_node_params(const SmCopyParams& params, unsigned blocks,
+                                         unsigned threads, void** argument) {
+  *argument = const_cast<SmCopyParams*>(&params);
+  cudaKernelNodeParams node = {};
+  node.func = reinterpret_cast<void*>(&sm_copy_kernel);
+  node.gridDim = dim3(blocks);
+  node.blockDim = dim3(threads);
+  node.kernelParams = argument;
+  return node;
+}
+
+}  // namespace
+
+cudaError_t add_sm_copy_node(cudaGraph_t graph, const cudaGraphNode_t* dependencies,
+                             size_t dependency_count, const SmCopyParams& params, unsigned blocks,
+                             unsigned threads, cudaGraphNode_t* node) {
+  void* argument = nullptr;
+  const cudaKernelNodeParams node_params = sm_copy_node_params(params, blocks, threads, &argument);
+  return cudaGraphAddKernelNode(node, graph, dependencies, dependency_count, &node_params);
+}
+
+cudaError_t set_sm_copy_node(cudaGraphExec_t exec, cudaGraphNode_t node, const SmCopyParams& params,
+                             unsigned blocks, unsigned threads) {
+  void* argument = nullptr;
+  const cudaKernelNodeParams node_params = sm_copy_node_params(params, blocks, threads, &argument);
+  return cudaGraphExecKernelNodeSetParams(exec, node, &node_params);
+}
+
 cudaError_t add_notify_node(cudaGraph_t graph, const cudaGraphNode_t* dependencies,
                             size_t dependency_count, const NotifyTarget* targets, uint32_t count,
                             cudaGraphNode_t* node) {

@@ -60,6 +60,14 @@ constexpr unsigned kSmCopyUnroll = 4;
 cudaError_t launch_sm_copy(const SmCopyParams& params, unsigned blocks, unsigned threads,
                            cudaStream_t stream);
 
+// The same launch as a kernel node of `graph`, and a new `params` for that node of an
+// instantiated graph (the parameters are copied by both calls).
+cudaError_t add_sm_copy_node(cudaGraph_t graph, const cudaGraphNode_t* dependencies,
+                             size_t dependency_count, const SmCopyParams& params, unsigned blocks,
+                             unsigned threads, cudaGraphNode_t* node);
+cudaError_t set_sm_copy_node(cudaGraphExec_t exec, cudaGraphNode_t node, const SmCopyParams& params,
+                             unsigned blocks, unsigned threads);
+
 // ---- the resident kernel (TCA_PATH_CUDA_RESIDENT) ----
 // One block that stays on the GPU and serves host kicks without a launch: the host writes a
 // kick into the next slot of a ring in host-mapped memory and the kernel, polling that slot,
