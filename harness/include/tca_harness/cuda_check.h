@@ -1,0 +1,11 @@
+// CUDA runtime errors in the harness's failure format (CUDA builds only).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace tca_harness {
+
+// die("<call>: <CUDA's error string>") unless error is cudaSuccess.
+void check(cudaError_t error, const char* call);
+
+}  // namespace tca_harness

@@ -1,0 +1,53 @@
+#include "tca_harness/check.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace tca_harness {
+namespace {
+
+std::string& name_storage() {
+  static std::string name = "tca";
+  return name;
+}
+
+bool mpi_running() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+}  // namespace
+
+void set_program_name(const std::string& name) { name_storage() = name; }
+
+const std::string& program_name() { return name_storage(); }
+
+void die(const std::string& message) {
+  if (mpi_running()) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "%s: rank %d: %s\n", program_name().c_str(), rank, message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  } else {
+    std::fprintf(stderr, "%s: %s\n", program_name().c_str(), message.c_str());
+    std::fflush(stderr);
+  }
+  std::exit(1);
+}
+
+std::string describe_failure(tcaResult result, const char* call) {
+  const std::string detail = tcaGetLastErrorMessage();  // starts with the error's name
+  return std::string(call) + ": " + (detail.empty() ? tcaGetErrorString(result) : detail);
+}
+
+void check(tcaResult result, const char* call) {
+  if (result != TCA_SUCCESS) die(describe_failure(result, call));
+}
+
+}  // namespace tca_harness

@@ -1,0 +1,13 @@
+#include "tca_harness/cuda_check.h"
+
+#include <string>
+
+#include "tca_harness/check.h"
+
+namespace tca_harness {
+
+void check(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) die(std::string(call) + ": " + cudaGetErrorString(error));
+}
+
+}  // namespace tca_harness

@@ -1,0 +1,174 @@
+#include "tca_harness/nccl.h"
+
+#include <dlfcn.h>
+
+#include <memory>
+
+#include "tca_harness/check.h"
+#include "tca_harness/ranks.h"
+
+namespace tca_harness {
+
+// The entry points, resolved from the loaded library.
+struct Nccl::Api {
+  ncclResult_t (*get_version)(int*) = nullptr;
+  ncclResult_t (*get_unique_id)(ncclUniqueId*) = nullptr;
+  ncclResult_t (*comm_init_rank)(ncclComm_t*, int, ncclUniqueId, int) = nullptr;
+  ncclResult_t (*comm_destroy)(ncclComm_t) = nullptr;
+  ncclResult_t (*comm_abort)(ncclComm_t) = nullptr;
+  const char* (*get_error_string)(ncclResult_t) = nullptr;
+  const char* (*get_last_error)(ncclComm_t) = nullptr;  // optional (NCCL >= 2.13)
+  ncclResult_t (*all_reduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                             cudaStream_t) = nullptr;
+  ncclResult_t (*all_gather)(const void*, void*, size_t, ncclDataType_t, ncclComm_t,
+                             cudaStream_t) = nullptr;
+  ncclResult_t (*reduce_scatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
+                                 ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*broadcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t,
+                            cudaStream_t) = nullptr;
+  ncclResult_t (*send)(const void*, size_t, ncclDataType_t, int, ncclComm_t,
+                       cudaStream_t) = nullptr;
+  ncclResult_t (*recv)(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*group_start)() = nullptr;
+  ncclResult_t (*group_end)() = nullptr;
+};
+
+namespace {
+
+template <typename Function>
+bool resolve(void* library, const char* name, Function* function) {
+  *function = reinterpret_cast<Function>(dlsym(library, name));
+  return *function != nullptr;
+}
+
+}  // namespace
+
+Nccl::~Nccl() {
+  if (comm_ != nullptr) api_->comm_destroy(comm_);
+  delete api_;
+  if (library_ != nullptr) dlclose(library_);
+}
+
+std::string Nccl::load(const std::string& library) {
+  library_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library_ == nullptr) return "cannot load " + library + ": " + dlerror();
+  auto api = std::make_unique<Api>();
+  resolve(library_, "ncclGetLastError", &api->get_last_error);
+  const bool complete = resolve(library_, "ncclGetVersion", &api->get_version) &&
+                        resolve(library_, "ncclGetUniqueId", &api->get_unique_id) &&
+                        resolve(library_, "ncclCommInitRank", &api->comm_init_rank) &&
+                        resolve(library_, "ncclCommDestroy", &api->comm_destroy) &&
+                        resolve(library_, "ncclCommAbort", &api->comm_abort) &&
+                        resolve(library_, "ncclGetErrorString", &api->get_error_string) &&
+                        resolve(library_, "ncclAllReduce", &api->all_reduce) &&
+                        resolve(library_, "ncclAllGather", &api->all_gather) &&
+                        resolve(library_, "ncclReduceScatter", &api->reduce_scatter) &&
+                        resolve(library_, "ncclBroadcast", &api->broadcast) &&
+                        resolve(library_, "ncclSend", &api->send) &&
+                        resolve(library_, "ncclRecv", &api->recv) &&
+                        resolve(library_, "ncclGroupStart", &api->group_start) &&
+                        resolve(library_, "ncclGroupEnd", &api->group_end);
+  if (!complete) return library + " lacks an entry point (NCCL 2.7 or newer is needed)";
+  api_ = api.release();
+  return "";
+}
+
+std::string Nccl::connect(MPI_Comm comm) {
+  int rank = 0;
+  int ranks = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  ncclUniqueId id{};
+  ncclResult_t result = rank == 0 ? api_->get_unique_id(&id) : ncclSuccess;
+  MPI_Bcast(&result, sizeof result, MPI_BYTE, 0, comm);
+  if (result != ncclSuccess) return std::string("ncclGetUniqueId: ") + error_string(result);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
+  result = api_->comm_init_rank(&comm_, ranks, id, rank);
+  if (result == ncclSuccess) return "";
+  std::string reason = std::string("ncclCommInitRank: ") + error_string(result);
+  const char* detail = api_->get_last_error != nullptr ? api_->get_last_error(nullptr) : nullptr;
+  if (detail != nullptr && *detail != '\0') reason += std::string(" (") + detail + ")";
+  comm_ = nullptr;
+  return reason;
+}
+
+std::string Nccl::open(MPI_Comm comm, const std::string& library) {
+  if (comm_ != nullptr || !failure_.empty()) return failure_;  // decided before
+  failure_ = agreed_reason(load(library), comm, library + " cannot be used on another rank");
+  if (!failure_.empty()) return failure_;
+  failure_ = agreed_reason(connect(comm), comm, "NCCL refused another rank");
+  if (!failure_.empty() && comm_ != nullptr) {  // this rank got in, another did not
+    api_->comm_abort(comm_);
+    comm_ = nullptr;
+  }
+  return failure_;
+}
+
+std::string Nccl::version() const {
+  if (api_ == nullptr) return "(not loaded)";
+  int code = 0;
+  check(api_->get_version(&code), "ncclGetVersion");
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
+}
+
+const char* Nccl::error_string(ncclResult_t result) const {
+  return api_ != nullptr ? api_->get_error_string(result) : "NCCL is not loaded";
+}
+
+void Nccl::check(ncclResult_t result, const char* call) const {
+  if (result == ncclSuccess) return;
+  std::string message = std::string(call) + ": " + error_string(result);
+  const char* detail = api_ != nullptr && api_->get_last_error != nullptr
+                           ? api_->get_last_error(comm_)
+                           : nullptr;
+  if (detail != nullptr && *detail != '\0') message += std::string(" (") + detail + ")";
+  die(message);
+}
+
+ncclResult_t Nccl::all_reduce(const void* send, void* recv, size_t count, ncclDataType_t type,
+                              ncclRedOp_t op, cudaStream_t stream) const {
+  if (!ready()) return ncclInvalidUsage;
+  return api_->all_reduce(send, recv, count, type, op, comm_, stream);
+}
+
+ncclResult_t Nccl::all_gather(const void* send, void* recv, size_t count_per_rank,
+                              ncclDataType_t type, cudaStream_t stream) const {
+  if (!ready()) return ncclInvalidUsage;
+  return api_->all_gather(send, recv, count_per_rank, type, comm_, stream);
+}
+
+ncclResult_t Nccl::reduce_scatter(const void* send, void* recv, size_t count_per_rank,
+                                  ncclDataType_t type, ncclRedOp_t op,
+                                  cudaStream_t stream) const {
+  if (!ready()) return ncclInvalidUsage;
+  return api_->reduce_scatter(send, recv, count_per_rank, type, op, comm_, stream);
+}
+
+ncclResult_t Nccl::broadcast(const void* send, void* recv, size_t count, ncclDataType_t type,
+                             int root, cudaStream_t stream) const {
+  if (!ready()) return ncclInvalidUsage;
+  return api_->broadcast(send, recv, count, type, root, comm_, stream);
+}
+
+ncclResult_t Nccl::send(const void* data, size_t count, ncclDataType_t type, int peer,
+                        cudaStream_t stream) const {
+  if (!ready()) return ncclInvalidUsage;
+  return api_->send(data, count, type, peer, comm_, stream);
+}
+
+ncclResult_t Nccl::recv(void* data, size_t count, ncclDataType_t type, int peer,
+                        cudaStream_t stream) const {
+  if (!ready()) return ncclInvalidUsage;
+  return api_->recv(data, count, type, peer, comm_, stream);
+}
+
+ncclResult_t Nccl::group_start() const {
+  return api_ != nullptr ? api_->group_start() : ncclInvalidUsage;
+}
+
+ncclResult_t Nccl::group_end() const {
+  return api_ != nullptr ? api_->group_end() : ncclInvalidUsage;
+}
+
+}  // namespace tca_harness

@@ -1,0 +1,40 @@
+#include "tca_harness/sizes.h"
+
+#include <CLI/CLI.hpp>
+
+namespace tca_harness {
+
+std::optional<size_t> parse_size(const std::string& text) {
+  std::string value = text;
+  const CLI::AsSizeValue as_size(false);  // kb = 1024 bytes
+  try {
+    if (!as_size(value).empty()) return std::nullopt;  // a non-empty result is the complaint
+    size_t bytes = 0;
+    if (!CLI::detail::lexical_cast(value, bytes)) return std::nullopt;
+    return bytes;
+  } catch (const CLI::Error&) {
+    return std::nullopt;
+  }
+}
+
+std::string format_size(size_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (unit < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) + " " + units[unit];
+}
+
+std::vector<size_t> size_series(size_t min, size_t max, size_t factor) {
+  std::vector<size_t> sizes;
+  if (factor < 2) factor = 2;
+  for (size_t bytes = min; bytes <= max && bytes > 0; bytes *= factor) {
+    sizes.push_back(bytes);
+    if (bytes > max / factor) break;  // the next one would pass max (or overflow)
+  }
+  return sizes;
+}
+
+}  // namespace tca_harness
