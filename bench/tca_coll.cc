@@ -19,61 +19,50 @@
 #include <tca/tca.h>
 #include <tca/tca_coll.h>
 
-#ifdef TCA_COLL_CUDA
+#include "tca_harness/check.h"
+#include "tca_harness/options.h"
+#include "tca_harness/ranks.h"
+#include "tca_harness/report.h"
+#include "tca_harness/sizes.h"
+#include "tca_harness/stats.h"
+#include "tca_harness/table.h"
+#include "tca_harness/timer.h"
+
+#ifdef TCA_HARNESS_CUDA
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <tca/tca_coll_cuda.h>
 #include <tca/tca_cuda.h>
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>  // Open MPI's extensions: MPIX_Query_cuda_support
 #endif
-#ifdef TCA_COLL_NCCL
-#include <nccl.h>
+
+#include "tca_harness/cuda_check.h"
+#ifdef TCA_HARNESS_NCCL
+#include "tca_harness/nccl.h"
 #endif
 #endif
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <climits>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace {
 
+// Failures print "tca-coll: rank R: ..." and end the job.
+using tca_harness::all_ranks;
+using tca_harness::check;
+using tca_harness::describe_failure;
+using tca_harness::die;
+
 int g_rank = 0;
 int g_ranks = 1;
-
-[[noreturn]] void die(const std::string& message) {
-  std::fprintf(stderr, "tca-coll: rank %d: %s\n", g_rank, message.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
-}
-
-std::string describe_failure(tcaResult result, const char* call) {
-  const std::string detail = tcaGetLastErrorMessage();
-  return std::string(call) + ": " + (detail.empty() ? tcaGetErrorString(result) : detail);
-}
-
-void check(tcaResult result, const char* call) {
-  if (result != TCA_SUCCESS) die(describe_failure(result, call));
-}
-
-#ifdef TCA_COLL_CUDA
-void check(cudaError_t error, const char* call) {
-  if (error != cudaSuccess) die(std::string(call) + ": " + cudaGetErrorString(error));
-}
-#endif
 
 // ---- data: small integers, exact in every type ----
 
@@ -160,7 +149,7 @@ struct Buffers {
 
 // Writes this rank's contribution of iteration `round` into the send buffer.
 void fill_send(const Shape& shape, const Buffers& buffers, int round) {
-#ifdef TCA_COLL_CUDA
+#ifdef TCA_HARNESS_CUDA
   if (buffers.memory == TCA_MEM_GPU) {
     fill(shape.type, buffers.host, shape.count, g_rank, round);
     check(cudaMemcpy(buffers.send, buffers.host, shape.send_bytes(), cudaMemcpyHostToDevice),
@@ -176,7 +165,7 @@ void fill_send(const Shape& shape, const Buffers& buffers, int round) {
 // Elements of this rank's result that are wrong after iteration `round`.
 size_t wrong_elements(const Shape& shape, const Buffers& buffers, int round) {
   const unsigned char* result = static_cast<const unsigned char*>(buffers.recv);
-#ifdef TCA_COLL_CUDA
+#ifdef TCA_HARNESS_CUDA
   if (buffers.memory == TCA_MEM_GPU) {
     check(cudaMemcpy(buffers.host, buffers.recv, shape.result_bytes(), cudaMemcpyDeviceToHost),
           "cudaMemcpy");
@@ -238,7 +227,7 @@ CollPtr new_collective(const Shape& shape, const Buffers& buffers, tcaCollAlgori
   return CollPtr(coll);
 }
 
-#ifdef TCA_COLL_CUDA
+#ifdef TCA_HARNESS_CUDA
 void describe_program(tcaColl coll, Row* row) {
   int ll = 0;
   check(tcaCollGetProtocol(coll, &ll, &row->channels), "tcaCollGetProtocol");
@@ -260,7 +249,7 @@ class TcaCollective final : public Implementation {
       check(tcaCollWait(coll_.get()), "tcaCollWait");
     }
   }
-#ifdef TCA_COLL_CUDA
+#ifdef TCA_HARNESS_CUDA
   void describe(Row* row) const override {
     if (memory_ == TCA_MEM_GPU) describe_program(coll_.get(), row);
   }
@@ -323,15 +312,7 @@ class MpiCollective final : public Implementation {
   MPI_Comm comm_;
 };
 
-#ifdef TCA_COLL_CUDA
-// Whether `mine` holds on every rank (collective).
-bool all_ranks(bool mine, MPI_Comm comm) {
-  int local = mine ? 1 : 0;
-  int all = 0;
-  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LAND, comm);
-  return all != 0;
-}
-
+#ifdef TCA_HARNESS_CUDA
 // The benchmark's stream on this rank's GPU (made once tcaInit has chosen the device).
 cudaStream_t bench_stream() {
   static const cudaStream_t stream = [] {
@@ -452,125 +433,65 @@ class StreamCollective final : public Implementation {
   std::map<int, cudaGraphExec_t> graphs_;  // by iterations
 };
 
-#ifdef TCA_COLL_NCCL
-// NCCL, loaded at run time (libnccl.so.2 may be absent; then its rows are skipped). One
-// communicator over all ranks serves every row.
-class Nccl {
- public:
-  Nccl() = default;
-  Nccl(const Nccl&) = delete;
-  Nccl& operator=(const Nccl&) = delete;
-  ~Nccl() {
-    if (comm_ != nullptr) destroy_(comm_);
-    if (library_ != nullptr) dlclose(library_);
+#ifdef TCA_HARNESS_NCCL
+// NCCL, loaded at run time (libnccl.so.2 may be absent, or refuse the job's GPUs; then its rows
+// are skipped with a note). One communicator over all ranks serves every row.
+ncclDataType_t nccl_type(tcaDataType type) {
+  switch (type) {
+    case TCA_INT32:
+      return ncclInt32;
+    case TCA_INT64:
+      return ncclInt64;
+    case TCA_FLOAT:
+      return ncclFloat32;
+    case TCA_DOUBLE:
+      return ncclFloat64;
   }
-  // Why NCCL cannot be used here, or "".
-  std::string load() {
-    library_ = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (library_ == nullptr) return std::string("cannot load libnccl.so.2: ") + dlerror();
-    get_version_ = symbol<decltype(get_version_)>("ncclGetVersion");
-    get_unique_id_ = symbol<decltype(get_unique_id_)>("ncclGetUniqueId");
-    init_rank_ = symbol<decltype(init_rank_)>("ncclCommInitRank");
-    all_reduce_ = symbol<decltype(all_reduce_)>("ncclAllReduce");
-    all_gather_ = symbol<decltype(all_gather_)>("ncclAllGather");
-    destroy_ = symbol<decltype(destroy_)>("ncclCommDestroy");
-    error_string_ = symbol<decltype(error_string_)>("ncclGetErrorString");
-    if (!get_version_ || !get_unique_id_ || !init_rank_ || !all_reduce_ || !all_gather_ ||
-        !destroy_ || !error_string_)
-      return "libnccl.so.2 lacks an entry point tca-coll uses";
-    return "";
-  }
-  // Collective: the communicator over every rank of `mpi`.
-  void connect(MPI_Comm mpi) {
-    ncclUniqueId id{};
-    if (g_rank == 0) nccl_check(get_unique_id_(&id), "ncclGetUniqueId");
-    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi);
-    nccl_check(init_rank_(&comm_, g_ranks, id, g_rank), "ncclCommInitRank");
-  }
-  std::string version() {
-    int code = 0;
-    nccl_check(get_version_(&code), "ncclGetVersion");
-    return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
-           std::to_string(code % 100);
-  }
-  void enqueue(const Shape& shape, const Buffers& buffers, cudaStream_t stream) {
-    if (shape.kind == TCA_COLL_ALLREDUCE)
-      nccl_check(all_reduce_(buffers.send, buffers.recv, shape.count, nccl_type(shape.type),
-                             nccl_op(shape.op), comm_, stream),
-                 "ncclAllReduce");
-    else
-      nccl_check(all_gather_(buffers.send, buffers.recv, shape.count, nccl_type(shape.type), comm_,
-                             stream),
-                 "ncclAllGather");
-  }
+  return ncclFloat64;
+}
 
- private:
-  template <typename Function>
-  Function symbol(const char* name) {
-    return reinterpret_cast<Function>(dlsym(library_, name));
+ncclRedOp_t nccl_op(tcaRedOp op) {
+  switch (op) {
+    case TCA_SUM:
+      return ncclSum;
+    case TCA_MAX:
+      return ncclMax;
+    case TCA_MIN:
+      return ncclMin;
   }
-  void nccl_check(ncclResult_t result, const char* call) {
-    if (result != ncclSuccess) die(std::string(call) + ": " + error_string_(result));
-  }
-  static ncclDataType_t nccl_type(tcaDataType type) {
-    switch (type) {
-      case TCA_INT32:
-        return ncclInt32;
-      case TCA_INT64:
-        return ncclInt64;
-      case TCA_FLOAT:
-        return ncclFloat32;
-      case TCA_DOUBLE:
-        return ncclFloat64;
-    }
-    return ncclFloat64;
-  }
-  static ncclRedOp_t nccl_op(tcaRedOp op) {
-    switch (op) {
-      case TCA_SUM:
-        return ncclSum;
-      case TCA_MAX:
-        return ncclMax;
-      case TCA_MIN:
-        return ncclMin;
-    }
-    return ncclSum;
-  }
-
-  void* library_ = nullptr;
-  ncclComm_t comm_ = nullptr;
-  ncclResult_t (*get_version_)(int*) = nullptr;
-  ncclResult_t (*get_unique_id_)(ncclUniqueId*) = nullptr;
-  ncclResult_t (*init_rank_)(ncclComm_t*, int, ncclUniqueId, int) = nullptr;
-  ncclResult_t (*all_reduce_)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
-                              cudaStream_t) = nullptr;
-  ncclResult_t (*all_gather_)(const void*, void*, size_t, ncclDataType_t, ncclComm_t,
-                              cudaStream_t) = nullptr;
-  ncclResult_t (*destroy_)(ncclComm_t) = nullptr;
-  const char* (*error_string_)(ncclResult_t) = nullptr;
-};
+  return ncclSum;
+}
 
 class NcclStreamOp final : public StreamOp {
  public:
-  NcclStreamOp(Nccl& nccl, const Shape& shape, const Buffers& buffers)
+  NcclStreamOp(const tca_harness::Nccl& nccl, const Shape& shape, const Buffers& buffers)
       : nccl_(nccl), shape_(shape), buffers_(buffers) {}
-  void enqueue(cudaStream_t stream) override { nccl_.enqueue(shape_, buffers_, stream); }
+  void enqueue(cudaStream_t stream) override {
+    if (shape_.kind == TCA_COLL_ALLREDUCE)
+      nccl_.check(nccl_.all_reduce(buffers_.send, buffers_.recv, shape_.count,
+                                   nccl_type(shape_.type), nccl_op(shape_.op), stream),
+                  "ncclAllReduce");
+    else
+      nccl_.check(nccl_.all_gather(buffers_.send, buffers_.recv, shape_.count,
+                                   nccl_type(shape_.type), stream),
+                  "ncclAllGather");
+  }
 
  private:
-  Nccl& nccl_;
+  const tca_harness::Nccl& nccl_;
   Shape shape_;
   Buffers buffers_;
 };
-#endif  // TCA_COLL_NCCL
-#endif  // TCA_COLL_CUDA
+#endif  // TCA_HARNESS_NCCL
+#endif  // TCA_HARNESS_CUDA
 
 // What the implementations share beyond shape and buffers.
 struct Context {
   MPI_Comm comm = MPI_COMM_NULL;  // the benchmark's own traffic
   bool mpi_staged = false;        // GPU memory and an MPI that is not CUDA-aware
   std::string nccl_missing;       // why ref.nccl* cannot run, or ""
-#ifdef TCA_COLL_NCCL
-  std::unique_ptr<Nccl> nccl;
+#ifdef TCA_HARNESS_NCCL
+  std::unique_ptr<tca_harness::Nccl> nccl;
 #endif
 };
 
@@ -626,7 +547,7 @@ std::string skip_reason(const Impl& impl, const Context& context) {
 std::unique_ptr<Implementation> open_impl(const Impl& impl, const Shape& shape,
                                           const Buffers& buffers, const Context& context) {
   if (impl.source == Source::kMpi) {
-#ifdef TCA_COLL_CUDA
+#ifdef TCA_HARNESS_CUDA
     if (context.mpi_staged)
       return std::make_unique<StagedMpiCollective>(shape, buffers, context.comm);
 #endif
@@ -634,9 +555,9 @@ std::unique_ptr<Implementation> open_impl(const Impl& impl, const Shape& shape,
   }
   if (impl.form == Form::kHost)
     return std::make_unique<TcaCollective>(shape, buffers, impl.algorithm, impl.resident_idle_us);
-#ifdef TCA_COLL_CUDA
+#ifdef TCA_HARNESS_CUDA
   std::unique_ptr<StreamOp> op;
-#ifdef TCA_COLL_NCCL
+#ifdef TCA_HARNESS_NCCL
   if (impl.source == Source::kNccl)
     op = std::make_unique<NcclStreamOp>(*context.nccl, shape, buffers);
 #endif
@@ -683,47 +604,45 @@ int iterations_for(const Options& options, size_t bytes) {
 }
 
 std::vector<size_t> sizes(const Options& options) {
-  std::vector<size_t> result;
-  for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= options.factor) {
-    result.push_back(bytes);
-    if (bytes > options.max_bytes / options.factor) break;
-  }
-  return result;
+  return tca_harness::size_series(options.min_bytes, options.max_bytes, options.factor);
 }
 
-void print_line(const Options& options, const char* format, ...)
-    __attribute__((format(printf, 2, 3)));
-void print_line(const Options& options, const char* format, ...) {
-  if (g_rank != 0) return;
-  FILE* stream = options.json ? stderr : stdout;  // stdout carries the JSON then
-  va_list args;
-  va_start(args, format);
-  std::vfprintf(stream, format, args);
-  va_end(args);
-  std::fputc('\n', stream);
-  std::fflush(stream);
-}
-
-std::string human_bytes(size_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int unit = 0;
-  while (unit < 3 && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
+// The table (stdout, or stderr with --json) and the JSON report, written by rank 0. The last
+// column on GPU memory: a tca program's protocol x channels, or whether MPI was staged.
+struct Output {
+  Output(const Options& options, int rank)
+      : table(options.json, rank == 0), report("tca-coll", rank == 0) {
+    using tca_harness::Align;
+    std::vector<tca_harness::Column> columns = {{"collective", 10},
+                                                {"impl", 29, Align::kLeft, 3, "", "  "},
+                                                {"size(B)", 12},
+                                                {"count", 12, Align::kRight, 3, "(elements)"},
+                                                {"type", 7},
+                                                {"redop", 6},
+                                                {"time(us)", 10, Align::kRight, 2},
+                                                {"algbw", 8, Align::kRight, 3, "(GB/s)"},
+                                                {"busbw", 8, Align::kRight, 3, "(GB/s)"},
+                                                {"#wrong", 6}};
+    if (options.memory == "gpu") columns.push_back({"notes", 0, Align::kLeft, 3, "", "  "});
+    table.set_columns(std::move(columns));
+    report.set("ranks", g_ranks);
+    report.set("memory", options.memory);
   }
-  return std::to_string(bytes) + " " + units[unit];
-}
+  tca_harness::Table table;
+  tca_harness::Report report;
+};
 
 // The automatic choice over this run's sizes, as ranges of equal choice.
-void print_auto_table(const Options& options, tcaCollKind kind, tcaMemKind memory,
-                      const char* name) {
+void print_auto_table(const Options& options, const Output& output, tcaCollKind kind,
+                      tcaMemKind memory, const char* name) {
   std::string line;
   tcaCollAlgorithm current = TCA_COLL_AUTO;
   size_t range_start = 0;
   size_t previous = 0;
   auto close_range = [&] {
     if (current == TCA_COLL_AUTO) return;
-    line += "  " + human_bytes(range_start) + ".." + human_bytes(previous) + ": " +
+    line += "  " + tca_harness::format_size(range_start) + ".." +
+            tca_harness::format_size(previous) + ": " +
             tcaCollAlgorithmName(current) + ";";
   };
   for (size_t bytes : sizes(options)) {
@@ -737,38 +656,28 @@ void print_auto_table(const Options& options, tcaCollKind kind, tcaMemKind memor
     previous = bytes;
   }
   close_range();
-  print_line(options, "# tca.auto %s on %d ranks, %s memory:%s", name, g_ranks,
-             options.memory.c_str(), line.c_str());
+  output.table.comment(tca_harness::format("tca.auto %s on %d ranks, %s memory:%s", name,
+                                           g_ranks, options.memory.c_str(), line.c_str()));
 }
 
 // ---- the driver ----
-
-double seconds_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 // Seconds per call of one batch on this rank; `wrong` gathers this rank's wrong elements.
 double time_batch(Implementation& impl, const Shape& shape, const Buffers& buffers, int iterations,
                   bool check_each, int* round, size_t* wrong, MPI_Comm comm) {
   MPI_Barrier(comm);
   if (!check_each) {
-    const double start = seconds_now();
+    const double start = tca_harness::now_seconds();
     impl.run(iterations);
-    return (seconds_now() - start) / iterations;
+    return (tca_harness::now_seconds() - start) / iterations;
   }
   double busy = 0;
   for (int i = 0; i < iterations; ++i) {
     ++*round;
     fill_send(shape, buffers, *round);
-    const double start = seconds_now();
+    const double start = tca_harness::now_seconds();
     impl.run(1);
-    busy += seconds_now() - start;
+    busy += tca_harness::now_seconds() - start;
     *wrong += wrong_elements(shape, buffers, *round);
   }
   return busy / iterations;
@@ -789,7 +698,7 @@ Row measure(const Impl& impl_spec, const Shape& shape, const Buffers& buffers,
                                  &round, &wrong, context.comm));
   if (!options.check_every_iteration) wrong = wrong_elements(shape, buffers, round);
 
-  double mine = median(seconds);
+  double mine = tca_harness::median(seconds);
   double slowest = 0;
   MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, context.comm);
   unsigned long long wrong_here = wrong;
@@ -814,57 +723,40 @@ Row measure(const Impl& impl_spec, const Shape& shape, const Buffers& buffers,
   return row;
 }
 
-// The table's last column on GPU memory: a tca program's protocol x channels, or whether MPI
-// was staged through host memory.
+// The last column on GPU memory: a tca program's protocol x channels, or whether MPI was
+// staged through host memory.
 std::string notes(const Row& row) {
-  if (!row.protocol.empty()) return "  " + row.protocol + " x" + std::to_string(row.channels);
-  if (row.staged.has_value()) return *row.staged ? "  staged" : "  device";
+  if (!row.protocol.empty()) return row.protocol + " x" + std::to_string(row.channels);
+  if (row.staged.has_value()) return *row.staged ? "staged" : "device";
   return "";
 }
 
-void print_row(const Options& options, const Row& row) {
-  print_line(options, "%10s  %-29s %12zu %12zu %7s %6s %10.2f %8.3f %8.3f %6zu%s",
-             row.collective.c_str(), row.impl.c_str(), row.bytes, row.count, row.type.c_str(),
-             row.op.c_str(), row.time_us, row.algbw_GBps, row.busbw_GBps, row.wrong,
-             notes(row).c_str());
-}
-
-void print_json(const Options& options, const std::vector<Row>& rows) {
-  nlohmann::ordered_json json_rows = nlohmann::ordered_json::array();
-  for (const Row& row : rows) {
-    nlohmann::ordered_json json_row = {{"collective", row.collective},
-                                       {"impl", row.impl},
-                                       {"bytes", row.bytes},
-                                       {"count", row.count},
-                                       {"type", row.type},
-                                       {"op", row.op},
-                                       {"time_us", row.time_us},
-                                       {"algbw_GBps", row.algbw_GBps},
-                                       {"busbw_GBps", row.busbw_GBps},
-                                       {"wrong", row.wrong}};
-    if (!row.protocol.empty()) {
-      json_row["protocol"] = row.protocol;
-      json_row["channels"] = row.channels;
-    }
-    if (row.staged.has_value()) json_row["staged"] = *row.staged;
-    json_rows.push_back(json_row);
+void report_row(Output* output, const Row& row) {
+  output->table.row({row.collective, row.impl, row.bytes, row.count, row.type, row.op,
+                     row.time_us, row.algbw_GBps, row.busbw_GBps, row.wrong, notes(row)});
+  nlohmann::ordered_json json_row = {{"collective", row.collective},
+                                     {"impl", row.impl},
+                                     {"bytes", row.bytes},
+                                     {"count", row.count},
+                                     {"type", row.type},
+                                     {"op", row.op},
+                                     {"time_us", row.time_us},
+                                     {"algbw_GBps", row.algbw_GBps},
+                                     {"busbw_GBps", row.busbw_GBps},
+                                     {"wrong", row.wrong}};
+  if (!row.protocol.empty()) {
+    json_row["protocol"] = row.protocol;
+    json_row["channels"] = row.channels;
   }
-  const nlohmann::ordered_json document = {{"benchmark", "tca-coll"},
-                                           {"ranks", g_ranks},
-                                           {"memory", options.memory},
-                                           {"rows", json_rows}};
-  std::cout << document.dump(2) << std::endl;
+  if (row.staged.has_value()) json_row["staged"] = *row.staged;
+  output->report.add_row(std::move(json_row));
 }
 
-void add_options(CLI::App& app, Options& options, const std::vector<std::string>& impl_names) {
-  app.add_option("-b,--minbytes", options.min_bytes, "Smallest result size")
-      ->transform(CLI::AsSizeValue(false))
-      ->check(CLI::Range(size_t{1}, size_t{1} << 31))
-      ->capture_default_str();
-  app.add_option("-e,--maxbytes", options.max_bytes, "Largest result size")
-      ->transform(CLI::AsSizeValue(false))
-      ->check(CLI::Range(size_t{1}, size_t{1} << 31))
-      ->capture_default_str();
+void add_options(tca_harness::Cli& cli, Options& options,
+                 const std::vector<std::string>& impl_names) {
+  CLI::App& app = cli.app();
+  cli.add_size("-b,--minbytes", options.min_bytes, "Smallest result size", 1, size_t{1} << 31);
+  cli.add_size("-e,--maxbytes", options.max_bytes, "Largest result size", 1, size_t{1} << 31);
   app.add_option("-f,--stepfactor", options.factor, "Each size is the previous one times this")
       ->check(CLI::Range(size_t{2}, size_t{1024}))
       ->capture_default_str();
@@ -899,9 +791,9 @@ void add_options(CLI::App& app, Options& options, const std::vector<std::string>
                  "_graph rows and NCCL)")
       ->check(CLI::IsMember({"cpu", "gpu"}))
       ->capture_default_str();
-  app.add_option("-i,--impl", options.impls, "Only these implementations (repeatable)")
-      ->check(CLI::IsMember(impl_names));
-  app.add_flag("--json", options.json, "Print one JSON object on stdout (the table on stderr)");
+  cli.add_repeatable("-i,--impl", options.impls, "Only these implementations (repeatable)",
+                     impl_names);
+  cli.add_json(options.json);
 }
 
 bool selected(const Options& options, const Impl& impl) {
@@ -920,16 +812,17 @@ void validate(const Options& options) {
       if (std::find(cpu_names.begin(), cpu_names.end(), name) == cpu_names.end())
         throw CLI::ValidationError("--impl", name + " needs --memory gpu");
   }
-#ifndef TCA_COLL_CUDA
+#ifndef TCA_HARNESS_CUDA
   if (options.memory == "gpu")
     throw CLI::ValidationError("--memory", "gpu needs a CUDA build of tca-coll");
 #endif
 }
 
-#ifdef TCA_COLL_CUDA
+#ifdef TCA_HARNESS_CUDA
 // GPU memory: makes sure every rank has a GPU, and finds out how MPI and NCCL can run.
 // False (after saying why) where the run cannot go on.
-bool open_gpu(const Options& options, const std::vector<Impl>& impls, Context* context) {
+bool open_gpu(const Options& options, const Output& output, const std::vector<Impl>& impls,
+              Context* context) {
   int device = -1;
   const tcaResult has_gpu = tcaCudaDevice(&device);
   if (has_gpu != TCA_SUCCESS)
@@ -938,36 +831,36 @@ bool open_gpu(const Options& options, const std::vector<Impl>& impls, Context* c
   if (!all_ranks(has_gpu == TCA_SUCCESS, context->comm)) return false;
 
   context->mpi_staged = !all_ranks(mpi_cuda_aware(), context->comm);
-  print_line(options,
-             "# memory gpu: tca.<alg>: tcaCollStart + tcaCollWait per call; _stream: N "
-             "tcaCollStartStream back to back on one stream, one cudaStreamSynchronize; _graph: "
-             "N iterations in one CUDA graph, replayed; time / N; tca.auto_resident: host-called, "
-             "served by a resident kernel (resident_idle_us %u) where the object runs in one "
-             "block",
-             kBenchResidentIdleUs);
-  print_line(options, "# ref.mpi: %s",
-             context->mpi_staged ? "staged: MPI is not CUDA-aware, each call copies through "
-                                   "pinned host buffers (timed)"
-                                 : "on the GPU buffers (CUDA-aware MPI)");
+  output.table.comment(tca_harness::format(
+      "memory gpu: tca.<alg>: tcaCollStart + tcaCollWait per call; _stream: N "
+      "tcaCollStartStream back to back on one stream, one cudaStreamSynchronize; _graph: "
+      "N iterations in one CUDA graph, replayed; time / N; tca.auto_resident: host-called, "
+      "served by a resident kernel (resident_idle_us %u) where the object runs in one "
+      "block",
+      kBenchResidentIdleUs));
+  output.table.comment(std::string("ref.mpi: ") +
+                       (context->mpi_staged
+                            ? "staged: MPI is not CUDA-aware, each call copies through "
+                              "pinned host buffers (timed)"
+                            : "on the GPU buffers (CUDA-aware MPI)"));
   const bool wants_nccl = std::any_of(impls.begin(), impls.end(), [&](const Impl& impl) {
     return impl.source == Source::kNccl && selected(options, impl);
   });
   if (!wants_nccl) return true;
-#ifdef TCA_COLL_NCCL
-  context->nccl = std::make_unique<Nccl>();
-  const std::string missing = context->nccl->load();
-  if (!all_ranks(missing.empty(), context->comm)) {
-    context->nccl_missing = missing.empty() ? "libnccl.so.2 is missing on another rank" : missing;
+#ifdef TCA_HARNESS_NCCL
+  // NCCL that is missing or refuses the job (two ranks on one GPU) only skips its rows.
+  context->nccl = std::make_unique<tca_harness::Nccl>();
+  context->nccl_missing = context->nccl->open(context->comm);
+  if (!context->nccl_missing.empty()) {
     context->nccl.reset();
     return true;
   }
-  context->nccl->connect(context->comm);
   const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
-  print_line(options,
-             "# ref.nccl: NCCL %s, N calls back to back then one synchronization; "
-             "ref.nccl_graph: N calls in one CUDA graph; ref.nccl_sync: a synchronization per "
-             "call; NCCL_NVLS_ENABLE=%s",
-             context->nccl->version().c_str(), nvls != nullptr ? nvls : "(unset)");
+  output.table.comment(tca_harness::format(
+      "ref.nccl: NCCL %s, N calls back to back then one synchronization; "
+      "ref.nccl_graph: N calls in one CUDA graph; ref.nccl_sync: a synchronization per "
+      "call; NCCL_NVLS_ENABLE=%s",
+      context->nccl->version().c_str(), nvls != nullptr ? nvls : "(unset)"));
 #else
   context->nccl_missing = "built without nccl.h";
 #endif
@@ -981,23 +874,21 @@ int main(int argc, char** argv) {
   // The program owns MPI (for its reference rows); tca leaves MPI's lifetime to it.
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  tca_harness::set_program_name("tca-coll");
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
 
   std::vector<std::string> impl_names;
   for (const Impl& impl : all_impls(TCA_MEM_GPU)) impl_names.push_back(impl.name);
-  CLI::App app{
+  tca_harness::Cli cli{
       "tca-coll: allreduce and allgather of every tca algorithm next to MPI (and NCCL on GPU "
       "memory) (run: mpirun -n N tca-coll)"};
   Options options;
-  add_options(app, options, impl_names);
-  try {
-    app.parse(argc, argv);
-    validate(options);
-  } catch (const CLI::ParseError& error) {
-    const int code = g_rank == 0 ? app.exit(error) : error.get_exit_code();
+  add_options(cli, options, impl_names);
+  if (const std::optional<int> code =
+          cli.parse(argc, argv, g_rank, [&] { validate(options); })) {
     MPI_Finalize();
-    return code;
+    return *code;
   }
 
   tcaConfig config{options.transport.c_str(), 0};
@@ -1016,10 +907,13 @@ int main(int argc, char** argv) {
 
   const char* transport = "self";
   if (g_ranks > 1) check(tcaPeerTransport((g_rank + 1) % g_ranks, &transport), "tcaPeerTransport");
-  print_line(options, "# tca-coll %d.%d: %d ranks, tca transport %s (to the next rank)",
-             TCA_VERSION_MAJOR, TCA_VERSION_MINOR, g_ranks, transport);
-#ifdef TCA_COLL_CUDA
-  if (memory == TCA_MEM_GPU && !open_gpu(options, impls, &context)) {
+  Output output(options, g_rank);
+  output.table.comment(tca_harness::format("tca-coll %d.%d: %d ranks, tca transport %s (to the "
+                                           "next rank)",
+                                           TCA_VERSION_MAJOR, TCA_VERSION_MINOR, g_ranks,
+                                           transport));
+#ifdef TCA_HARNESS_CUDA
+  if (memory == TCA_MEM_GPU && !open_gpu(options, output, impls, &context)) {
     MPI_Comm_free(&context.comm);
     check(tcaFinalize(), "tcaFinalize");
     MPI_Finalize();
@@ -1036,29 +930,25 @@ int main(int argc, char** argv) {
   std::vector<unsigned char> host_copy(memory == TCA_MEM_GPU ? largest : 0);
   buffers.host = host_copy.data();
 
-  print_line(options, "# time: slowest rank's mean per call, median of %d batches%s",
-             options.batches,
-             options.check_every_iteration ? "; -c 1: every iteration checked" : "");
+  output.table.comment(tca_harness::format(
+      "time: slowest rank's mean per call, median of %d batches%s", options.batches,
+      options.check_every_iteration ? "; -c 1: every iteration checked" : ""));
   for (tcaCollKind kind : kinds)
-    print_auto_table(options, kind, memory, kind == TCA_COLL_ALLREDUCE ? "allreduce" : "allgather");
-  const char* notes_header = memory == TCA_MEM_GPU ? "  notes" : "";
-  print_line(options, "# %8s  %-29s %12s %12s %7s %6s %10s %8s %8s %6s%s", "collective", "impl",
-             "size(B)", "count", "type", "redop", "time(us)", "algbw", "busbw", "#wrong",
-             notes_header);
-  print_line(options, "# %8s  %-29s %12s %12s %7s %6s %10s %8s %8s %6s", "", "", "", "(elements)",
-             "", "", "", "(GB/s)", "(GB/s)", "");
+    print_auto_table(options, output, kind, memory,
+                     kind == TCA_COLL_ALLREDUCE ? "allreduce" : "allgather");
+  output.table.header();
+  output.table.units();
   if (memory == TCA_MEM_GPU)
-    print_line(options,
-               "# notes: tca protocol x channels (tcaCollGetProtocol); ref.mpi staged "
-               "through host memory, or on the device buffers");
+    output.table.comment(
+        "notes: tca protocol x channels (tcaCollGetProtocol); ref.mpi staged "
+        "through host memory, or on the device buffers");
 
-  std::vector<Row> rows;
   size_t total_wrong = 0;
   for (tcaCollKind kind : kinds) {
     for (const Impl& impl : impls) {
       if (!selected(options, impl)) continue;
       if (const std::string reason = skip_reason(impl, context); !reason.empty()) {
-        print_line(options, "# %s: skipped, %s", impl.name.c_str(), reason.c_str());
+        tca_harness::skip_note(output.table, output.report, impl.name + ": skipped, " + reason);
         continue;
       }
       for (size_t bytes : sizes(options)) {
@@ -1066,16 +956,15 @@ int main(int argc, char** argv) {
         const Shape shape{kind, type, op, per_rank / element};
         if (shape.count == 0 || shape.count > INT_MAX) continue;
         const Row row = measure(impl, shape, buffers, options, context);
-        print_row(options, row);
+        report_row(&output, row);
         total_wrong += row.wrong;
-        rows.push_back(row);
       }
     }
   }
-  if (g_rank == 0 && options.json) print_json(options, rows);
+  if (options.json) output.report.print();
 
   MPI_Barrier(context.comm);
-#ifdef TCA_COLL_NCCL
+#ifdef TCA_HARNESS_NCCL
   context.nccl.reset();
 #endif
   check(tcaFree(buffers.send), "tcaFree");

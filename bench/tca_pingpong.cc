@@ -10,30 +10,32 @@
 #include <mpi.h>
 #include <tca/tca.h>
 
-#ifdef TCA_PINGPONG_CUDA
+#include "tca_harness/check.h"
+#include "tca_harness/options.h"
+#include "tca_harness/ranks.h"
+#include "tca_harness/report.h"
+#include "tca_harness/sizes.h"
+#include "tca_harness/stats.h"
+#include "tca_harness/table.h"
+#include "tca_harness/timer.h"
+
+#ifdef TCA_HARNESS_CUDA
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <tca/tca_cuda.h>
 
 #include "device_pingpong.h"
-#ifdef TCA_PINGPONG_NCCL
-#include <nccl.h>
+#include "tca_harness/cuda_check.h"
+#ifdef TCA_HARNESS_NCCL
+#include "tca_harness/nccl.h"
 #endif
 #endif
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <iostream>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -51,23 +53,12 @@ constexpr size_t kBytesPerBatch = size_t{32} << 20;
 constexpr int kMinIterations = 4;
 constexpr int kMaxIterations = 1000;
 
+// Failures print "tca-pingpong: rank R: ..." and end the job (the peer may be blocked in a wait).
+using tca_harness::check;
+using tca_harness::describe_failure;
+using tca_harness::die;
+
 int g_rank = 0;
-
-[[noreturn]] void die(const std::string& message) {
-  std::fprintf(stderr, "tca-pingpong: rank %d: %s\n", g_rank, message.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);  // the peer may be blocked in a wait: take it down too
-  std::exit(1);
-}
-
-std::string describe_failure(tcaResult result, const char* call) {
-  const std::string detail = tcaGetLastErrorMessage();  // starts with the error's name
-  return std::string(call) + ": " + (detail.empty() ? tcaGetErrorString(result) : detail);
-}
-
-void check(tcaResult result, const char* call) {
-  if (result != TCA_SUCCESS) die(describe_failure(result, call));
-}
 
 // ---- where a message lies, and how to fill and check it ----
 
@@ -128,14 +119,8 @@ std::string find_corruption(const unsigned char* buffer, const Layout& layout, u
 
 // ---- message buffers of either memory kind, seen from the host ----
 
-#ifdef TCA_PINGPONG_CUDA
-void check(cudaError_t error, const char* call) {
-  if (error != cudaSuccess) die(std::string(call) + ": " + cudaGetErrorString(error));
-}
-#endif
-
 void fill_message(tcaMemKind kind, unsigned char* buffer, const Layout& layout, uint64_t seed) {
-#ifdef TCA_PINGPONG_CUDA
+#ifdef TCA_HARNESS_CUDA
   if (kind == TCA_MEM_GPU) {
     std::vector<unsigned char> staged(layout.extent());
     fill_pattern(staged.data(), layout, seed);
@@ -150,7 +135,7 @@ void fill_message(tcaMemKind kind, unsigned char* buffer, const Layout& layout, 
 }
 
 void poison_message(tcaMemKind kind, unsigned char* buffer, const Layout& layout) {
-#ifdef TCA_PINGPONG_CUDA
+#ifdef TCA_HARNESS_CUDA
   if (kind == TCA_MEM_GPU) {
     check(cudaMemset(buffer, kPoison, layout.extent()), "cudaMemset");
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // poisoned before the barrier
@@ -163,7 +148,7 @@ void poison_message(tcaMemKind kind, unsigned char* buffer, const Layout& layout
 
 std::string check_message(tcaMemKind kind, const unsigned char* buffer, const Layout& layout,
                           uint64_t seed) {
-#ifdef TCA_PINGPONG_CUDA
+#ifdef TCA_HARNESS_CUDA
   if (kind == TCA_MEM_GPU) {
     std::vector<unsigned char> landed(layout.extent());
     check(cudaMemcpy(landed.data(), buffer, landed.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
@@ -284,7 +269,7 @@ class LocalMemcpyChannel final : public Channel {
   size_t bytes_;
 };
 
-#ifdef TCA_PINGPONG_CUDA
+#ifdef TCA_HARNESS_CUDA
 // The benchmark's stream on this rank's GPU (made once tcaInit has chosen the device).
 cudaStream_t gpu_stream() {
   static const cudaStream_t stream = [] {
@@ -337,13 +322,13 @@ class DevicePutSignalChannel final : public Channel {
     pingpong.rounds = iterations;
     pingpong.threads = bytes_ <= 64 ? 1 : 256;  // small messages: the thread form
     pingpong.initiator = rank == 0;
-    const auto start = std::chrono::steady_clock::now();
+    const tca_harness::Timer timer;
     check(tca_tools::launch_device_pingpong(pingpong, gpu_stream()), "launch_device_pingpong");
     check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    const double elapsed = timer.seconds();
     sequence_->sent += iterations;
     sequence_->received += iterations;
-    return elapsed.count() / (2.0 * iterations);
+    return elapsed / (2.0 * iterations);
   }
 
  private:
@@ -409,13 +394,13 @@ class DeviceInlineChannel final : public Channel {
     // warp's worth of cells, a lane each; then a block.
     pingpong.threads = bytes_ <= 8 ? 1 : bytes_ <= 128 ? 32 : bytes_ <= 4096 ? 256 : 1024;
     pingpong.initiator = rank_ == 0;
-    const auto start = std::chrono::steady_clock::now();
+    const tca_harness::Timer timer;
     check(tca_tools::launch_device_pingpong(pingpong, gpu_stream()), "launch_device_pingpong");
     check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    const double elapsed = timer.seconds();
     sent_ += static_cast<uint32_t>(iterations);
     received_ += static_cast<uint32_t>(iterations);
-    return elapsed.count() / (2.0 * iterations);
+    return elapsed / (2.0 * iterations);
   }
 
  private:
@@ -453,85 +438,32 @@ class CudaMemcpyChannel final : public Channel {
   int peer_;
 };
 
-#ifdef TCA_PINGPONG_NCCL
-// Reference: NCCL send/recv, loaded at run time (libnccl.so.2 may be absent; then the row is
-// skipped). One communicator serves every size.
-class Nccl {
- public:
-  // Why NCCL cannot be used here, or "".
-  std::string load() {
-    library_ = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (library_ == nullptr) return std::string("cannot load libnccl.so.2: ") + dlerror();
-    get_unique_id_ = symbol<decltype(get_unique_id_)>("ncclGetUniqueId");
-    init_rank_ = symbol<decltype(init_rank_)>("ncclCommInitRank");
-    send_ = symbol<decltype(send_)>("ncclSend");
-    recv_ = symbol<decltype(recv_)>("ncclRecv");
-    destroy_ = symbol<decltype(destroy_)>("ncclCommDestroy");
-    if (!get_unique_id_ || !init_rank_ || !send_ || !recv_ || !destroy_)
-      return "libnccl.so.2 lacks a send/recv entry point";
-    return "";
-  }
-  ~Nccl() {
-    if (comm_ != nullptr) destroy_(comm_);
-    if (library_ != nullptr) dlclose(library_);
-  }
-  // Collective over the two ranks; the first channel makes the communicator.
-  ncclComm_t comm(int rank, MPI_Comm mpi) {
-    if (comm_ != nullptr) return comm_;
-    ncclUniqueId id{};
-    if (rank == 0) nccl_check(get_unique_id_(&id), "ncclGetUniqueId");
-    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi);
-    nccl_check(init_rank_(&comm_, 2, id, rank), "ncclCommInitRank");
-    return comm_;
-  }
-  void send(const void* data, size_t bytes, int peer, ncclComm_t comm) {
-    nccl_check(send_(data, bytes, ncclUint8, peer, comm, gpu_stream()), "ncclSend");
-    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
-  }
-  void recv(void* data, size_t bytes, int peer, ncclComm_t comm) {
-    nccl_check(recv_(data, bytes, ncclUint8, peer, comm, gpu_stream()), "ncclRecv");
-    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
-  }
-
- private:
-  template <typename Function>
-  Function symbol(const char* name) {
-    return reinterpret_cast<Function>(dlsym(library_, name));
-  }
-  static void nccl_check(ncclResult_t result, const char* call) {
-    if (result != ncclSuccess)
-      die(std::string(call) + " failed: NCCL error " + std::to_string(result));
-  }
-
-  void* library_ = nullptr;
-  ncclComm_t comm_ = nullptr;
-  ncclResult_t (*get_unique_id_)(ncclUniqueId*) = nullptr;
-  ncclResult_t (*init_rank_)(ncclComm_t*, int, ncclUniqueId, int) = nullptr;
-  ncclResult_t (*send_)(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
-      nullptr;
-  ncclResult_t (*recv_)(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
-  ncclResult_t (*destroy_)(ncclComm_t) = nullptr;
-};
-
+#ifdef TCA_HARNESS_NCCL
+// Reference: NCCL send/recv, loaded at run time (libnccl.so.2 may be absent, or refuse two
+// ranks on one GPU; then the row is skipped with a note). One communicator serves every size.
 class NcclChannel final : public Channel {
  public:
-  NcclChannel(Nccl& nccl, const unsigned char* my_send, unsigned char* my_recv, size_t bytes,
-              int rank, int peer, MPI_Comm mpi)
-      : nccl_(nccl), comm_(nccl.comm(rank, mpi)), my_send_(my_send), my_recv_(my_recv),
-        bytes_(bytes), peer_(peer) {}
-  void send() override { nccl_.send(my_send_, bytes_, peer_, comm_); }
-  void wait_for_peer() override { nccl_.recv(my_recv_, bytes_, peer_, comm_); }
+  NcclChannel(const tca_harness::Nccl& nccl, const unsigned char* my_send, unsigned char* my_recv,
+              size_t bytes, int peer)
+      : nccl_(nccl), my_send_(my_send), my_recv_(my_recv), bytes_(bytes), peer_(peer) {}
+  void send() override {
+    nccl_.check(nccl_.send(my_send_, bytes_, ncclUint8, peer_, gpu_stream()), "ncclSend");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+  }
+  void wait_for_peer() override {
+    nccl_.check(nccl_.recv(my_recv_, bytes_, ncclUint8, peer_, gpu_stream()), "ncclRecv");
+    check(cudaStreamSynchronize(gpu_stream()), "cudaStreamSynchronize");
+  }
 
  private:
-  Nccl& nccl_;
-  ncclComm_t comm_;
+  const tca_harness::Nccl& nccl_;
   const unsigned char* my_send_;
   unsigned char* my_recv_;
   size_t bytes_;
   int peer_;
 };
-#endif  // TCA_PINGPONG_NCCL
-#endif  // TCA_PINGPONG_CUDA
+#endif  // TCA_HARNESS_NCCL
+#endif  // TCA_HARNESS_CUDA
 
 // ---- the shared driver ----
 
@@ -591,8 +523,7 @@ std::string verify_once(Channel& channel, bool local, tcaMemKind src, tcaMemKind
 // one copy on a local path).
 double time_batch(Channel& channel, bool local, int rank, int iterations) {
   if (const double seconds = channel.self_timed(rank, iterations); seconds >= 0) return seconds;
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+  const tca_harness::Timer timer;
   for (int i = 0; i < iterations; ++i) {
     if (local) {
       if (rank == 0) channel.send();
@@ -604,16 +535,12 @@ double time_batch(Channel& channel, bool local, int rank, int iterations) {
       channel.send();
     }
   }
-  const std::chrono::duration<double> elapsed = Clock::now() - start;
-  return elapsed.count() / (iterations * (local ? 1.0 : 2.0));
+  return timer.seconds() / (iterations * (local ? 1.0 : 2.0));
 }
 
 // The median resists a few disturbed batches; the minimum, what the path can do undisturbed.
-double summarize(std::vector<double> values, const std::string& statistic) {
-  std::sort(values.begin(), values.end());
-  if (statistic == "min") return values.front();
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+double summarize(const std::vector<double>& values, const std::string& statistic) {
+  return statistic == "min" ? tca_harness::minimum(values) : tca_harness::median(values);
 }
 
 // ---- paths, options, output ----
@@ -640,7 +567,7 @@ std::function<std::string()> needs_tca_path(tcaPath path, const Endpoint* endpoi
   };
 }
 
-#ifdef TCA_PINGPONG_CUDA
+#ifdef TCA_HARNESS_CUDA
 // Host-kicked chains on the three CUDA paths in the memory combinations GPU->GPU, CPU->GPU and
 // GPU->CPU; GPU-initiated put with signal; cudaMemcpyAsync and NCCL for comparison.
 void add_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
@@ -688,16 +615,15 @@ void add_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                           e->peer_gpu_recv_handle, e->gpu_send, layout.bytes(), e->peer);
                     },
                     TCA_MEM_GPU, TCA_MEM_GPU});
-#ifdef TCA_PINGPONG_NCCL
-  auto nccl = std::make_shared<Nccl>();
+#ifdef TCA_HARNESS_NCCL
+  auto nccl = std::make_shared<tca_harness::Nccl>();
   paths->push_back({"ref.nccl_sendrecv", false, contiguous_layout,
-                    [e, nccl] {
-                      return e->gpu ? nccl->load() : std::string("no GPU on both ranks");
+                    [e, nccl] {  // collective: both ranks ask every path
+                      return e->gpu ? nccl->open(e->comm) : std::string("no GPU on both ranks");
                     },
                     [e, nccl](const Layout& layout) -> std::unique_ptr<Channel> {
                       return std::make_unique<NcclChannel>(*nccl, e->gpu_send, e->gpu_recv,
-                                                           layout.bytes(), e->rank, e->peer,
-                                                           e->comm);
+                                                           layout.bytes(), e->peer);
                     },
                     TCA_MEM_GPU, TCA_MEM_GPU});
 #endif
@@ -741,7 +667,7 @@ std::vector<Path> all_paths(Endpoint& endpoint) {
                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
                      return std::make_unique<LocalMemcpyChannel>(e->send, e->recv, layout.bytes());
                    }});
-#ifdef TCA_PINGPONG_CUDA
+#ifdef TCA_HARNESS_CUDA
   add_gpu_paths(endpoint, &paths);
 #endif
   return paths;
@@ -770,73 +696,58 @@ int warmup_for(const Options& options, int iterations) {
 }
 
 std::vector<size_t> message_sizes(const Options& options) {
-  std::vector<size_t> sizes;
-  for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= options.factor) {
-    sizes.push_back(bytes);
-    if (bytes > options.max_bytes / options.factor) break;  // the next one would overflow
-  }
-  return sizes;
+  return tca_harness::size_series(options.min_bytes, options.max_bytes, options.factor);
 }
 
-struct Row {
-  std::string path;
-  std::string src;  // "cpu" or "gpu"
-  std::string dst;
-  size_t bytes;
-  double latency_us;
-  double bandwidth_GBps;
+// The table (stdout, or stderr with --json) and the JSON report, written by rank 0.
+struct Output {
+  Output(const Options& options, int rank)
+      : table(options.json, rank == 0), report("tca-pingpong", rank == 0) {
+    table.set_columns({{"path", 24, tca_harness::Align::kLeft},
+                       {"src>dst", 7, tca_harness::Align::kLeft},
+                       {"size (bytes)", 14},
+                       {"latency (us)", 14},
+                       {"bandwidth (GB/s)", 18}});
+    report.set("ranks", 2);
+  }
+  tca_harness::Table table;
+  tca_harness::Report report;
 };
 
-// Table lines: on stdout, or on stderr when stdout carries the JSON.
-void print_line(const Options& options, const char* format, ...)
-    __attribute__((format(printf, 2, 3)));
-void print_line(const Options& options, const char* format, ...) {
-  FILE* stream = options.json ? stderr : stdout;
-  va_list args;
-  va_start(args, format);
-  std::vfprintf(stream, format, args);
-  va_end(args);
-  std::fputc('\n', stream);
-  std::fflush(stream);
-}
-
-void print_header(const Options& options, const char* auto_transport) {
-  print_line(options, "# tca-pingpong %d.%d: 2 ranks, auto transport between them: %s",
-             TCA_VERSION_MAJOR, TCA_VERSION_MINOR, auto_transport);
-  print_line(options,
-             "# latency: half a round trip (ref.memcpy: one copy in rank 0), %s of %d "
-             "batches",
-             options.statistic.c_str(), options.repetitions);
+void print_header(const Options& options, const Output& output, const char* auto_transport) {
+  using tca_harness::format;
+  const tca_harness::Table& table = output.table;
+  table.comment(format("tca-pingpong %d.%d: 2 ranks, auto transport between them: %s",
+                       TCA_VERSION_MAJOR, TCA_VERSION_MINOR, auto_transport));
+  table.comment(format("latency: half a round trip (ref.memcpy: one copy in rank 0), %s of %d "
+                       "batches",
+                       options.statistic.c_str(), options.repetitions));
   if (options.iterations > 0)
-    print_line(options, "# iterations per batch: %d", options.iterations);
+    table.comment(format("iterations per batch: %d", options.iterations));
   else
-    print_line(options, "# iterations per batch: %zu MiB / size, within [%d, %d]",
-               kBytesPerBatch >> 20, kMinIterations, kMaxIterations);
-  print_line(options, "# bandwidth: size / latency, 1 GB/s = 1e9 bytes/s");
-  print_line(options, "# *.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks",
-             kBlockBytes);
-  print_line(options, "# every size is verified once each way before it is timed");
-  print_line(options, "%-24s %-7s %14s %14s %18s", "# path", "src>dst", "size (bytes)",
-             "latency (us)", "bandwidth (GB/s)");
+    table.comment(format("iterations per batch: %zu MiB / size, within [%d, %d]",
+                         kBytesPerBatch >> 20, kMinIterations, kMaxIterations));
+  table.comment("bandwidth: size / latency, 1 GB/s = 1e9 bytes/s");
+  table.comment(format("*.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks",
+                       kBlockBytes));
+  table.comment("every size is verified once each way before it is timed");
+  table.header();
 }
 
-// Whether `mine` holds on both ranks (collective).
-bool both_ranks(const Endpoint& endpoint, bool mine) {
-  int local = mine ? 1 : 0;
-  int all = 0;
-  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_LAND, endpoint.comm);
-  return all != 0;
+// "<path> <src>><dst>", as the comment lines name a path.
+std::string path_label(const Path& path) {
+  return path.name + " " + kind_name(path.src) + ">" + kind_name(path.dst);
 }
 
-// Both ranks run this for every path; only rank 0 returns rows. False if verification failed.
+// Both ranks run this for every path; only rank 0 reports rows. False if verification failed.
 bool run_path(const Path& path, const Options& options, const Endpoint& endpoint,
-              std::vector<Row>* rows) {
+              Output* output) {
   uint64_t seed = std::hash<std::string>{}(path.name);
   for (size_t bytes : message_sizes(options)) {
     if (bytes > path.max_bytes) {
-      if (endpoint.rank == 0)
-        print_line(options, "# %s %s>%s: sizes over %zu bytes skipped", path.name.c_str(),
-                   kind_name(path.src), kind_name(path.dst), path.max_bytes);
+      output->table.comment(
+          tca_harness::format("%s: sizes over %zu bytes skipped", path_label(path).c_str(),
+                              path.max_bytes));
       break;
     }
     const Layout layout = path.layout(bytes);
@@ -846,13 +757,10 @@ bool run_path(const Path& path, const Options& options, const Endpoint& endpoint
     const std::string problem =
         verify_once(*channel, path.local, path.src, path.dst, layout, endpoint, ++seed);
     if (!problem.empty())
-      std::fprintf(stderr, "tca-pingpong: rank %d: %s %s>%s, %zu bytes: wrong data: %s\n",
-                   endpoint.rank, path.name.c_str(), kind_name(path.src), kind_name(path.dst),
-                   bytes, problem.c_str());
-    if (!both_ranks(endpoint, problem.empty())) {
-      if (endpoint.rank == 0)
-        print_line(options, "# %s %s>%s: abandoned, it delivered wrong data", path.name.c_str(),
-                   kind_name(path.src), kind_name(path.dst));
+      std::fprintf(stderr, "tca-pingpong: rank %d: %s, %zu bytes: wrong data: %s\n",
+                   endpoint.rank, path_label(path).c_str(), bytes, problem.c_str());
+    if (!tca_harness::all_ranks(problem.empty(), endpoint.comm)) {
+      output->table.comment(path_label(path) + ": abandoned, it delivered wrong data");
       return false;
     }
 
@@ -866,30 +774,19 @@ bool run_path(const Path& path, const Options& options, const Endpoint& endpoint
 
     if (endpoint.rank == 0) {
       const double latency = summarize(seconds, options.statistic);
-      const Row row{path.name, kind_name(path.src), kind_name(path.dst), bytes, latency * 1e6,
-                    static_cast<double>(bytes) / latency / 1e9};
-      const std::string kinds = row.src + ">" + row.dst;
-      print_line(options, "%-24s %-7s %14zu %14.3f %18.3f", row.path.c_str(), kinds.c_str(),
-                 row.bytes, row.latency_us, row.bandwidth_GBps);
-      rows->push_back(row);
+      const double latency_us = latency * 1e6;
+      const double bandwidth_GBps = static_cast<double>(bytes) / latency / 1e9;
+      const std::string kinds = std::string(kind_name(path.src)) + ">" + kind_name(path.dst);
+      output->table.row({path.name, kinds, bytes, latency_us, bandwidth_GBps});
+      output->report.add_row({{"path", path.name},
+                              {"src", kind_name(path.src)},
+                              {"dst", kind_name(path.dst)},
+                              {"bytes", bytes},
+                              {"latency_us", latency_us},
+                              {"bandwidth_GBps", bandwidth_GBps}});
     }
   }
   return true;
-}
-
-void print_json(const std::vector<Row>& rows) {
-  // ordered_json keeps the fields in the documented order.
-  nlohmann::ordered_json json_rows = nlohmann::ordered_json::array();
-  for (const Row& row : rows)
-    json_rows.push_back({{"path", row.path},
-                         {"src", row.src},
-                         {"dst", row.dst},
-                         {"bytes", row.bytes},
-                         {"latency_us", row.latency_us},
-                         {"bandwidth_GBps", row.bandwidth_GBps}});
-  const nlohmann::ordered_json document = {
-      {"benchmark", "tca-pingpong"}, {"ranks", 2}, {"rows", json_rows}};
-  std::cout << document.dump(2) << std::endl;
 }
 
 void allocate_buffers(Endpoint* endpoint, size_t bytes) {
@@ -905,10 +802,10 @@ void allocate_buffers(Endpoint* endpoint, size_t bytes) {
   endpoint->send = static_cast<unsigned char*>(send);
   endpoint->recv = static_cast<unsigned char*>(recv);
   endpoint->buffer_bytes = bytes;
-#ifdef TCA_PINGPONG_CUDA
+#ifdef TCA_HARNESS_CUDA
   int device = -1;
   const bool has_gpu = tcaCudaDevice(&device) == TCA_SUCCESS;
-  endpoint->gpu = both_ranks(*endpoint, has_gpu);
+  endpoint->gpu = tca_harness::all_ranks(has_gpu, endpoint->comm);
   if (!endpoint->gpu) return;
   check(tcaMalloc(&send, bytes, TCA_MEM_GPU), "tcaMalloc");
   check(tcaMalloc(&recv, bytes, TCA_MEM_GPU), "tcaMalloc");
@@ -942,15 +839,12 @@ size_t buffer_bytes_for(const Options& options) {
   return bytes;
 }
 
-void add_options(CLI::App& app, Options& options, const std::vector<std::string>& path_names) {
-  app.add_option("-b,--min-bytes", options.min_bytes, "Smallest message")
-      ->transform(CLI::AsSizeValue(false))
-      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
-      ->capture_default_str();
-  app.add_option("-e,--max-bytes", options.max_bytes, "Largest message (at most 1 GiB)")
-      ->transform(CLI::AsSizeValue(false))
-      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
-      ->capture_default_str();
+void add_options(tca_harness::Cli& cli, Options& options,
+                 const std::vector<std::string>& path_names) {
+  CLI::App& app = cli.app();
+  cli.add_size("-b,--min-bytes", options.min_bytes, "Smallest message", 1, size_t{1} << 30);
+  cli.add_size("-e,--max-bytes", options.max_bytes, "Largest message (at most 1 GiB)", 1,
+               size_t{1} << 30);
   app.add_option("-f,--factor", options.factor, "Each size is the previous one times this")
       ->check(CLI::Range(size_t{2}, size_t{1024}))
       ->capture_default_str();
@@ -969,10 +863,14 @@ void add_options(CLI::App& app, Options& options, const std::vector<std::string>
   app.add_option("-s,--statistic", options.statistic, "What is reported of the batches")
       ->check(CLI::IsMember({"median", "min"}))
       ->capture_default_str();
-  app.add_option("-p,--path", options.paths, "Only these paths (repeatable; default all)")
-      ->check(CLI::IsMember(path_names));
-  app.add_flag("--json", options.json,
-               "Print one JSON object on stdout (the table goes to stderr)");
+  cli.add_repeatable("-p,--path", options.paths, "Only these paths (repeatable; default all)",
+                     path_names);
+  cli.add_json(options.json);
+}
+
+bool selected(const Options& options, const Path& path) {
+  return options.paths.empty() ||
+         std::find(options.paths.begin(), options.paths.end(), path.name) != options.paths.end();
 }
 
 }  // namespace
@@ -981,6 +879,7 @@ int main(int argc, char** argv) {
   // The program owns MPI (for its reference rows); tca then leaves MPI's lifetime to it.
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  tca_harness::set_program_name("tca-pingpong");
   int world_size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -989,18 +888,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> path_names;
   for (const Path& path : all_paths(endpoint)) path_names.push_back(path.name);
 
-  CLI::App app{"tca-pingpong: ping-pong latency and bandwidth of every tca path between two "
-               "ranks (run: mpirun -n 2 tca-pingpong)"};
+  tca_harness::Cli cli{"tca-pingpong: ping-pong latency and bandwidth of every tca path between "
+                       "two ranks (run: mpirun -n 2 tca-pingpong)"};
   Options options;
-  add_options(app, options, path_names);
-  try {
-    app.parse(argc, argv);
+  add_options(cli, options, path_names);
+  const std::optional<int> parse_end = cli.parse(argc, argv, g_rank, [&] {
     if (options.min_bytes > options.max_bytes)
       throw CLI::ValidationError("--min-bytes", "must not exceed --max-bytes");
-  } catch (const CLI::ParseError& error) {
-    const int code = g_rank == 0 ? app.exit(error) : error.get_exit_code();
+  });
+  if (parse_end) {
     MPI_Finalize();
-    return code;
+    return *parse_end;
   }
   if (world_size != 2) {
     if (g_rank == 0)
@@ -1019,25 +917,23 @@ int main(int argc, char** argv) {
 
   const char* auto_transport = "?";
   check(tcaPeerTransport(endpoint.peer, &auto_transport), "tcaPeerTransport");
-  if (g_rank == 0) print_header(options, auto_transport);
+  Output output(options, g_rank);
+  print_header(options, output, auto_transport);
 
-  std::vector<Row> rows;
   bool all_verified = true;
   for (const Path& path : all_paths(endpoint)) {
-    const bool selected = options.paths.empty() ||
-        std::find(options.paths.begin(), options.paths.end(), path.name) != options.paths.end();
-    if (!selected) continue;
-    const std::string reason = path.unavailable_reason();
-    if (!both_ranks(endpoint, reason.empty())) {
-      if (g_rank == 0)
-        print_line(options, "# %s %s>%s: skipped, %s", path.name.c_str(), kind_name(path.src),
-                   kind_name(path.dst),
-                   reason.empty() ? "not available on rank 1" : reason.c_str());
+    if (!selected(options, path)) continue;
+    const std::string reason = tca_harness::agreed_reason(path.unavailable_reason(),
+                                                          endpoint.comm,
+                                                          "not available on rank 1");
+    if (!reason.empty()) {
+      tca_harness::skip_note(output.table, output.report,
+                             path_label(path) + ": skipped, " + reason);
       continue;
     }
-    all_verified = run_path(path, options, endpoint, &rows) && all_verified;
+    all_verified = run_path(path, options, endpoint, &output) && all_verified;
   }
-  if (g_rank == 0 && options.json) print_json(rows);
+  if (options.json) output.report.print();
 
   free_buffers(&endpoint);
   MPI_Comm_free(&endpoint.comm);

@@ -1,5 +1,6 @@
 #include "tca_harness/report.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace tca_harness {
@@ -13,7 +14,9 @@ void Report::set(const std::string& key, nlohmann::ordered_json value) {
 
 void Report::add_row(nlohmann::ordered_json row) { rows_.push_back(std::move(row)); }
 
-void Report::add_note(const std::string& text) { notes_.push_back(text); }
+void Report::add_note(const std::string& text) {
+  if (std::find(notes_.begin(), notes_.end(), text) == notes_.end()) notes_.push_back(text);
+}
 
 nlohmann::ordered_json Report::document() const {
   nlohmann::ordered_json document = head_;

@@ -20,7 +20,7 @@ class Report {
   // A field after the program's name, in the order set (setting it again replaces the value).
   void set(const std::string& key, nlohmann::ordered_json value);
   void add_row(nlohmann::ordered_json row);
-  void add_note(const std::string& text);
+  void add_note(const std::string& text);  // once: a note already there is not added again
 
   const std::vector<nlohmann::ordered_json>& rows() const { return rows_; }
   const std::vector<std::string>& notes() const { return notes_; }
