@@ -15,7 +15,7 @@ namespace {
 class BadInputScene {
  public:
   static constexpr size_t kBytes = 8192;
-  static constexpr int kMarkerSlot = 50;
+  static constexpr int kMarkerSlot = 27;
   static constexpr int kMarkerChannel = 0;
 
   BadInputScene(int rank, int next, int prev, uint64_t seed)
@@ -207,7 +207,7 @@ TEST_P(TransportTest, HandlesOfAnEarlierJobAreForeign) {
 
 TEST_P(TransportTest, FreedRegionsAreRejectedAtImportAndAtKick) {
   constexpr int kChannel = 1;
-  constexpr int kSlot = 51;
+  constexpr int kSlot = 28;
   SharedRegion src(4096);
   SharedRegion bound(4096);   // a live chain is bound to it before the owner frees it
   SharedRegion unseen(4096);  // nobody resolves its handles before the owner frees it
@@ -248,7 +248,7 @@ TEST_P(TransportTest, FreedRegionsAreRejectedAtImportAndAtKick) {
 TEST_P(TransportTest, DestroyedHandlesAreRejectedAndWriteNothing) {
   constexpr size_t kBytes = 4096;
   constexpr int kChannel = 2;
-  constexpr int kSlot = 52;
+  constexpr int kSlot = 29;
   SharedRegion src(kBytes);
   SharedRegion block(kBytes);  // stays allocated: only a second registration of it goes away
   ASSERT_TRUE(src.ok() && block.ok());
@@ -292,7 +292,9 @@ TEST_P(TransportTest, UnknownChannelsAreRejected) {
   const Copy copy = Copy::linear(100, 200, 300);
   ASSERT_TCA_OK(append_copy(desc.get(), scene.remote_dst(), scene.local_src(), copy, 0, 0));
   ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path()));
-  for (int channel : {-1, TCA_DMA_CHANNELS, INT_MAX, INT_MIN}) {
+  // TCA_USER_DMA_CHANNELS and above are the collectives' own.
+  for (int channel : {-1, TCA_USER_DMA_CHANNELS, TCA_DMA_CHANNELS - 1, TCA_DMA_CHANNELS, INT_MAX,
+                      INT_MIN}) {
     EXPECT_TCA_ERROR(TCA_ERROR_INVALID_CHANNEL, tcaDescSet(desc.get(), channel))
         << "channel " << channel;
     EXPECT_TCA_ERROR(TCA_ERROR_INVALID_CHANNEL, tcaWaitDMAC(channel)) << "channel " << channel;
@@ -308,7 +310,8 @@ TEST_P(TransportTest, UnknownSlotsAreRejected) {
   Desc desc;
   const tcaHandle& remote = scene.remote_dst();
   const tcaHandle& local = scene.local_src();
-  for (int slot : {-1, TCA_NOTIFY_SLOTS, INT_MAX}) {
+  // TCA_USER_NOTIFY_SLOTS and above are the collectives' own.
+  for (int slot : {-1, TCA_USER_NOTIFY_SLOTS, TCA_NOTIFY_SLOTS - 1, TCA_NOTIFY_SLOTS, INT_MAX}) {
     SCOPED_TRACE(::testing::Message() << "slot " << slot);
     EXPECT_TCA_ERROR(TCA_ERROR_INVALID_SLOT,
                      tcaDescSetMemcpy(desc.get(), &remote, 0, &local, 0, 8, TCA_FLAG_NOTIFY, slot));

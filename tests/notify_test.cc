@@ -62,10 +62,10 @@ TEST_P(TransportTest, QueuedNotificationsAreEachConsumedOnce) {
   ASSERT_TCA_OK(
       append_copy(desc.get(), dst.of(next_), src.mine(), copy, TCA_FLAG_NOTIFY, kKickSlot));
   ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path()));
-  ASSERT_TCA_OK(tcaDescSet(desc.get(), 3));
+  ASSERT_TCA_OK(tcaDescSet(desc.get(), 2));
   for (int kick = 0; kick < kKicks; ++kick) {
     ASSERT_TCA_OK(tcaStartDMADesc(desc.get()));
-    ASSERT_TCA_OK(tcaWaitDMAC(3));
+    ASSERT_TCA_OK(tcaWaitDMAC(2));
   }
   for (int notify = 0; notify < kNotifies; ++notify) {
     ASSERT_TCA_OK(tcaNotify(next_, kNotifySlot));
@@ -113,7 +113,7 @@ TEST_P(TransportTest, AnyRankWaitHearsEverySenderOnce) {
     Copy mine = copy;
     mine.dst_offset = rank_ * kSegment;
     ASSERT_NO_FATAL_FAILURE(kick_chain(path(), dst.of(receiver), src.mine(), {mine}, {{0, kSlot}},
-                                       receiver % TCA_DMA_CHANNELS));
+                                       receiver % TCA_USER_DMA_CHANNELS));
     if (rank_ == receiver) {
       std::vector<int> heard(size_, 0);
       for (int i = 0; i < size_; ++i) {
@@ -173,7 +173,7 @@ TEST_P(TransportTest, TestDMARecvDescPollsWithoutBlocking) {
 
 TEST_P(TransportTest, WaitWithoutNotificationTimesOut) {
   constexpr int kTimeoutMs = 200;
-  constexpr int kSilentSlot = TCA_NOTIFY_SLOTS - 1;  // nobody notifies it
+  constexpr int kSilentSlot = TCA_USER_NOTIFY_SLOTS - 1;  // nobody notifies it
   ASSERT_TCA_OK(tcaSetTimeout(kTimeoutMs));
   int timeout_ms = 0;
   ASSERT_TCA_OK(tcaGetTimeout(&timeout_ms));
@@ -195,7 +195,7 @@ TEST_P(TransportTest, WaitWithoutNotificationTimesOut) {
 // ---- PIO ----
 
 TEST_P(TransportTest, PIOStoresFencedBeforeNotify) {
-  constexpr int kSlot = 40;
+  constexpr int kSlot = 26;
   constexpr size_t kOffset = 13;
   constexpr size_t kBytes = 100003;
   SharedRegion dst(128 * kKiB);

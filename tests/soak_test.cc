@@ -62,7 +62,7 @@ class SoakPlanner {
         chain.peer = static_cast<int>(below(size_));
         chain.pull = below(10) < 3;
         chain.immediate = below(10) < 2;
-        chain.channel = static_cast<int>(below(TCA_DMA_CHANNELS));
+        chain.channel = static_cast<int>(below(TCA_USER_DMA_CHANNELS));
         const int segment = chain.pull ? size_ + chain.peer : owner;
         size_t& next_free = cursor[static_cast<size_t>(chain.dst_rank()) * 2 * size_ + segment];
         const size_t segment_end = (segment + 1) * kSegmentBytes;
@@ -178,9 +178,9 @@ TEST_P(TransportTest, RandomizedChainsBetweenRandomPeers) {
     ASSERT_TCA_OK(tcaBarrier());
 
     std::vector<std::unique_ptr<Desc>> descs;
-    std::vector<bool> channel_used(TCA_DMA_CHANNELS, false);
+    std::vector<bool> channel_used(TCA_USER_DMA_CHANNELS, false);
     ASSERT_NO_FATAL_FAILURE(start_own_chains(chains, rank_, path(), src, dst, descs, channel_used));
-    for (int channel = 0; channel < TCA_DMA_CHANNELS; ++channel) {
+    for (int channel = 0; channel < TCA_USER_DMA_CHANNELS; ++channel) {
       if (channel_used[channel]) {
         ASSERT_TCA_OK(tcaWaitDMAC(channel));
       }

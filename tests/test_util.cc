@@ -425,8 +425,8 @@ void run_ring_exchange(Method method, tcaPath path, const std::vector<Copy>& cop
   const int size = world_size();
   const int next = (rank + 1) % size;
   const int prev = (rank + size - 1) % size;
-  const int channel = static_cast<int>(seed % TCA_DMA_CHANNELS);
-  const int slot = static_cast<int>(seed % TCA_NOTIFY_SLOTS);
+  const int channel = static_cast<int>(seed % TCA_USER_DMA_CHANNELS);
+  const int slot = static_cast<int>(seed % TCA_USER_NOTIFY_SLOTS);
 
   size_t read_from = src.size();
   size_t read_to = 0;

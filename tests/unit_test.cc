@@ -1,5 +1,11 @@
 // Single-process tests: error strings, the lifecycle, configuration from the environment, and
 // the integrity check of handle bytes.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -190,6 +196,47 @@ TEST_F(SingleProcessHandles, FreeDeregistersEveryRegionInsideTheBlock) {
   EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, handle_info(&handle_));
   EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, handle_info(&inner));
 }
+
+// The security boundary (docs/ARCHITECTURE.md): a process of another user reaches none of a
+// job's memory, neither by opening its memfds nor by cross-memory attach; a process of the same
+// user can, as with any shared memory.
+int probe_as(uid_t uid, pid_t owner, const std::string& memfd_link, void* address) {
+  const pid_t child = fork();
+  if (child == 0) {
+    if (uid != geteuid() && (setgid(uid) != 0 || setuid(uid) != 0)) _exit(3);
+    const int fd = open(memfd_link.c_str(), O_RDWR);
+    uint64_t value = 0x1234;
+    iovec local{&value, sizeof(value)};
+    iovec remote{address, sizeof(value)};
+    const ssize_t read = process_vm_readv(owner, &local, 1, &remote, 1, 0);
+    // 0: both refused; 1: both allowed; 2: mixed.
+    _exit(fd < 0 && read < 0 ? 0 : fd >= 0 && read == sizeof(value) ? 1 : 2);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(SingleProcessHandles, MemfdsAreOwnerOnlyAndOtherUsersReachNothing) {
+  std::string link;
+  for (int fd = 0; fd < 4096 && link.empty(); ++fd) {
+    char target[256] = {};
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    if (readlink(path.c_str(), target, sizeof(target) - 1) <= 0) continue;
+    if (std::strncmp(target, "/memfd:tca.", 11) != 0) continue;
+    struct stat status {};
+    ASSERT_EQ(0, fstat(fd, &status));
+    EXPECT_EQ(status.st_mode & 0777, 0600u) << target;
+    link = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
+  }
+  ASSERT_FALSE(link.empty()) << "no tca memfd found";
+  if (geteuid() != 0) GTEST_SKIP() << "becoming another user needs root";
+  EXPECT_EQ(probe_as(65534, getpid(), link, region_), 0) << "user nobody reached the job's memory";
+  EXPECT_EQ(probe_as(geteuid(), getpid(), link, region_), 1) << "the same user should";
+}
+
+// tcaInit after a tcaFinalize that ended MPI (tca had started it) is an error, not an abort:
+// tests/reinit_after_finalize.cc, a program of its own since MPI ends with it.
 
 }  // namespace
 }  // namespace tca_test

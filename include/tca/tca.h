@@ -86,6 +86,12 @@ typedef struct tcaDesc_st *tcaDesc;
 
 #define TCA_DMA_CHANNELS 4   /* DMA channels a descriptor may be bound to */
 #define TCA_NOTIFY_SLOTS 64  /* notification slots per (source rank, receiver) pair */
+/* tca's own layers (the collectives of tca_coll.h, the CUDA engine calibration) use slots
+ * [TCA_USER_NOTIFY_SLOTS, TCA_NOTIFY_SLOTS) and channels [TCA_USER_DMA_CHANNELS,
+ * TCA_DMA_CHANNELS), so that an application and the collectives can share a process. An
+ * application that names one of them gets TCA_ERROR_INVALID_SLOT / TCA_ERROR_INVALID_CHANNEL. */
+#define TCA_USER_NOTIFY_SLOTS 32
+#define TCA_USER_DMA_CHANNELS 3
 #define TCA_ANY_RANK (-1)    /* tcaWaitDMARecvDesc: from whichever rank notifies first */
 
 /* Flags of one transfer in a chain. */

@@ -13,8 +13,8 @@
  * (docs/COLLECTIVES.md has the table; tcaCollChooseAlgorithm answers it).
  *
  * Reserved resources: collectives raise notification slots [TCA_COLL_FIRST_SLOT,
- * TCA_NOTIFY_SLOTS) and bind their chains to DMA channel TCA_COLL_CHANNEL; an application that
- * uses collectives leaves those slots alone. At most one collective is in flight per process:
+ * TCA_NOTIFY_SLOTS) and bind their chains to DMA channel TCA_COLL_CHANNEL; tca refuses both to
+ * the application (tca.h: TCA_USER_NOTIFY_SLOTS, TCA_USER_DMA_CHANNELS). At most one collective is in flight per process:
  * tcaCollStart of one object after tcaCollStart of another needs the other's tcaCollWait first.
  * Every rank calls the collective calls in the same order, as with MPI.
  */
@@ -27,8 +27,8 @@
 extern "C" {
 #endif
 
-#define TCA_COLL_FIRST_SLOT 32 /* collectives use notification slots [32, TCA_NOTIFY_SLOTS) */
-#define TCA_COLL_CHANNEL 3     /* and this DMA channel */
+#define TCA_COLL_FIRST_SLOT TCA_USER_NOTIFY_SLOTS /* collectives use slots [32, TCA_NOTIFY_SLOTS) */
+#define TCA_COLL_CHANNEL TCA_USER_DMA_CHANNELS   /* and this DMA channel (3) */
 
 typedef enum tcaDataType {
   TCA_INT32 = 0,

@@ -54,6 +54,11 @@ class MpiBootstrap final : public Bootstrap {
 }  // namespace
 
 tcaResult make_mpi_bootstrap(std::unique_ptr<Bootstrap>* out) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized)
+    TCA_FAIL(TCA_ERROR_NOT_INITIALIZED, "MPI was finalized (by tcaFinalize, when tca started MPI, "
+             "or by the program): MPI cannot start again in this process, so neither can tca");
   int initialized = 0;
   MPI_Initialized(&initialized);
   bool owns_mpi = false;

@@ -4,6 +4,7 @@
 
 #include "coll/collective.h"
 #include "coll/status.h"
+#include "core/reserved.h"
 
 namespace {
 
@@ -59,6 +60,7 @@ const char* tcaCollAlgorithmName(tcaCollAlgorithm algorithm) {
 
 tcaResult tcaCollNew(tcaColl* coll, tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t count,
                      const void* sendbuf, void* recvbuf, const tcaCollConfig* config) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   if (coll == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "coll is NULL");
   const tcaCollConfig defaults{};
   std::unique_ptr<tcaColl_st> made;
@@ -70,11 +72,13 @@ tcaResult tcaCollNew(tcaColl* coll, tcaCollKind kind, tcaDataType type, tcaRedOp
 }
 
 tcaResult tcaCollStart(tcaColl coll) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   TCA_CHECK(tca::coll::check_live(coll));
   return coll->start();
 }
 
 tcaResult tcaCollTest(tcaColl coll, int* done) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   TCA_CHECK(tca::coll::check_live(coll));
   if (done == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "done is NULL");
   bool finished = false;
@@ -84,12 +88,14 @@ tcaResult tcaCollTest(tcaColl coll, int* done) {
 }
 
 tcaResult tcaCollWait(tcaColl coll) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   TCA_CHECK(tca::coll::check_live(coll));
   bool finished = false;
   return coll->progress(true, &finished);
 }
 
 tcaResult tcaCollFree(tcaColl coll) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   TCA_CHECK(tca::coll::check_live(coll));
   if (coll->running())
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: tcaCollWait before freeing");
@@ -101,6 +107,7 @@ tcaResult tcaCollFree(tcaColl coll) {
 }
 
 tcaResult tcaCollGetAlgorithm(tcaColl coll, tcaCollAlgorithm* algorithm) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   TCA_CHECK(tca::coll::check_live(coll));
   if (algorithm == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "algorithm is NULL");
   *algorithm = coll->algorithm();

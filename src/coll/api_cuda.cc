@@ -1,6 +1,7 @@
 // The C API of tca/tca_coll_cuda.h: GPU collectives enqueued on streams or run by kernels.
 #include "coll/collective.h"
 #include "coll/status.h"
+#include "core/reserved.h"
 #include "tca/tca_coll_cuda.h"
 
 namespace {
@@ -32,12 +33,14 @@ tcaResult gpu_program(tcaColl coll, bool to_run, tca::coll::DeviceEngine** engin
 extern "C" {
 
 tcaResult tcaCollStartStream(tcaColl coll, cudaStream_t stream) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   tca::coll::DeviceEngine* engine = nullptr;
   TCA_CHECK(gpu_program(coll, true, &engine));
   return engine != nullptr ? engine->enqueue(stream) : TCA_SUCCESS;
 }
 
 tcaResult tcaCollDeviceHandle(tcaColl coll, tcaDeviceColl* handle, int* blocks, int* min_threads) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   if (handle == nullptr || blocks == nullptr || min_threads == nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "handle, blocks or min_threads is NULL");
   tca::coll::DeviceEngine* engine = nullptr;
@@ -54,6 +57,7 @@ tcaResult tcaCollDeviceHandle(tcaColl coll, tcaDeviceColl* handle, int* blocks, 
 }
 
 tcaResult tcaCollGetProtocol(tcaColl coll, int* ll, int* channels) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   if (ll == nullptr || channels == nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "ll or channels is NULL");
   tca::coll::DeviceEngine* engine = nullptr;

@@ -1,5 +1,7 @@
 // TCA_COLL_AUTO: the algorithm by collective, rank count and result size, from measurements
 // with tca-coll (docs/COLLECTIVES.md shows them). The first rule that fits wins.
+#include <climits>
+
 #include "coll/collective.h"
 #include "coll/status.h"
 
@@ -16,7 +18,7 @@ struct Rule {
 constexpr size_t kKiB = 1024;
 constexpr size_t kMiB = 1024 * kKiB;
 constexpr size_t kUnlimited = SIZE_MAX;
-constexpr int kAnyRanks = 1 << 30;
+constexpr int kAnyRanks = INT_MAX;
 
 // Host memory, measured on the CPU transport (shm, 2-core host: more than 2 ranks are
 // oversubscribed). Allreduce: recursive doubling (log2 steps of the whole vector) while latency
@@ -71,6 +73,8 @@ extern "C" tcaResult tcaCollChooseAlgorithm(tcaCollKind kind, tcaMemKind memory,
   if (algorithm == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "algorithm is NULL");
   if (memory != TCA_MEM_CPU && memory != TCA_MEM_GPU)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(memory));
+  if (kind != TCA_COLL_ALLREDUCE && kind != TCA_COLL_ALLGATHER)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown collective kind {}", static_cast<int>(kind));
   if (ranks < 1) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} ranks", ranks);
   for (const Rule& rule : kRules) {
     if (rule.memory == memory && rule.kind == kind && ranks <= rule.max_ranks &&
@@ -79,5 +83,6 @@ extern "C" tcaResult tcaCollChooseAlgorithm(tcaCollKind kind, tcaMemKind memory,
       return TCA_SUCCESS;
     }
   }
-  TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown collective kind {}", static_cast<int>(kind));
+  TCA_FAIL(TCA_ERROR_INTERNAL, "no rule for collective kind {} on {} ranks",
+           static_cast<int>(kind), ranks);
 }

@@ -8,6 +8,7 @@
 
 #include "coll/collective.h"
 #include "coll/status.h"
+#include "core/reserved.h"
 
 namespace {
 
@@ -129,15 +130,18 @@ extern "C" {
 
 tcaResult tcaAllreduce(const void* sendbuf, void* recvbuf, size_t count, tcaDataType type,
                        tcaRedOp op, const tcaCollConfig* config) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   return one_shot(TCA_COLL_ALLREDUCE, sendbuf, recvbuf, count, type, op, config);
 }
 
 tcaResult tcaAllgather(const void* sendbuf, void* recvbuf, size_t count, tcaDataType type,
                        const tcaCollConfig* config) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   return one_shot(TCA_COLL_ALLGATHER, sendbuf, recvbuf, count, type, TCA_SUM, config);
 }
 
 tcaResult tcaCollReleaseCache(void) {
+  tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   drop_entries_of_finished_jobs();
   if (g_cache.empty()) return TCA_SUCCESS;
   TCA_CHECK(tcaBarrier());  // no peer still writes into the cached buffers

@@ -38,19 +38,20 @@ tcaResult NotificationWaiter::create(int rank, int ranks, NotificationWaiter* ou
     waiter.polled_[peer] = std::strcmp(transport, "shm") == 0;
     ranks_here += waiter.polled_[peer] ? 1 : 0;
   }
-  waiter.yield_after_miss_ = ranks_here > cores_online();
+  waiter.oversubscribed_ = ranks_here > cores_online();
   *out = std::move(waiter);
   return TCA_SUCCESS;
 }
 
 tcaResult NotificationWaiter::wait(int peer, int slot) const {
-  if (polled_[peer]) {
+  // Oversubscribed, the blocking wait sleeps until the sender wakes it, handing the core over.
+  if (polled_[peer] && !oversubscribed_) {
     const auto give_up = std::chrono::steady_clock::now() + kPollingTime;
     for (int miss = 0;; ++miss) {
       int arrived = 0;
       TCA_CHECK(tcaTestDMARecvDesc(peer, slot, &arrived, nullptr));
       if (arrived) return TCA_SUCCESS;
-      if (yield_after_miss_ || miss >= kSpinsBeforeYield) sched_yield();
+      if (miss >= kSpinsBeforeYield) sched_yield();
       if (miss % 256 == 255 && std::chrono::steady_clock::now() > give_up) break;
     }
   }

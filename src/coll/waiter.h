@@ -1,10 +1,10 @@
 // How a collective waits for a notification. tcaWaitDMARecvDesc drives every transport's
 // progress between two looks at the notification and yields the core only after many spins.
 // A peer on the shared-memory transport needs no progress, so for those the waiter polls with
-// tcaTestDMARecvDesc alone and, when this host's ranks outnumber its cores, yields after every
-// miss (as MPI does when oversubscribed) so that the rank being waited for gets to run. The
-// blocking call stays the fallback after a while: it enforces tca's timeout and notices a
-// dead peer.
+// tcaTestDMARecvDesc alone, and the blocking call is the fallback after a while: it enforces
+// tca's timeout and notices a dead peer. When this host's ranks outnumber its cores the
+// waiter blocks at once: the blocking wait then sleeps until the sender wakes it, so that the
+// rank being waited for gets the core.
 #pragma once
 
 #include <vector>
@@ -21,7 +21,7 @@ class NotificationWaiter {
 
  private:
   std::vector<bool> polled_;  // by peer: shared memory, polling needs no transport progress
-  bool yield_after_miss_ = false;
+  bool oversubscribed_ = false;
 };
 
 }  // namespace tca::coll

@@ -5,6 +5,7 @@
 #include "core/context.h"
 #include "core/desc.h"
 #include "core/error.h"
+#include "core/reserved.h"
 
 namespace tca {
 namespace {
@@ -29,13 +30,6 @@ tcaResult check_rank(const Context& context, int rank, bool any_allowed) {
   if (any_allowed && rank == TCA_ANY_RANK) return TCA_SUCCESS;
   if (rank < 0 || rank >= context.size())
     TCA_FAIL(TCA_ERROR_INVALID_RANK, "rank {} outside [0, {})", rank, context.size());
-  return TCA_SUCCESS;
-}
-
-tcaResult check_slot(int slot) {
-  if (slot < 0 || slot >= TCA_NOTIFY_SLOTS)
-    TCA_FAIL(TCA_ERROR_INVALID_SLOT, "notification slot {} outside [0, {})", slot,
-             TCA_NOTIFY_SLOTS);
   return TCA_SUCCESS;
 }
 
@@ -194,6 +188,10 @@ tcaResult tcaDescSetMemcpy2D(tcaDesc desc, const tcaHandle* dst, size_t dst_offs
   TCA_CONTEXT(context);
   tcaDesc_st* chain = nullptr;
   TCA_CHECK(tca::get_desc(context, desc, &chain));
+  // An empty block-stride entry would still be walked block by block on some paths.
+  if (width == 0 || count == 0)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "block-stride transfer of {} blocks of {} bytes: width "
+             "and count must be positive", count, width);
   return tca::desc_append(*context, *chain, dst, dst_offset, dst_pitch, src, src_offset, src_pitch,
                           width, count, flags, notify_slot);
 }
@@ -226,9 +224,7 @@ tcaResult tcaStartDMADesc(tcaDesc desc) {
 
 tcaResult tcaWaitDMAC(int channel) {
   TCA_CONTEXT(context);
-  if (channel < 0 || channel >= TCA_DMA_CHANNELS)
-    TCA_FAIL(TCA_ERROR_INVALID_CHANNEL, "DMA channel {} outside [0, {})", channel,
-             TCA_DMA_CHANNELS);
+  TCA_CHECK(tca::check_channel(channel));
   return context->wait_channel(channel);
 }
 
@@ -253,6 +249,7 @@ tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_
   tca::Transfer transfer;
   TCA_CHECK(context->resolve(dst, &transfer.dst));
   TCA_CHECK(tca::check_extent(*transfer.dst, "destination", dst_offset, bytes, bytes, 1));
+  if (bytes == 0) return TCA_SUCCESS;  // nothing to move, on every transport
   tca::PeerRegion source = tca::unregistered_local(*context, const_cast<void*>(src), bytes);
   transfer.src = &source;
   transfer.dst_offset = dst_offset;
@@ -267,6 +264,7 @@ tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t byte
   tca::Transfer transfer;
   TCA_CHECK(context->resolve(src, &transfer.src));
   TCA_CHECK(tca::check_extent(*transfer.src, "source", src_offset, bytes, bytes, 1));
+  if (bytes == 0) return TCA_SUCCESS;  // nothing to move, on every transport
   tca::PeerRegion target = tca::unregistered_local(*context, dst, bytes);
   transfer.dst = &target;
   transfer.src_offset = src_offset;
@@ -281,6 +279,11 @@ tcaResult tcaPIOPointer(void** ptr, const tcaHandle* handle, size_t offset, size
   tca::PeerRegion* region = nullptr;
   TCA_CHECK(context->resolve(handle, &region));
   TCA_CHECK(tca::check_extent(*region, "PIO window", offset, bytes, bytes, 1));
+  // The caller's own host memory needs no transport, whichever reaches the peers.
+  if (region->owner == context->rank() && region->mapped != nullptr) {
+    *ptr = region->mapped + offset;
+    return TCA_SUCCESS;
+  }
   return context->default_transport(region->owner)->pio_pointer(*region, offset, ptr);
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/wake.h"
 #include "transport/cuda/cuda_transport.h"
 
 namespace tca {
@@ -46,6 +47,11 @@ inline void cpu_relax() {
   asm volatile("yield" ::: "memory");
 #endif
 }
+
+// Sleeps of an oversubscribed wait: the first short (a notification without a wake still
+// lands soon), then longer.
+constexpr uint32_t kFirstSleepUs = 50;
+constexpr uint32_t kMaxSleepUs = 2000;
 
 tcaResult random_job_key(uint64_t* key) {
   do {
@@ -108,6 +114,7 @@ tcaResult Context::init(const tcaConfig* config) {
   PeerInfo mine;
   mine.pid = static_cast<int>(getpid());
   mine.control_fd = control_.fd();
+  mine.control_inode = control_.inode();
   mine.host_hash = host_hash();
   peers_.resize(size_);
   TCA_CHECK(bootstrap_->allgather(&mine, peers_.data(), sizeof(PeerInfo)));
@@ -237,19 +244,26 @@ tcaResult Context::free_memory(void* ptr) {
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} was not returned by tcaMalloc (or is freed)", ptr);
   const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
   const uintptr_t end = begin + (on_device ? device_bytes : found->second.block.bytes());
+  tcaResult drained = TCA_SUCCESS;
   for (auto it = own_regions_.begin(); it != own_regions_.end();) {
     PeerRegion& region = *it->second;
     if (region.address >= begin && region.address < end) {
-      unpublish(region);
+      const tcaResult result = unpublish(region);
+      if (drained == TCA_SUCCESS) drained = result;
       it = own_regions_.erase(it);
     } else {
       ++it;
     }
   }
-  if (on_device) return cuda_->release(ptr);
-  if (cuda_ != nullptr) cuda_->unpin_host_block(ptr);
-  host_allocations_.erase(found);
-  return TCA_SUCCESS;
+  // A peer that outlived the timeout mid-transfer writes, if at all, into memory this process
+  // no longer maps (the memfd's pages stay with that peer's mapping): the block goes anyway.
+  if (on_device) {
+    TCA_CHECK(cuda_->release(ptr));
+  } else {
+    if (cuda_ != nullptr) cuda_->unpin_host_block(ptr);
+    host_allocations_.erase(found);
+  }
+  return drained == TCA_SUCCESS ? TCA_SUCCESS : append_frame(drained, __FILE__, __LINE__);
 }
 
 tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHandle* out) {
@@ -268,23 +282,9 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   WireHandle& wire = region->wire;
   wire.memfd = -1;
   if (kind == TCA_MEM_GPU) TCA_CHECK(cuda_->export_device_range(ptr, bytes, &wire));
-  // A region inside a tcaMalloc block can be mapped by same-host peers; user memory cannot.
-  auto block = host_allocations_.upper_bound(begin);
-  if (kind == TCA_MEM_CPU && block != host_allocations_.begin()) {
-    --block;
-    const uintptr_t block_end = block->first + block->second.block.bytes();
-    if (begin < block_end) {
-      if (bytes > block_end - begin)
-        TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS, "region {} + {} bytes runs past its tcaMalloc block",
-                 ptr, bytes);
-      wire.mappable = 1;
-      wire.memfd = block->second.block.fd();
-      wire.memfd_serial = block->second.serial;
-      wire.memfd_offset = begin - block->first;
-    }
-  }
+  if (kind == TCA_MEM_CPU) TCA_CHECK(describe_host_range(begin, bytes, region.get()));
 
-  // Region ids are chosen so that each owns a free liveness cell of the control block.
+  // Region ids are chosen so that each owns a free record slot of the control block.
   uint64_t id = 0;
   for (int tries = 0; tries < kMaxLiveRegions && id == 0; ++tries) {
     const uint64_t candidate = next_region_id_++;
@@ -312,12 +312,58 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   seal_handle(wire);
   TCA_CHECK(register_with_transports(*region));
 
-  cell_at(control_block(), live_cell_offset(id))->store(id, std::memory_order_release);
+  cell_at(control_block(), issued_id_offset(size_))->store(next_region_id_ - 1,
+                                                           std::memory_order_relaxed);
+  publish_record(control_block(), record_of(*region));
   PeerRegion* published = region.get();
   known_regions_[{rank_, id}] = std::move(region);
   own_regions_[id] = published;
   *out = to_public(published->wire);
   return TCA_SUCCESS;
+}
+
+// Host memory: inside a tcaMalloc block it is a memfd same-host peers can map; the user's own
+// memory must be readable and writable now, and never tca's own blocks.
+tcaResult Context::describe_host_range(uintptr_t begin, size_t bytes, PeerRegion* region) {
+  for (const HostBlock* internal : {&control_, &notify_counters_}) {
+    const auto first = reinterpret_cast<uintptr_t>(internal->data());
+    if (begin < first + internal->bytes() && first < begin + bytes)
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "[{:#x}, +{}) overlaps tca's own control memory",
+               begin, bytes);
+  }
+  auto block = host_allocations_.upper_bound(begin);
+  if (block != host_allocations_.begin()) {
+    --block;
+    const uintptr_t block_end = block->first + block->second.block.bytes();
+    if (begin < block_end) {
+      if (bytes > block_end - begin)
+        TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS, "region {:#x} + {} bytes runs past its tcaMalloc block",
+                 begin, bytes);
+      region->wire.mappable = 1;
+      region->wire.memfd = block->second.block.fd();
+      region->wire.memfd_serial = block->second.serial;
+      region->wire.memfd_offset = begin - block->first;
+      region->memfd_inode = block->second.block.inode();
+      return TCA_SUCCESS;
+    }
+  }
+  return check_read_write_mapped(begin, bytes);
+}
+
+RegionRecord Context::record_of(const PeerRegion& region) const {
+  RegionRecord record;
+  record.id = region.id;
+  record.bytes = region.bytes;
+  record.address = region.address;
+  record.kind = region.wire.kind;
+  record.mappable = region.wire.mappable;
+  record.memfd = region.wire.memfd;
+  record.memfd_serial = region.wire.memfd_serial;
+  record.memfd_offset = region.wire.memfd_offset;
+  record.memfd_inode = region.memfd_inode;
+  record.device_offset = region.wire.device_offset;
+  std::memcpy(record.device_ipc, region.wire.device_ipc, sizeof(record.device_ipc));
+  return record;
 }
 
 tcaResult Context::register_with_transports(PeerRegion& region) {
@@ -331,10 +377,55 @@ tcaResult Context::register_with_transports(PeerRegion& region) {
   return TCA_SUCCESS;
 }
 
-void Context::unpublish(PeerRegion& region) {
-  cell_at(control_block(), live_cell_offset(region.id))->store(0, std::memory_order_release);
+tcaResult Context::unpublish(PeerRegion& region) {
+  // Withdraw the record first: a peer that announces a transfer after this sees the region
+  // gone and writes nothing; one that announced it before is waited for.
+  cell_at(control_block(), live_cell_offset(region.id))->store(0, std::memory_order_seq_cst);
+  const tcaResult drained = await_transfers_in_flight(region);
   for (auto& transport : transports_) transport->deregister_region(region);
   region.mapped = nullptr;  // the memory may go away now; liveness checks stop every use
+  return drained;
+}
+
+tcaResult Context::await_transfers_in_flight(const PeerRegion& region) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  struct Pending {
+    int peer;
+    int lane;
+    uint64_t begun;
+  };
+  std::vector<Pending> pending;
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    for (int lane = 0; lane < kInflightLanes; ++lane) {
+      const uint64_t begun = cell_at(control_block(), inflight_cell_offset(size_, peer, lane, false))
+                                 ->load(std::memory_order_acquire);
+      if (inflight_done(peer, lane) < begun) pending.push_back({peer, lane, begun});
+    }
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  while (!pending.empty()) {
+    // A transfer may need this rank inside MPI to complete (and to make its done cell visible).
+    TCA_CHECK(progress_transports());
+    pending.erase(std::remove_if(pending.begin(), pending.end(), [&](const Pending& p) {
+                    return inflight_done(p.peer, p.lane) >= p.begun ||
+                           check_peer_alive(p.peer) != TCA_SUCCESS;  // its writes ended with it
+                  }),
+                  pending.end());
+    if (pending.empty()) break;
+    if (Clock::now() > deadline)
+      TCA_FAIL(TCA_ERROR_TIMEOUT, "region {} is withdrawn, but a transfer of rank {} into it was "
+               "still in flight after {} ms", region.id, pending.front().peer, timeout_ms_);
+    sched_yield();
+  }
+  clear_last_error();  // dead peers were an answer, not a failure
+  return TCA_SUCCESS;
+}
+
+uint64_t Context::inflight_done(int peer, int lane) {
+  return cell_at(control_block(), inflight_cell_offset(size_, peer, lane, true))
+      ->load(std::memory_order_acquire);
 }
 
 tcaResult Context::destroy_handle(const tcaHandle* handle) {
@@ -346,9 +437,12 @@ tcaResult Context::destroy_handle(const tcaHandle* handle) {
   const auto found = own_regions_.find(wire.region_id);
   if (found == own_regions_.end())
     TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is already freed", wire.region_id, rank_);
-  unpublish(*found->second);
+  if (std::memcmp(&found->second->wire, &wire, sizeof(wire)) != 0)
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} differs from its registration",
+             wire.region_id);
+  PeerRegion& region = *found->second;
   own_regions_.erase(found);
-  return TCA_SUCCESS;
+  return unpublish(region);
 }
 
 tcaResult Context::resolve(const tcaHandle* handle, PeerRegion** out) {
@@ -364,40 +458,66 @@ tcaResult Context::resolve(const tcaHandle* handle, PeerRegion** out) {
     *out = found->second;
     return TCA_SUCCESS;
   }
-  auto& known = known_regions_[{wire.owner, wire.region_id}];
-  if (known == nullptr) {
-    auto region = std::make_unique<PeerRegion>();
-    region->owner = wire.owner;
-    region->owner_pid = wire.owner_pid;
-    region->id = wire.region_id;
-    region->bytes = wire.bytes;
-    region->kind = static_cast<tcaMemKind>(wire.kind);
-    region->address = wire.address;
-    region->wire = wire;
-    bool alive = false;
-    tcaResult result = default_[wire.owner]->region_alive(*region, &alive);
-    if (result == TCA_SUCCESS && !alive)
-      result = record_error(TCA_ERROR_FREED_HANDLE, __FILE__, __LINE__,
-                            fmt::format("region {} of rank {} is freed", wire.region_id,
-                                        wire.owner));
-    for (size_t i = 0; result == TCA_SUCCESS && i < transports_.size(); ++i)
-      if (transports_[i]->can_reach(wire.owner)) result = transports_[i]->attach(*region);
-    if (result != TCA_SUCCESS) {
-      known_regions_.erase({wire.owner, wire.region_id});
-      return append_frame(result, __FILE__, __LINE__);
-    }
-    known = std::move(region);
-  } else {
-    if (std::memcmp(&known->wire, &wire, sizeof(wire)) != 0)
-      TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} differs from the one "
-               "imported before", wire.region_id, wire.owner);
-    bool alive = false;
-    TCA_CHECK(region_alive(*known, &alive));
-    if (!alive)
-      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id,
-               wire.owner);
-  }
-  *out = known.get();
+  const auto known = known_regions_.find({wire.owner, wire.region_id});
+  if (known == known_regions_.end()) return import_region(wire, out);
+  // Imported before from the owner's record: a genuine handle is byte for byte the same.
+  if (std::memcmp(&known->second->wire, &wire, sizeof(wire)) != 0)
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} does not match the region "
+             "its owner registered", wire.region_id, wire.owner);
+  bool alive = false;
+  TCA_CHECK(region_alive(*known->second, &alive));
+  if (!alive)
+    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id, wire.owner);
+  *out = known->second.get();
+  return TCA_SUCCESS;
+}
+
+// First use of a peer's region: its owner's record, not the handle, says what it is; the
+// handle must agree with it in every field. Nothing is kept unless the import succeeds.
+tcaResult Context::import_region(const WireHandle& wire, PeerRegion** out) {
+  RegionRecord record;
+  bool found = false;
+  uint64_t issued = 0;
+  TCA_CHECK(default_[wire.owner]->read_record(wire.owner, wire.region_id, &record, &found, &issued));
+  if (!found && (wire.region_id == 0 || wire.region_id > issued))
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "rank {} never registered a region {} (it issued ids up "
+             "to {})", wire.owner, wire.region_id, issued);
+  if (!found)
+    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id, wire.owner);
+  TCA_CHECK(check_against_record(wire, record));
+  auto region = std::make_unique<PeerRegion>();
+  region->owner = wire.owner;
+  region->owner_pid = peers_[wire.owner].pid;
+  region->id = record.id;
+  region->bytes = record.bytes;
+  region->kind = static_cast<tcaMemKind>(record.kind);
+  region->address = record.address;
+  region->memfd_inode = record.memfd_inode;
+  region->wire = wire;
+  for (auto& transport : transports_)
+    if (transport->can_reach(wire.owner)) TCA_CHECK(transport->attach(*region));
+  PeerRegion* imported = region.get();
+  known_regions_[{wire.owner, wire.region_id}] = std::move(region);
+  *out = imported;
+  return TCA_SUCCESS;
+}
+
+tcaResult Context::check_against_record(const WireHandle& wire, const RegionRecord& record) const {
+  const char* differs = nullptr;
+  if (wire.bytes != record.bytes) differs = "size";
+  else if (wire.address != record.address) differs = "base address";
+  else if (wire.kind != record.kind) differs = "memory kind";
+  else if (wire.mappable != record.mappable) differs = "mappable flag";
+  else if (wire.memfd != record.memfd || wire.memfd_serial != record.memfd_serial ||
+           wire.memfd_offset != record.memfd_offset)
+    differs = "memfd";
+  else if (wire.device_offset != record.device_offset ||
+           std::memcmp(wire.device_ipc, record.device_ipc, sizeof(record.device_ipc)) != 0)
+    differs = "device export";
+  else if (wire.owner_pid != peers_[wire.owner].pid) differs = "owner process";
+  if (differs != nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} does not match its owner's "
+             "record ({} differs): forged or corrupted", wire.region_id, wire.owner, differs);
   return TCA_SUCCESS;
 }
 
@@ -455,16 +575,29 @@ tcaResult Context::test_notification(int src_rank, int slot, int* arrived, int* 
 tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  WakeWord wake(control_block(), size_);
+  uint32_t sleep_us = kFirstSleepUs;
   for (uint64_t spin = 0;; ++spin) {
     if (consume_arrival(src_rank, slot, from)) return TCA_SUCCESS;
     cpu_relax();
     // Progress costs MPI calls; a same-host notification needs none, so it is paid rarely.
     if (spin % 64 == 63) TCA_CHECK(progress_transports());
-    // A notification usually lands within microseconds; but when ranks outnumber cores the
-    // sender may be waiting for this core.
-    if (spin < 1024 && !oversubscribed_) continue;
-    sched_yield();
-    if (spin % 256 != 0) continue;
+    // A notification usually lands within microseconds, but when ranks outnumber cores the
+    // sender may be waiting for this very core: then sleep until it wakes us. Notifications
+    // that come without a wake (MPI, GPUs) are seen when the sleep times out; the sleeps grow.
+    if (spin < (oversubscribed_ ? 32u : 1024u)) continue;
+    if (oversubscribed_) {
+      const uint32_t seen = wake.prepare();
+      const bool arrived = consume_arrival(src_rank, slot, from);
+      if (!arrived) wake.sleep(seen, sleep_us);
+      wake.finish();
+      if (arrived) return TCA_SUCCESS;
+      sleep_us = std::min(2 * sleep_us, kMaxSleepUs);
+      TCA_CHECK(progress_transports());
+    } else {
+      sched_yield();
+      if (spin % 256 != 0) continue;
+    }
     if (src_rank != TCA_ANY_RANK) {
       TCA_CHECK(check_peer_alive(src_rank));
     } else {

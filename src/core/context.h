@@ -25,6 +25,7 @@ class CudaTransport;
 struct PeerInfo {
   int pid = 0;
   int control_fd = -1;
+  uint64_t control_inode = 0;  // identity of the control block's memfd
   uint64_t host_hash = 0;  // hostname and boot id: equal means the same running kernel
 };
 
@@ -98,7 +99,14 @@ class Context {
   bool consume_arrival(int src_rank, int slot, int* from);
   tcaResult progress_transports();
   tcaResult register_with_transports(PeerRegion& region);
-  void unpublish(PeerRegion& region);
+  tcaResult describe_host_range(uintptr_t begin, size_t bytes, PeerRegion* region);
+  RegionRecord record_of(const PeerRegion& region) const;
+  // Withdraws an own region: record first, then waits for peers' transfers in flight into it.
+  tcaResult unpublish(PeerRegion& region);
+  tcaResult await_transfers_in_flight(const PeerRegion& region);
+  uint64_t inflight_done(int peer, int lane);
+  tcaResult import_region(const WireHandle& wire, PeerRegion** out);
+  tcaResult check_against_record(const WireHandle& wire, const RegionRecord& record) const;
 
   struct HostAllocation {
     HostBlock block;

@@ -4,19 +4,22 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/reserved.h"
 
 namespace tca {
 
 tcaResult DescRegistry::create(tcaDesc* out) {
   if (out == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "desc is NULL");
-  auto desc = std::make_unique<tcaDesc_st>();
-  *out = desc.get();
-  descs_.emplace(desc.get(), std::move(desc));
+  // Tokens are odd multiples of 8 from a base that no allocator hands out, so they are never
+  // mistaken for (or dereferenced as) memory.
+  const uintptr_t token = (uintptr_t{0x7ca} << 44) + 8 * (2 * ++next_token_ + 1);
+  descs_.emplace(token, std::make_unique<tcaDesc_st>());
+  *out = reinterpret_cast<tcaDesc>(token);
   return TCA_SUCCESS;
 }
 
 tcaResult DescRegistry::find(tcaDesc desc, tcaDesc_st** out) const {
-  const auto found = descs_.find(desc);
+  const auto found = descs_.find(reinterpret_cast<uintptr_t>(desc));
   if (found == descs_.end())
     TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor {} is not a live descriptor of this job",
              static_cast<const void*>(desc));
@@ -31,7 +34,7 @@ tcaResult DescRegistry::destroy(Context& context, tcaDesc desc) {
     TCA_CHECK(run->wait());  // a chain in flight still reads and writes its buffers
     context.forget_run(run.get());
   }
-  descs_.erase(desc);
+  descs_.erase(reinterpret_cast<uintptr_t>(desc));
   return TCA_SUCCESS;
 }
 
@@ -83,9 +86,7 @@ tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
                       unsigned flags, int slot) {
   if ((flags & ~TCA_FLAG_NOTIFY) != 0)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown transfer flags {:#x}", flags);
-  if ((flags & TCA_FLAG_NOTIFY) && (slot < 0 || slot >= TCA_NOTIFY_SLOTS))
-    TCA_FAIL(TCA_ERROR_INVALID_SLOT, "notification slot {} outside [0, {})", slot,
-             TCA_NOTIFY_SLOTS);
+  if (flags & TCA_FLAG_NOTIFY) TCA_CHECK(check_slot(slot));
   if (count == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "block-stride transfer of 0 blocks");
   if (count > 1 && (dst_pitch < width || src_pitch < width))
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "pitches (dst {}, src {}) are narrower than width {}",
@@ -114,9 +115,7 @@ tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
 }
 
 tcaResult desc_bind(Context& context, tcaDesc_st& desc, int channel) {
-  if (channel < 0 || channel >= TCA_DMA_CHANNELS)
-    TCA_FAIL(TCA_ERROR_INVALID_CHANNEL, "DMA channel {} outside [0, {})", channel,
-             TCA_DMA_CHANNELS);
+  TCA_CHECK(check_channel(channel));
   if (desc.transfers.empty()) TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor has no transfers");
   // Resolve every transport first, so a failure leaves the descriptor as it was.
   std::vector<Transport*> transports(desc.transfers.size());

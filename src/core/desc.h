@@ -25,6 +25,8 @@ namespace tca {
 class Context;
 
 // Owns every descriptor of a context so that a stale or forged tcaDesc is detected.
+// A tcaDesc is a token, never an address: tokens are not reused, so a copy of a freed
+// descriptor stays invalid even after new descriptors are made.
 class DescRegistry {
  public:
   tcaResult create(tcaDesc* out);
@@ -32,7 +34,8 @@ class DescRegistry {
   tcaResult destroy(Context& context, tcaDesc desc);
 
  private:
-  std::unordered_map<const tcaDesc_st*, std::unique_ptr<tcaDesc_st>> descs_;
+  std::unordered_map<uintptr_t, std::unique_ptr<tcaDesc_st>> descs_;
+  uintptr_t next_token_ = 0;
 };
 
 tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,

@@ -51,6 +51,11 @@ tcaResult decode_handle(const tcaHandle* handle, uint64_t job_key, int world_siz
     TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle owner {} outside [0, {})", wire->owner, world_size);
   if (wire->kind != TCA_MEM_CPU && wire->kind != TCA_MEM_GPU)
     TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle has unknown memory kind {}", wire->kind);
+  if (wire->mappable > 1)
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle has mappable flag {}", wire->mappable);
+  // One spelling per region: bytes a genuine handle leaves zero must be zero.
+  for (uint8_t byte : wire->reserved1)
+    if (byte != 0) TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle has non-zero reserved bytes");
   return TCA_SUCCESS;
 }
 

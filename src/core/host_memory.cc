@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -23,12 +25,41 @@ size_t round_up_pages(size_t bytes) {
 }
 }  // namespace
 
+tcaResult check_read_write_mapped(uintptr_t begin, size_t bytes) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr)
+    TCA_FAIL(TCA_ERROR_TRANSPORT, "cannot read /proc/self/maps: {}", std::strerror(errno));
+  // Mappings are listed in address order: walk them, extending the covered prefix.
+  const uintptr_t end = begin + bytes;
+  uintptr_t covered = begin;
+  char line[512];
+  while (covered < end && std::fgets(line, sizeof(line), maps) != nullptr) {
+    unsigned long first = 0, last = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%lx-%lx %7s", &first, &last, perms) != 3) continue;
+    if (last <= covered) continue;
+    if (first > covered || perms[0] != 'r' || perms[1] != 'w') break;  // a hole, or read-only
+    covered = last;
+  }
+  std::fclose(maps);
+  if (covered < end)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "[{:#x}, {:#x}) is not readable and writable memory of "
+             "this process (from {:#x} on)", begin, end, covered);
+  return TCA_SUCCESS;
+}
+
 tcaResult HostBlock::create(size_t bytes, const char* name, HostBlock* out) {
   if (bytes == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "host block of 0 bytes");
   if (bytes > SIZE_MAX - page_size()) TCA_FAIL(TCA_ERROR_SIZE_OVERFLOW, "{} bytes", bytes);
   const size_t length = round_up_pages(bytes);
   const int fd = memfd_create(name, MFD_CLOEXEC);
   if (fd < 0) TCA_FAIL(TCA_ERROR_OUT_OF_RESOURCES, "memfd_create: {}", std::strerror(errno));
+  struct stat status {};
+  if (fchmod(fd, S_IRUSR | S_IWUSR) != 0 || fstat(fd, &status) != 0) {
+    const int saved = errno;
+    close(fd);
+    TCA_FAIL(TCA_ERROR_TRANSPORT, "memfd {}: {}", name, std::strerror(saved));
+  }
   if (ftruncate(fd, static_cast<off_t>(length)) != 0) {
     const int saved = errno;
     close(fd);
@@ -45,13 +76,15 @@ tcaResult HostBlock::create(size_t bytes, const char* name, HostBlock* out) {
   out->data_ = static_cast<unsigned char*>(data);
   out->bytes_ = length;
   out->fd_ = fd;
+  out->inode_ = static_cast<uint64_t>(status.st_ino);
   return TCA_SUCCESS;
 }
 
 HostBlock::HostBlock(HostBlock&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       bytes_(std::exchange(other.bytes_, 0)),
-      fd_(std::exchange(other.fd_, -1)) {}
+      fd_(std::exchange(other.fd_, -1)),
+      inode_(std::exchange(other.inode_, 0)) {}
 
 HostBlock& HostBlock::operator=(HostBlock&& other) noexcept {
   if (this != &other) {
@@ -59,6 +92,7 @@ HostBlock& HostBlock::operator=(HostBlock&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     fd_ = std::exchange(other.fd_, -1);
+    inode_ = std::exchange(other.inode_, 0);
   }
   return *this;
 }
@@ -71,19 +105,33 @@ void HostBlock::release() {
   data_ = nullptr;
   bytes_ = 0;
   fd_ = -1;
+  inode_ = 0;
 }
 
 tcaResult PeerMapping::open(int pid, int fd, uint64_t offset, uint64_t bytes,
-                            const char* expected_name, PeerMapping* out) {
+                            const char* expected_name, uint64_t expected_inode, PeerMapping* out) {
   const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
-  char target[256] = {};
+  char target[512] = {};
   const ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
+  // The kernel shows a memfd as "/memfd:<name> (deleted)": the whole name must match, so that
+  // serial 1 never matches 10.
   const std::string want = std::string("/memfd:") + expected_name;
-  if (n < 0 || std::strncmp(target, want.c_str(), want.size()) != 0)
+  const std::string seen = n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
+  if (seen != want && seen != want + " (deleted)")
     TCA_FAIL(TCA_ERROR_FREED_HANDLE, "{} is not the memfd {} (owner freed it?)", path, want);
   const int local_fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (local_fd < 0)
-    TCA_FAIL(TCA_ERROR_TRANSPORT, "open {}: {}", path, std::strerror(errno));
+    TCA_FAIL(errno == ENOENT ? TCA_ERROR_FREED_HANDLE : TCA_ERROR_TRANSPORT, "open {}: {}", path,
+             std::strerror(errno));
+  struct stat status {};
+  const bool stat_ok = fstat(local_fd, &status) == 0;
+  const uint64_t file_bytes = stat_ok ? static_cast<uint64_t>(status.st_size) : 0;
+  if (!stat_ok || status.st_ino != expected_inode || offset > file_bytes ||
+      bytes > file_bytes - offset) {
+    close(local_fd);
+    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "{} is not the memfd {} of inode {} holding [{}, {}) (owner "
+             "freed it?)", path, want, expected_inode, offset, offset + bytes);
+  }
   const uint64_t page_offset = offset / page_size() * page_size();
   const size_t length = round_up_pages(static_cast<size_t>(offset - page_offset + bytes));
   void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, local_fd,

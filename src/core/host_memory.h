@@ -1,6 +1,7 @@
-// Host memory that same-host peers can map: each block is its own memfd, so it has no name in
-// /dev/shm at all (nothing to unlink, nothing left behind when a rank is killed). Peers open it
-// through /proc/<owner pid>/fd/<fd>, which needs the same user, as POSIX shm mode 0600 would.
+// Host memory that same-host peers can map: each block is its own memfd (mode 0600), so it has no
+// name in /dev/shm at all (nothing to unlink, nothing left behind when a rank is killed). Peers
+// open it through /proc/<owner pid>/fd/<fd>, which the kernel grants only to processes that may
+// trace the owner: the same user (and not even that where ptrace is restricted).
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,10 @@
 #include "tca/tca.h"
 
 namespace tca {
+
+// Fails with TCA_ERROR_INVALID_ARGUMENT unless every page of [begin, begin+bytes) is mapped
+// readable and writable in this process now.
+tcaResult check_read_write_mapped(uintptr_t begin, size_t bytes);
 
 // RAII owner of one memfd-backed shared mapping. Move-only.
 class HostBlock {
@@ -24,22 +29,25 @@ class HostBlock {
   unsigned char* data() const { return data_; }
   size_t bytes() const { return bytes_; }
   int fd() const { return fd_; }
+  uint64_t inode() const { return inode_; }  // the memfd's identity, checked by peers
 
  private:
   void release();
   unsigned char* data_ = nullptr;
   size_t bytes_ = 0;  // as mapped (whole pages)
   int fd_ = -1;
+  uint64_t inode_ = 0;
 };
 
 // RAII mapping of a peer's memfd range, opened through /proc. Move-only.
 class PeerMapping {
  public:
   PeerMapping() = default;
-  // Maps [offset, offset+bytes) of memfd `fd` of process `pid`; `expected_name` must match
-  // the memfd's name so that a reused descriptor number is never mapped by mistake.
+  // Maps [offset, offset+bytes) of memfd `fd` of process `pid`. The descriptor must name
+  // exactly the memfd `expected_name` and be the file `expected_inode`, and the range must lie
+  // inside it; otherwise TCA_ERROR_FREED_HANDLE and nothing is mapped.
   static tcaResult open(int pid, int fd, uint64_t offset, uint64_t bytes,
-                        const char* expected_name, PeerMapping* out);
+                        const char* expected_name, uint64_t expected_inode, PeerMapping* out);
   PeerMapping(PeerMapping&& other) noexcept;
   PeerMapping& operator=(PeerMapping&& other) noexcept;
   PeerMapping(const PeerMapping&) = delete;

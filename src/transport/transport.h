@@ -55,6 +55,10 @@ class Transport {
   virtual tcaResult attach(PeerRegion& remote) = 0;
   // Reads the owner's liveness cell: false once the owner freed or deregistered it.
   virtual tcaResult region_alive(const PeerRegion& region, bool* alive) = 0;
+  // Reads the record of `owner`'s region `id` from its control block (core/region.h): *found is
+  // false where no live region has that id, *issued the highest id the owner has issued.
+  virtual tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                                uint64_t* issued) = 0;
   virtual tcaResult prepare(const std::vector<Transfer>& run,
                             std::unique_ptr<PreparedRun>* out) = 0;
   // Writes `value` into cell (this rank, slot) of `peer`'s control block, after everything

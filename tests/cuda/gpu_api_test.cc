@@ -254,6 +254,8 @@ TEST_F(GpuDeviceApiTest, GpuMemoryErrors) {
                    tcaWaitDMARecvDescStream(TCA_ANY_RANK, 0, stream.get()));
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_SLOT,
                    tcaWaitDMARecvDescStream(prev_, TCA_NOTIFY_SLOTS, stream.get()));
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_SLOT,
+                   tcaWaitDMARecvDescStream(prev_, TCA_USER_NOTIFY_SLOTS, stream.get()));
 
   // Host memory registered as GPU memory, and GPU memory past its allocation.
   std::vector<uint8_t> host(64);

@@ -214,7 +214,7 @@ using GpuLongResidentTest = ResidentKernelTest<1000000>;  // a second
 // come back.
 TEST_F(GpuResidentTest, KicksKeepTheirOrderAcrossEnginesAndRestarts) {
   constexpr int kSlot = 9;
-  constexpr int kChannel = 3;
+  constexpr int kChannel = 1;
   struct Part {
     tcaPath path;
     size_t offset;

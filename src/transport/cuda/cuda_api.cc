@@ -2,6 +2,7 @@
 #include "core/context.h"
 #include "core/desc.h"
 #include "core/error.h"
+#include "core/reserved.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
 
@@ -64,9 +65,7 @@ tcaResult tcaWaitDMARecvDescStream(int src_rank, int slot, cudaStream_t stream) 
   if (src_rank == TCA_ANY_RANK)
     TCA_FAIL(TCA_ERROR_INVALID_RANK, "a stream-ordered wait names its sender (not TCA_ANY_RANK)");
   TCA_CHECK(tca::check_rank(*context, src_rank));
-  if (slot < 0 || slot >= TCA_NOTIFY_SLOTS)
-    TCA_FAIL(TCA_ERROR_INVALID_SLOT, "notification slot {} outside [0, {})", slot,
-             TCA_NOTIFY_SLOTS);
+  TCA_CHECK(tca::check_slot(slot));
   return cuda->enqueue_notification_wait(src_rank, slot, stream);
 }
 

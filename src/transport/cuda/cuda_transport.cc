@@ -99,6 +99,10 @@ class CudaPathView final : public Transport {
   tcaResult region_alive(const PeerRegion& region, bool* alive) override {
     return cuda_.region_alive(region, alive);
   }
+  tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                        uint64_t* issued) override {
+    return cuda_.read_record(owner, id, out, found, issued);
+  }
   tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
     return cuda_.prepare_with(engine_, run, out);
   }
@@ -332,7 +336,8 @@ tcaResult CudaTransportImpl::connect_peer(int peer, const GpuCard& card) {
   } else {
     const PeerInfo& info = context_.peer(peer);
     TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, context_.control_block_size(),
-                                context_.memfd_name(peer, 0).c_str(), &state.control_mapping));
+                                context_.memfd_name(peer, 0).c_str(), info.control_inode,
+                                &state.control_mapping));
     state.control = state.control_mapping.data();
     void* signals = nullptr;
     TCA_CUDA_CHECK(cudaIpcOpenMemHandle(&signals, card.signals, cudaIpcMemLazyEnablePeerAccess));
@@ -715,6 +720,18 @@ void CudaTransportImpl::close_dead_imports(int owner) {
   }
 }
 
+tcaResult CudaTransportImpl::read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                                         uint64_t* issued) {
+  if (!peers_[owner].reachable)
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "the cuda transport does not reach rank {}", owner);
+  const unsigned char* control =
+      owner == context_.rank() ? context_.control_block() : peers_[owner].control;
+  *issued = cell_at(const_cast<unsigned char*>(control), issued_id_offset(context_.size()))
+                ->load(std::memory_order_acquire);
+  *found = tca::read_record(control, id, out);
+  return TCA_SUCCESS;
+}
+
 const std::atomic<uint64_t>* CudaTransportImpl::live_cell(int owner, uint64_t region_id) const {
   unsigned char* control =
       owner == context_.rank() ? context_.control_block() : peers_[owner].control;
@@ -769,7 +786,8 @@ tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
   HostImport import;
   TCA_CHECK(PeerMapping::open(
       region.owner_pid, region.wire.memfd, region.wire.memfd_offset, region.bytes,
-      context_.memfd_name(region.owner, region.wire.memfd_serial).c_str(), &import.mapping));
+      context_.memfd_name(region.owner, region.wire.memfd_serial).c_str(), region.memfd_inode,
+      &import.mapping));
   TCA_CHECK(pin(import.mapping.data(), region.bytes, &import.pinned, out));
   region.device_state = *out;
   host_imports_.push_back(std::move(import));

@@ -78,6 +78,8 @@ class CudaTransportImpl final : public CudaTransport {
   tcaResult deregister_region(PeerRegion& own) override;
   tcaResult attach(PeerRegion& remote) override;
   tcaResult region_alive(const PeerRegion& region, bool* alive) override;
+  tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                        uint64_t* issued) override;
   tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
     return prepare_with(std::nullopt, run, out);
   }

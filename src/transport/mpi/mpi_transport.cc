@@ -174,6 +174,8 @@ class MpiTransport final : public Transport {
   tcaResult deregister_region(PeerRegion& own) override;
   tcaResult attach(PeerRegion&) override { return TCA_SUCCESS; }
   tcaResult region_alive(const PeerRegion& region, bool* alive) override;
+  tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                        uint64_t* issued) override;
   tcaResult prepare(const std::vector<Transfer>& run,
                     std::unique_ptr<PreparedRun>* out) override;
   tcaResult notify(int peer, int slot, uint64_t value) override;
@@ -189,12 +191,19 @@ class MpiTransport final : public Transport {
   }
   // Fails with TCA_ERROR_UNREACHABLE when `peer` is another rank and there is no window.
   tcaResult check_reachable(int peer) const;
+  // Writes the next begun (or, with `done`, the current) count of this rank's transfers into
+  // `owner`'s in-flight cell (core/region.h); completed by the caller's next flush to `owner`.
+  tcaResult announce(int owner, bool done);
+  // Reads `words` words at `disp` of `owner`'s control block and waits for them.
+  tcaResult get_words(int owner, MPI_Aint disp, uint64_t* words, int count);
   // Writes `value` into cell (this rank, slot) of `peer`'s control block and completes it there.
   tcaResult raise_slot(int peer, int slot, uint64_t value);
 
  private:
   PageRange pages_of(const PeerRegion& own) const;
   tcaResult attach_span(PageRange range);
+  // `range` grown to reach the attached span nearest to it.
+  PageRange hull_with_nearest_span(PageRange range) const;
   // Detaches `replaced` and attaches `merged` in their place (restoring them on failure).
   tcaResult replace_spans(const std::vector<PageRange>& replaced, PageRange merged);
   tcaResult detach_span(uintptr_t begin);
@@ -210,6 +219,7 @@ class MpiTransport final : public Transport {
   bool warned_unreachable_ = false;  // about a region left out of the window
   std::string no_window_reason_;  // why the window could not be made, if it could not
   std::vector<MPI_Aint> control_blocks_;  // every rank's control-block address
+  std::vector<uint64_t> sequences_;       // transfers announced to each owner
   uintptr_t page_size_ = 4096;
   // Memory attached to the window, as disjoint whole-page spans (begin -> end). MPI forbids
   // overlapping attachments, while registrations may overlap or share pages; the spans are the
@@ -236,6 +246,8 @@ class MpiRun final : public PreparedRun {
                       unsigned char* local, uint64_t bytes);
   tcaResult make_layout(uint64_t rows, uint64_t width, uint64_t pitch, Layout* out);
   tcaResult check_liveness();
+  tcaResult announce(bool done);
+  tcaResult run_steps();
   tcaResult run_rma(const RmaStep& step);
   tcaResult run_notify(const NotifyStep& step);
 
@@ -298,6 +310,7 @@ tcaResult MpiTransport::init() {
   MPI_Aint mine = 0;
   TCA_MPI_CHECK(MPI_Get_address(control_block, &mine), "MPI_Get_address of the control block");
   control_blocks_.resize(size);
+  sequences_.assign(size, 0);
   TCA_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_AINT, control_blocks_.data(), 1, MPI_AINT, comm_),
                 "MPI_Allgather of the control-block addresses");
   return TCA_SUCCESS;
@@ -373,9 +386,15 @@ tcaResult MpiTransport::register_region(PeerRegion& own) {
     return TCA_SUCCESS;
   }
 
-  // Grow into one span covering the region and the spans it touches.
+  // Grow into one span covering the region and the spans it touches; at the library's span
+  // limit, also up to the nearest span, so that the count of spans does not grow.
+  if (spans_.size() - static_cast<size_t>(std::distance(first, last)) + 1 > max_spans_ &&
+      !spans_.empty())
+    merged = hull_with_nearest_span(merged);
   std::vector<PageRange> replaced;
-  for (auto span = first; span != last; ++span) replaced.push_back({span->first, span->second});
+  for (const auto& span : spans_)
+    if (span.first < merged.end && span.second > merged.begin)
+      replaced.push_back({span.first, span.second});
   const tcaResult result =
       spans_.size() - replaced.size() + 1 > max_spans_
           ? record_error(TCA_ERROR_OUT_OF_RESOURCES, __FILE__, __LINE__,
@@ -397,6 +416,20 @@ tcaResult MpiTransport::register_region(PeerRegion& own) {
   warned_unreachable_ = true;
   clear_last_error();
   return TCA_SUCCESS;
+}
+
+PageRange MpiTransport::hull_with_nearest_span(PageRange range) const {
+  auto above = spans_.lower_bound(range.end);
+  const uintptr_t gap_above = above != spans_.end() ? above->first - range.end : UINTPTR_MAX;
+  uintptr_t gap_below = UINTPTR_MAX;
+  auto below = spans_.lower_bound(range.begin);
+  if (below != spans_.begin()) {
+    --below;
+    gap_below = below->second <= range.begin ? range.begin - below->second : 0;
+  }
+  if (gap_below <= gap_above && gap_below != UINTPTR_MAX) range.begin = below->first;
+  else if (above != spans_.end()) range.end = above->second;
+  return range;
 }
 
 tcaResult MpiTransport::replace_spans(const std::vector<PageRange>& replaced, PageRange merged) {
@@ -460,6 +493,51 @@ tcaResult MpiTransport::region_alive(const PeerRegion& region, bool* alive) {
                 "MPI_Get of the liveness of region {} of rank {}", region.id, region.owner);
   TCA_MPI_CHECK(MPI_Win_flush(region.owner, window_), "MPI_Win_flush to rank {}", region.owner);
   *alive = value == region.id;
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::get_words(int owner, MPI_Aint disp, uint64_t* words, int count) {
+  TCA_MPI_CHECK(MPI_Get(words, count, MPI_UINT64_T, owner, control_blocks_[owner] + disp, count,
+                        MPI_UINT64_T, window_),
+                "MPI_Get of {} words of the control block of rank {}", count, owner);
+  TCA_MPI_CHECK(MPI_Win_flush(owner, window_), "MPI_Win_flush to rank {}", owner);
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                                    uint64_t* issued) {
+  if (owner == context_.rank()) {
+    *issued = load_acquire(context_.control_block(), issued_id_offset(context_.size()));
+    *found = tca::read_record(context_.control_block(), id, out);
+    return TCA_SUCCESS;
+  }
+  TCA_CHECK(check_reachable(owner));
+  TCA_CHECK(context_.check_peer_alive(owner));
+  // The id before and after the words, each read completed before the next is issued: the
+  // owner writes the words only while the id is absent, so equal ids bracket a whole record.
+  const auto record_disp = static_cast<MPI_Aint>(record_offset(id));
+  uint64_t before = 0, after = 0;
+  uint64_t words[kRecordWords] = {};
+  TCA_CHECK(get_words(owner, static_cast<MPI_Aint>(issued_id_offset(context_.size())), issued, 1));
+  TCA_CHECK(get_words(owner, record_disp, &before, 1));
+  *found = before == id;
+  if (!*found) return TCA_SUCCESS;
+  TCA_CHECK(get_words(owner, record_disp, words, static_cast<int>(kRecordWords)));
+  TCA_CHECK(get_words(owner, record_disp, &after, 1));
+  *found = after == id && words[0] == id;
+  if (*found) *out = decode_record(words);
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiTransport::announce(int owner, bool done) {
+  uint64_t& sequence = sequences_[owner];
+  if (!done) ++sequence;
+  const auto cell = control_blocks_[owner] + static_cast<MPI_Aint>(inflight_cell_offset(
+                                                 context_.size(), context_.rank(), kMpiLane, done));
+  // Accumulate, like notifications: the owner reads the cell while it may change.
+  TCA_MPI_CHECK(MPI_Accumulate(&sequence, 1, MPI_UINT64_T, owner, cell, 1, MPI_UINT64_T,
+                               MPI_REPLACE, window_),
+                "MPI_Accumulate of the in-flight cell at rank {}", owner);
   return TCA_SUCCESS;
 }
 
@@ -682,6 +760,32 @@ tcaResult MpiRun::run_notify(const NotifyStep& step) {
 }
 
 tcaResult MpiRun::start() {
+  // A dead peer of this host is noticed before any RMA to it (MPI may block on it forever).
+  for (int target : probe_targets_) TCA_CHECK(transport_.context().check_peer_alive(target));
+  TCA_CHECK(announce(false));
+  const tcaResult result = run_steps();
+  const tcaResult ended = announce(true);
+  if (result != TCA_SUCCESS) return append_frame(result, __FILE__, __LINE__);
+  return ended == TCA_SUCCESS ? TCA_SUCCESS : append_frame(ended, __FILE__, __LINE__);
+}
+
+// Announces the run to the owners of the remote regions it touches (begun), or its end (done,
+// after every operation of the run is complete at its target). Each completes at its owner
+// before this returns, so an owner withdrawing a region either waits for the run or the run
+// sees the region withdrawn.
+tcaResult MpiRun::announce(bool done) {
+  if (probe_targets_.empty()) return TCA_SUCCESS;
+  const MPI_Win window = transport_.window();
+  if (done)
+    for (int target : targets_)
+      TCA_MPI_CHECK(MPI_Win_flush(target, window), "MPI_Win_flush to rank {}", target);
+  for (int target : probe_targets_) TCA_CHECK(transport_.announce(target, done));
+  for (int target : probe_targets_)
+    TCA_MPI_CHECK(MPI_Win_flush(target, window), "MPI_Win_flush to rank {}", target);
+  return TCA_SUCCESS;
+}
+
+tcaResult MpiRun::run_steps() {
   TCA_CHECK(check_liveness());
   for (const Step& step : steps_) {
     if (const auto* rma = std::get_if<RmaStep>(&step)) {

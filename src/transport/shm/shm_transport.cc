@@ -15,6 +15,7 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/host_memory.h"
+#include "core/wake.h"
 #include "transport/transport.h"
 
 namespace tca {
@@ -36,6 +37,7 @@ struct ShmOp {
   int remote_pid = 0;     // nonzero: cross-memory attach with this process
   bool remote_is_dst = false;
   std::atomic<uint64_t>* notify_cell = nullptr;  // raised after this op when non-null
+  unsigned char* notify_control = nullptr;       // the receiver's control block
   int notify_peer = 0;
   int notify_slot = 0;
 };
@@ -44,6 +46,35 @@ struct LivenessCheck {
   const std::atomic<uint64_t>* cell;
   uint64_t id;
   int owner;
+};
+
+// This rank's in-flight cells (core/region.h) in the control block of one owner it reaches.
+struct Announcement {
+  std::atomic<uint64_t>* begun;
+  std::atomic<uint64_t>* done;
+  uint64_t* sequence;  // this rank's count of transfers announced to that owner (the transport's)
+};
+
+// Marks the announced transfers ended when it goes out of scope, however the run ends.
+class AnnouncedRun {
+ public:
+  explicit AnnouncedRun(const std::vector<Announcement>& announcements)
+      : announcements_(announcements) {
+    for (const Announcement& a : announcements_)
+      a.begun->store(++*a.sequence, std::memory_order_relaxed);
+    // Pairs with the owner's fence between withdrawing a record and reading the begun cells:
+    // either the owner waits for this run, or this run sees the record withdrawn.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  ~AnnouncedRun() {
+    for (const Announcement& a : announcements_)
+      a.done->store(*a.sequence, std::memory_order_release);
+  }
+  AnnouncedRun(const AnnouncedRun&) = delete;
+  AnnouncedRun& operator=(const AnnouncedRun&) = delete;
+
+ private:
+  const std::vector<Announcement>& announcements_;
 };
 
 // Moves the blocks of `op` between this process and `op.remote_pid`, IOV_MAX blocks per system
@@ -78,10 +109,15 @@ tcaResult cross_memory_copy(const ShmOp& op) {
 
 class ShmRun final : public PreparedRun {
  public:
-  ShmRun(Context& context, std::vector<ShmOp> ops, std::vector<LivenessCheck> checks)
-      : context_(context), ops_(std::move(ops)), checks_(std::move(checks)) {}
+  ShmRun(Context& context, std::vector<ShmOp> ops, std::vector<LivenessCheck> checks,
+         std::vector<Announcement> announcements)
+      : context_(context),
+        ops_(std::move(ops)),
+        checks_(std::move(checks)),
+        announcements_(std::move(announcements)) {}
 
   tcaResult start() override {
+    const AnnouncedRun announced(announcements_);
     for (const LivenessCheck& check : checks_)
       if (check.cell->load(std::memory_order_acquire) != check.id)
         TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} was freed; nothing was written",
@@ -96,9 +132,11 @@ class ShmRun final : public PreparedRun {
           std::memcpy(op.dst + i * op.dst_pitch, op.src + i * op.src_pitch, op.width);
       }
       // The release store publishes every earlier copy of the run with the notification.
-      if (op.notify_cell != nullptr)
+      if (op.notify_cell != nullptr) {
         op.notify_cell->store(context_.next_notify_value(op.notify_peer, op.notify_slot),
                               std::memory_order_release);
+        wake_sleepers(op.notify_control, context_.size());
+      }
     }
     return TCA_SUCCESS;
   }
@@ -110,6 +148,7 @@ class ShmRun final : public PreparedRun {
   Context& context_;
   std::vector<ShmOp> ops_;
   std::vector<LivenessCheck> checks_;
+  std::vector<Announcement> announcements_;
 };
 
 class ShmTransport final : public Transport {
@@ -120,6 +159,7 @@ class ShmTransport final : public Transport {
     const int size = context_.size();
     control_.assign(size, nullptr);
     control_maps_.resize(size);
+    sequences_.assign(size, 0);
     for (int peer = 0; peer < size; ++peer) {
       if (!context_.same_host(peer)) continue;
       if (peer == context_.rank()) {
@@ -128,7 +168,8 @@ class ShmTransport final : public Transport {
       }
       const PeerInfo& info = context_.peer(peer);
       TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, context_.control_block_size(),
-                                  context_.memfd_name(peer, 0).c_str(), &control_maps_[peer]));
+                                  context_.memfd_name(peer, 0).c_str(), info.control_inode,
+                                  &control_maps_[peer]));
       control_[peer] = control_maps_[peer].data();
     }
     return TCA_SUCCESS;
@@ -148,7 +189,7 @@ class ShmTransport final : public Transport {
     TCA_CHECK(PeerMapping::open(remote.owner_pid, remote.wire.memfd, remote.wire.memfd_offset,
                                 remote.bytes,
                                 context_.memfd_name(remote.owner, remote.wire.memfd_serial).c_str(),
-                                &mapping));
+                                remote.memfd_inode, &mapping));
     remote.mapped = mapping.data();
     region_maps_.push_back(std::move(mapping));
     return TCA_SUCCESS;
@@ -159,10 +200,20 @@ class ShmTransport final : public Transport {
     return TCA_SUCCESS;
   }
 
+  tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                        uint64_t* issued) override {
+    *issued = cell_at(control_[owner], issued_id_offset(context_.size()))
+                  ->load(std::memory_order_acquire);
+    *found = tca::read_record(control_[owner], id, out);
+    return TCA_SUCCESS;
+  }
+
   tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
     const int me = context_.rank();
     std::vector<ShmOp> ops;
     std::vector<LivenessCheck> checks;
+    std::vector<Announcement> announcements;
+    std::vector<int> announced_owners;
     for (const Transfer& transfer : run) {
       if (transfer.dst->kind != TCA_MEM_CPU || transfer.src->kind != TCA_MEM_CPU)
         TCA_FAIL(TCA_ERROR_UNSUPPORTED, "shm transport carries host memory only");
@@ -174,6 +225,11 @@ class ShmTransport final : public Transport {
         if (registered && !listed) checks.push_back({live_cell(*end), end->id, end->owner});
       }
       const PeerRegion* remote = transfer.dst->owner != me ? transfer.dst : transfer.src;
+      if (remote->owner != me && std::find(announced_owners.begin(), announced_owners.end(),
+                                           remote->owner) == announced_owners.end()) {
+        announced_owners.push_back(remote->owner);
+        announcements.push_back(announcement_to(remote->owner));
+      }
       ShmOp op;
       op.width = transfer.width;
       op.count = transfer.count;
@@ -195,18 +251,21 @@ class ShmTransport final : public Transport {
       if (transfer.flags & TCA_FLAG_NOTIFY) {
         const int receiver = transfer.dst->owner;
         op.notify_cell = cell_at(control_[receiver], notify_cell_offset(me, transfer.slot));
+        op.notify_control = control_[receiver];
         op.notify_peer = receiver;
         op.notify_slot = transfer.slot;
       }
       ops.push_back(op);
     }
-    *out = std::make_unique<ShmRun>(context_, std::move(ops), std::move(checks));
+    *out = std::make_unique<ShmRun>(context_, std::move(ops), std::move(checks),
+                                    std::move(announcements));
     return TCA_SUCCESS;
   }
 
   tcaResult notify(int peer, int slot, uint64_t value) override {
     cell_at(control_[peer], notify_cell_offset(context_.rank(), slot))
         ->store(value, std::memory_order_release);
+    wake_sleepers(control_[peer], context_.size());
     return TCA_SUCCESS;
   }
 
@@ -230,11 +289,19 @@ class ShmTransport final : public Transport {
   const std::atomic<uint64_t>* live_cell(const PeerRegion& region) const {
     return cell_at(control_[region.owner], live_cell_offset(region.id));
   }
+  Announcement announcement_to(int owner) {
+    const int world = context_.size();
+    const int me = context_.rank();
+    return {cell_at(control_[owner], inflight_cell_offset(world, me, kShmLane, false)),
+            cell_at(control_[owner], inflight_cell_offset(world, me, kShmLane, true)),
+            &sequences_[owner]};
+  }
 
   Context& context_;
   std::vector<unsigned char*> control_;  // each same-host rank's control block, else null
   std::vector<PeerMapping> control_maps_;
   std::vector<PeerMapping> region_maps_;  // imports, unmapped with the transport
+  std::vector<uint64_t> sequences_;       // transfers announced to each owner
 };
 
 }  // namespace
