@@ -1,0 +1,30 @@
+// A compute backend: the BFS steps on this rank's part of the graph (CPU threads or CUDA).
+#pragma once
+
+#include <cstdint>
+
+#include "common.h"
+#include "exchange.h"
+#include "timeline.h"
+
+namespace bfs {
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // Clears the tree and the visited set and makes frontier(0) = {root} on every rank (the root's
+  // owner also gives it itself as parent, level 0).
+  virtual void begin_search(vertex_t root) = 0;
+  // One level: from the gathered frontier(parity), the vertices joining at level `level` + 1
+  // go into this rank's block of frontier(parity ^ 1), with parents and levels, and their number
+  // and arcs into the exchange's counts.
+  virtual void step(Direction direction, int level, int parity) = 0;
+  // Waits until everything enqueued has completed (GPU ranks; CPU ranks are always done).
+  virtual void synchronize() = 0;
+  virtual Timeline& timeline() = 0;
+  // The tuple ends of this rank's vertices in the tree (nedge is half their sum over ranks).
+  virtual uint64_t visited_tuple_ends() = 0;
+};
+
+}  // namespace bfs

@@ -1,0 +1,84 @@
+// The communication of a search, one code for both compute backends.
+//
+// Three exchanges, as in the PEACH3 paper's BFS:
+//  - COMM.OUT  (gather_frontier): every rank's block of the next frontier bitmap to every rank,
+//              each level (an allgather, in place);
+//  - COMM.FLAG (reduce_counts):   the level's "anything new?" flag, carried as two counts (new
+//              vertices, their arcs; the direction heuristic needs both), summed over the
+//              ranks and brought to the host, each level (an allreduce);
+//  - COMM.TREE (gather_tree):     every rank's parents and levels to every rank, once per
+//              search (an allgather), for the validation and the parent file.
+// The buffers live in host memory (CPU ranks) or GPU memory (GPU ranks) and are the engine's
+// working arrays themselves: a rank's block of frontier(p), parents() and levels() is where its
+// engine writes, so nothing is copied before an exchange. Set up once; a level only starts them.
+//
+// Implementations: tca (persistent tca collectives; GPU memory to GPU memory on GPU ranks),
+// mpi (MPI collectives; GPU data staged through host memory), nccl (GPU ranks).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "partition.h"
+
+namespace bfs {
+
+enum class CommKind { kTca, kMpi, kNccl };
+CommKind parse_comm(const std::string& name);  // throws Error naming the value
+const char* comm_name(CommKind kind);
+
+enum class Memory { kHost, kDevice };
+
+struct Counts {
+  int64_t vertices = 0;  // vertices that joined the tree in the level
+  int64_t arcs = 0;      // the sum of their degrees
+};
+constexpr int kCountWords = 2;
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+
+  // Global bitmaps of partition.padded() bits; this rank's block starts at word
+  // rank * per_rank / 64.
+  uint64_t* frontier(int parity) const { return frontier_[parity]; }
+  // kCountWords int64: this rank's counts of the level.
+  int64_t* counts() const { return counts_; }
+  // partition.padded() entries; this rank's block starts at rank * per_rank.
+  int64_t* parents() const { return parents_; }
+  int32_t* levels() const { return levels_; }
+
+  virtual void gather_frontier(int parity) = 0;
+  virtual Counts reduce_counts() = 0;  // the result is on the host when it returns
+  virtual void gather_tree() = 0;      // GPU ranks: enqueued; the engine's synchronize waits
+
+ protected:
+  uint64_t* frontier_[2] = {nullptr, nullptr};
+  int64_t* counts_ = nullptr;
+  int64_t* parents_ = nullptr;
+  int32_t* levels_ = nullptr;
+};
+
+struct ExchangeSetup {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  Partition partition;
+  Memory memory = Memory::kHost;
+  void* stream = nullptr;  // GPU ranks: the engine's cudaStream_t
+};
+
+// Collective. Returns nullptr, with `unavailable` saying why (the same on every rank), where
+// the kind cannot run on these ranks (libnccl missing, tca's GPU path not reaching every peer);
+// throws Error on failures.
+std::unique_ptr<Exchange> make_exchange(CommKind kind, const ExchangeSetup& setup,
+                                        std::string& unavailable);
+
+// The host-memory implementations (exchange_host.cc) and the GPU ones (exchange_cuda.cc).
+std::unique_ptr<Exchange> make_host_exchange(CommKind kind, const ExchangeSetup& setup);
+std::unique_ptr<Exchange> make_device_exchange(CommKind kind, const ExchangeSetup& setup,
+                                               std::string& unavailable);
+
+}  // namespace bfs

@@ -1,0 +1,225 @@
+#include "run.h"
+
+#include <memory>
+
+#include "agree.h"
+#include "backend.h"
+#include "edge_list.h"
+#include "shared_file.h"
+#include "tca_harness/progress.h"
+#include "tca_harness/ranks.h"
+#include "tca_harness/table.h"
+#include "tca_harness/timer.h"
+
+namespace bfs {
+namespace {
+
+struct World {
+  MPI_Comm comm;
+  int rank = 0;
+  int ranks = 1;
+  int ranks_on_host = 1;
+};
+
+World describe_world(MPI_Comm comm) {
+  World world{comm};
+  MPI_Comm_rank(comm, &world.rank);
+  MPI_Comm_size(comm, &world.ranks);
+  MPI_Comm host;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world.rank, MPI_INFO_NULL, &host),
+            "MPI_Comm_split_type");
+  MPI_Comm_size(host, &world.ranks_on_host);
+  MPI_Comm_free(&host);
+  return world;
+}
+
+bool use_gpu(const std::string& device, const World& world) {
+  const bool here = device_available();
+  if (device == "cpu") return false;
+  if (device == "auto") return tca_harness::all_ranks(here, world.comm);
+  agree(world.comm, here ? "" : "--device gpu: rank " + std::to_string(world.rank) +
+                                    " has no GPU (or this build has no CUDA)");
+  return true;
+}
+
+double max_over_ranks(MPI_Comm comm, double seconds) {
+  double longest = 0;
+  check_mpi(MPI_Allreduce(&seconds, &longest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  return longest;
+}
+
+// The input tuples into the backend; fills the graph's description.
+EdgeListInfo load_input(const Options& o, const World& world, Backend& backend, RunSummary& s) {
+  EdgeListInfo info;
+  tca_harness::Timer timer;
+  if (o.edges_file.empty()) {
+    const KroneckerGenerator generator(o.scale, o.edgefactor, o.seed);
+    info.vertices = generator.vertices();
+    info.tuples = generator.edges();
+    info.share = even_share(info.tuples, world.rank, world.ranks);
+    collectively(world.comm, [&] { backend.generate(generator, info); });
+  } else {
+    std::vector<Edge> edges = read_edges(world.comm, o.edges_file, parse_edge_format(o.edge_format),
+                                         o.vertices, info);
+    collectively(world.comm, [&] { backend.take(std::move(edges), info); });
+  }
+  s.generation_time = max_over_ranks(world.comm, timer.seconds());
+  s.generated = o.edges_file.empty();
+  s.vertices = info.vertices;
+  s.tuples = info.tuples;
+  s.scale = o.edges_file.empty() ? o.scale : 0;
+  while (s.generated == false && (uint64_t{1} << s.scale) < info.vertices) ++s.scale;
+  s.edgefactor = o.edges_file.empty() ? o.edgefactor
+                                       : static_cast<int64_t>(info.tuples / info.vertices);
+  return info;
+}
+
+Partition make_partition(uint64_t vertices, int ranks) {
+  if (static_cast<uint64_t>(ranks) > vertices)
+    throw Error(std::to_string(ranks) + " ranks for a graph of " + std::to_string(vertices) +
+                " vertices: run at most one rank per vertex");
+  Partition partition(vertices, ranks);
+  if (partition.padded() > kMaxVertices)
+    throw Error(std::to_string(vertices) + " vertices over " + std::to_string(ranks) +
+                " ranks exceed the 2^32 vertex ids of the program");
+  return partition;
+}
+
+// Why `kind` cannot run on these ranks ("" where it can), the same on every rank.
+std::string unavailable(CommKind kind, bool gpu, const World& world) {
+  std::string reason;
+  if (kind == CommKind::kNccl && !gpu) reason = "NCCL moves GPU memory only (CPU ranks)";
+  return tca_harness::agreed_reason(reason, world.comm, reason);
+}
+
+struct RunContext {
+  const Options& options;
+  const World& world;
+  Backend& backend;
+  const Partition& partition;
+  const std::vector<SearchKey>& keys;
+  RunSummary& summary;
+  std::unique_ptr<SharedOutputFile>& parents_file;
+};
+
+SearchRecord search_once(RunContext& c, Engine& engine, Exchange& exchange, const SearchKey& key,
+                         const SearchSettings& settings) {
+  SearchRecord record;
+  record.result = run_search(engine, exchange, key.vertex, key.degree, c.backend.total_arcs(),
+                             c.partition.vertices(), settings);
+  const uint64_t ends = engine.visited_tuple_ends();
+  uint64_t all_ends = 0;
+  check_mpi(MPI_Allreduce(&ends, &all_ends, 1, MPI_UINT64_T, MPI_SUM, c.world.comm),
+            "MPI_Allreduce");
+  record.nedge = static_cast<int64_t>(all_ends / 2);
+  record.teps = static_cast<double>(record.nedge) / record.result.seconds;
+  if (!c.options.validate) return record;
+  tca_harness::Timer timer;
+  const Validation v = c.backend.validate(c.world.comm, exchange, key.vertex);
+  record.validate_seconds = timer.seconds();
+  std::string failure;
+  if (!v.ok())
+    failure = "search from " + std::to_string(key.vertex) + " failed validation, checks " +
+              describe_checks(v.failed) + ": " + v.detail;
+  else if (v.tuples_in_tree != static_cast<uint64_t>(record.nedge))
+    failure = "search from " + std::to_string(key.vertex) + ": the tree holds " +
+              std::to_string(v.tuples_in_tree) + " input tuples, kernel 1 counted " +
+              std::to_string(record.nedge);
+  record.validated = failure.empty();
+  if (!failure.empty()) c.summary.failures.push_back(failure);
+  return record;
+}
+
+void write_first_parents(RunContext& c, Exchange& exchange) {
+  c.parents_file = std::make_unique<SharedOutputFile>(c.world.comm, c.options.parents_out,
+                                                      c.partition.vertices() * sizeof(int64_t));
+  collectively(c.world.comm, [&] {
+    const std::vector<int64_t> mine = c.backend.local_parents(exchange);
+    c.parents_file->write_at(c.partition.first(c.world.rank) * sizeof(int64_t), mine.data(),
+                             mine.size() * sizeof(int64_t));
+  });
+}
+
+CommRun run_comm(RunContext& c, CommKind kind, bool gpu) {
+  CommRun run;
+  run.comm = comm_name(kind);
+  run.skipped = unavailable(kind, gpu, c.world);
+  if (!run.skipped.empty()) return run;
+  ExchangeSetup setup;
+  setup.comm = c.world.comm;
+  setup.rank = c.world.rank;
+  setup.partition = c.partition;
+  setup.memory = c.backend.memory();
+  setup.stream = c.backend.stream();
+  std::unique_ptr<Exchange> exchange = make_exchange(kind, setup, run.skipped);
+  if (!exchange) return run;
+  std::unique_ptr<Engine> engine = c.backend.make_engine(*exchange);
+  SearchSettings settings;
+  settings.alpha = c.options.alpha;
+  settings.beta = c.options.beta;
+  settings.mode = c.options.direction == "top-down"    ? DirectionMode::kTopDown
+                  : c.options.direction == "bottom-up" ? DirectionMode::kBottomUp
+                                                       : DirectionMode::kAuto;
+  tca_harness::Progress progress("bfs --comm " + run.comm, c.keys.size(), c.world.rank == 0, 0.0);
+  for (size_t i = 0; i < c.keys.size(); ++i) {
+    SearchRecord record = search_once(c, *engine, *exchange, c.keys[i], settings);
+    if (!c.options.parents_out.empty() && !c.parents_file) write_first_parents(c, *exchange);
+    progress.update(i + 1, tca_harness::format(
+                               "root %u: %d levels, %.3f ms, %.3f GTEPS%s", record.result.root,
+                               record.result.levels, record.result.seconds * 1e3,
+                               record.teps * 1e-9,
+                               !c.options.validate ? "" : record.validated ? ", valid" : ", WRONG"));
+    run.searches.push_back(std::move(record));
+  }
+  progress.finish();
+  return run;
+}
+
+}  // namespace
+
+RunSummary run_benchmark(MPI_Comm comm, const Options& o) {
+  const World world = describe_world(comm);
+  RunSummary s;
+  s.ranks = world.ranks;
+  s.seed = o.seed;
+  s.validate = o.validate;
+  const bool gpu = use_gpu(o.device, world);
+  ThreadPool pool(o.threads > 0 ? o.threads : default_threads(world.ranks_on_host));
+  std::unique_ptr<Backend> backend;
+  collectively(comm, [&] {
+    backend = gpu ? make_device_backend(pool, world.rank) : make_host_backend(pool, world.rank);
+  });
+  s.device = backend->describe();
+
+  const EdgeListInfo info = load_input(o, world, *backend, s);
+  Partition partition;
+  collectively(comm, [&] { partition = make_partition(info.vertices, world.ranks); });
+  if (!o.write_edges.empty()) {
+    std::vector<Edge> edges;
+    collectively(comm, [&] { edges = backend->host_edges(); });
+    write_edges(comm, o.write_edges, parse_edge_format(o.edge_format), edges, info);
+  }
+
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+  tca_harness::Timer construction;
+  backend->build(comm, partition);
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+  s.construction_time = max_over_ranks(comm, construction.seconds());
+  s.arcs = backend->total_arcs();
+
+  const bool given = !o.roots.empty() || !o.roots_file.empty();
+  const std::vector<SearchKey> keys =
+      given ? given_keys(comm, partition, world.rank, o.roots, o.roots_file, backend->degrees())
+            : sample_keys(comm, partition, world.rank, o.seed, o.nbfs, backend->degrees());
+  s.keys = given ? "given" : "sampled from seed " + std::to_string(o.seed);
+  if (keys.empty()) throw AgreedError("the graph has no vertex joined to another: nothing to search");
+
+  std::unique_ptr<SharedOutputFile> parents_file;
+  RunContext context{o, world, *backend, partition, keys, s, parents_file};
+  std::vector<std::string> comms = o.comms.empty() ? std::vector<std::string>{"tca"} : o.comms;
+  for (const std::string& name : comms) s.runs.push_back(run_comm(context, parse_comm(name), gpu));
+  if (parents_file && s.failures.empty()) parents_file->commit();
+  return s;
+}
+
+}  // namespace bfs

@@ -1,0 +1,18 @@
+// tca calls in tca-bfs: a failure becomes an Error naming the call and tca's own explanation.
+#pragma once
+
+#include <tca/tca.h>
+
+#include <string>
+
+#include "tca_harness/check.h"
+
+#include "common.h"
+
+namespace bfs {
+
+inline void check_tca(tcaResult result, const char* call) {
+  if (result != TCA_SUCCESS) throw Error(tca_harness::describe_failure(result, call));
+}
+
+}  // namespace bfs

@@ -1,0 +1,156 @@
+#include "validate.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "agree.h"
+#include "bitmap.h"
+
+namespace bfs {
+namespace {
+
+const char* check_name(int check) {
+  static const char* const kNames[kChecks] = {"tree", "tree edge levels", "tuple levels",
+                                              "spans a component", "parent is a neighbour"};
+  return kNames[check];
+}
+
+std::string describe_vertex(uint64_t g, const int64_t* parents, const int32_t* levels) {
+  std::ostringstream text;
+  text << "vertex " << g << " has parent " << parents[g] << " and level " << levels[g];
+  const int64_t p = parents[g];
+  if (p >= 0 && static_cast<uint64_t>(p) != g) text << "; its parent's level is " << levels[p];
+  return text.str();
+}
+
+std::string describe_tuple(uint64_t index, const Edge& e, const int64_t* parents,
+                           const int32_t* levels) {
+  std::ostringstream text;
+  text << "input tuple " << index << " (" << e.u << ", " << e.v << ") joins vertex " << e.u
+       << " (parent " << parents[e.u] << ", level " << levels[e.u] << ") and vertex " << e.v
+       << " (parent " << parents[e.v] << ", level " << levels[e.v] << ")";
+  return text.str();
+}
+
+}  // namespace
+
+std::string describe_checks(unsigned failed) {
+  std::string text;
+  for (int check = 0; check < kChecks; ++check) {
+    if (!(failed & (1u << check))) continue;
+    if (!text.empty()) text += ", ";
+    text += std::to_string(check + 1) + " (" + check_name(check) + ")";
+  }
+  return text;
+}
+
+Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const int64_t* parents,
+                             const int32_t* levels) {
+  Validation result;
+  unsigned local = mine.tuple_failed | mine.vertex_failed;
+  check_mpi(MPI_Allreduce(&local, &result.failed, 1, MPI_UNSIGNED, MPI_BOR, comm),
+            "MPI_Allreduce");
+  const uint64_t in_tree = mine.tuples_in_tree;
+  check_mpi(MPI_Allreduce(&in_tree, &result.tuples_in_tree, 1, MPI_UINT64_T, MPI_SUM, comm),
+            "MPI_Allreduce");
+  if (result.failed == 0) return result;
+  std::string detail;
+  if (mine.vertex_failed != 0)
+    detail = "checks " + describe_checks(mine.vertex_failed) + ": " +
+             describe_vertex(mine.first_vertex, parents, levels);
+  else if (mine.tuple_failed != 0)
+    detail = "checks " + describe_checks(mine.tuple_failed) + ": " +
+             describe_tuple(mine.first_tuple, mine.first_tuple_edge, parents, levels);
+  result.detail = first_message(comm, detail);
+  return result;
+}
+
+Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
+                         const std::vector<Edge>& edges, uint64_t first_tuple, vertex_t root,
+                         const int64_t* parents, const int32_t* levels, ThreadPool& pool) {
+  const uint64_t n = partition.vertices(), per = partition.per_rank();
+  const uint64_t first_global = partition.first(rank), local = partition.count(rank);
+  const int threads = pool.size();
+
+  // Check 1's walk: tree levels along the parents, resolved round by round.
+  std::vector<int32_t> tree_levels(partition.padded(), -1);
+  for (;;) {
+    int changed_round = 0;
+    for (bool changed = true; changed;) {
+      std::vector<char> changed_by(threads, 0);
+      pool.parallel_for(local, 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
+        for (uint64_t i = first; i < last; ++i) {
+          const uint64_t g = first_global + i;
+          if (__atomic_load_n(&tree_levels[g], __ATOMIC_RELAXED) >= 0 || parents[g] == -1) continue;
+          const int64_t p = parents[g];
+          const int32_t above =
+              is_vertex(p, n) ? __atomic_load_n(&tree_levels[p], __ATOMIC_RELAXED) : -1;
+          const int32_t t = tree_level_of(static_cast<int64_t>(g), root, p, above);
+          if (t < 0) continue;
+          __atomic_store_n(&tree_levels[g], t, __ATOMIC_RELAXED);
+          changed_by[thread] = 1;
+        }
+      });
+      changed = std::count(changed_by.begin(), changed_by.end(), 1) > 0;
+      if (changed) changed_round = 1;
+    }
+    check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, tree_levels.data(),
+                            static_cast<int>(per), MPI_INT32_T, comm),
+              "MPI_Allgather");
+    int any = 0;
+    check_mpi(MPI_Allreduce(&changed_round, &any, 1, MPI_INT, MPI_LOR, comm), "MPI_Allreduce");
+    if (!any) break;
+  }
+
+  // Tuples: checks 3 and 4, and the tree edges for check 5.
+  std::vector<uint64_t> found(partition.padded() / 64, 0);
+  std::vector<LocalVerdict> partial(threads);
+  pool.parallel_for(edges.size(), 1 << 16, [&](uint64_t first, uint64_t last, int thread) {
+    LocalVerdict& mine = partial[thread];
+    for (uint64_t i = first; i < last; ++i) {
+      const Edge& e = edges[i];
+      const TupleVerdict verdict = check_tuple(e.u, e.v, parents, levels);
+      if (verdict.in_tree) ++mine.tuples_in_tree;
+      if (verdict.parent_of_u) __atomic_fetch_or(&found[e.u >> 6], bit_of(e.u), __ATOMIC_RELAXED);
+      if (verdict.parent_of_v) __atomic_fetch_or(&found[e.v >> 6], bit_of(e.v), __ATOMIC_RELAXED);
+      if (verdict.failed != 0) {
+        mine.tuple_failed |= verdict.failed;
+        if (first_tuple + i < mine.first_tuple) {
+          mine.first_tuple = first_tuple + i;
+          mine.first_tuple_edge = e;
+        }
+      }
+    }
+  });
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, found.data(), static_cast<int>(found.size()), MPI_UINT64_T,
+                          MPI_BOR, comm),
+            "MPI_Allreduce");
+
+  // Own vertices: checks 1, 2 and 5.
+  pool.parallel_for(local, 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
+    LocalVerdict& mine = partial[thread];
+    for (uint64_t i = first; i < last; ++i) {
+      const uint64_t g = first_global + i;
+      const unsigned failed = check_vertex(static_cast<int64_t>(g), root, n, parents, levels,
+                                           tree_levels.data(), test_bit(found.data(), g));
+      if (failed == 0) continue;
+      mine.vertex_failed |= failed;
+      mine.first_vertex = std::min(mine.first_vertex, g);
+    }
+  });
+
+  LocalVerdict total;
+  for (const LocalVerdict& p : partial) {
+    total.tuple_failed |= p.tuple_failed;
+    total.vertex_failed |= p.vertex_failed;
+    total.tuples_in_tree += p.tuples_in_tree;
+    total.first_vertex = std::min(total.first_vertex, p.first_vertex);
+    if (p.first_tuple < total.first_tuple) {
+      total.first_tuple = p.first_tuple;
+      total.first_tuple_edge = p.first_tuple_edge;
+    }
+  }
+  return finish_validation(comm, total, parents, levels);
+}
+
+}  // namespace bfs
