@@ -1,0 +1,64 @@
+// The communication of a CG run: the exchange of the SpMV's input vector, the 2d reduction of
+// partial products, and the allreduce of dot products, over one of three libraries:
+//
+//   tca   persistent tca collectives (allgather, allreduce) made once, and for 2d tca chains
+//         built once (notification slots 0-1, DMA channels 0-1; the collectives keep 32-63
+//         and channel 3). On the GPU everything is stream-ordered and can be captured in a
+//         CUDA graph.
+//   mpi   MPI collectives (MPI_Allgather, MPI_Sendrecv + MPI_Allgather on grid columns,
+//         MPI_Reduce_scatter_block on grid rows, MPI_Allreduce); GPU data is staged through
+//         host memory (MPI is not CUDA-aware here).
+//   nccl  NCCL loaded at run time (GPU only): ncclAllGather / ncclAllReduce, and grouped
+//         ncclSend / ncclRecv for the 2d exchanges; stream-ordered, capturable.
+//
+// A single rank needs no communication: every operation is empty there (the engine aliases
+// the buffers), whatever the library.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine.h"
+#include "layout.h"
+
+namespace tca_cg {
+
+enum class CommKind { kTca, kMpi, kNccl };
+const char* comm_name(CommKind kind);
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual CommKind kind() const = 0;
+  // Memory for the engine's communicated buffers (tca: tcaMalloc, registered for transfers).
+  virtual Allocator allocator(Device device) = 0;
+  // Pieces of scratch the 2d reduction needs in the engine (0: none).
+  virtual int scratch_pieces(const Layout& layout) const = 0;
+  // Builds what the exchanges need on the engine's buffers (collective).
+  virtual void bind(Engine& engine) = 0;
+  // Whether every operation only enqueues on the engine's stream (CUDA graph capture).
+  virtual bool stream_ordered() const = 0;
+
+  virtual void gather_p() = 0;  // p -> p_full (1d allgather; 2d pieces along grid columns)
+  virtual void reduce_w() = 0;  // w -> q (2d: sum along grid rows; 1d: nothing)
+  // scalars[local .. local+count) summed over ranks into their global twins.
+  virtual void allreduce(Scalar local, int count) = 0;
+};
+
+// Communication for `layout` (ranks > 1) over `kind`; a single rank gets the empty one.
+// tca must have been initialized (tcaInit) for kTca; MPI for the others. nullptr with
+// *why_not set where the library cannot run here (NCCL missing or refusing the job).
+std::unique_ptr<Comm> make_comm(CommKind kind, const Layout& layout, Device device,
+                                std::string* why_not);
+
+std::unique_ptr<Comm> make_self_comm(CommKind kind);
+std::unique_ptr<Comm> make_mpi_comm(const Layout& layout);
+std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device);
+// Collective; nullptr and *why_not (the same on every rank) where NCCL cannot run here.
+std::unique_ptr<Comm> make_nccl_comm(const Layout& layout, std::string* why_not);
+
+// Plain host memory (64-byte aligned) and plain GPU memory (throws without CUDA).
+Allocator host_allocator();
+Allocator gpu_allocator();
+
+}  // namespace tca_cg

@@ -1,0 +1,128 @@
+#include "config.h"
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "tca_harness/options.h"
+
+namespace tca_cg {
+
+const char* spmv_name(SpmvKind kind) { return kind == SpmvKind::kOwn ? "own" : "cusparse"; }
+
+namespace {
+
+template <class T>
+std::vector<T> translate(const std::vector<std::string>& names, const std::map<std::string, T>& table) {
+  std::vector<T> out;
+  for (const std::string& name : names) {
+    const T value = table.at(name);
+    if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int ranks_on_host,
+                                Config* config) {
+  tca_harness::Cli cli(
+      "tca-cg: the conjugate gradient method over tca: the NPB CG benchmark (classes S, W, A, B, "
+      "C, D) or CG on a Matrix Market matrix, on CPU threads or a GPU, with 1d or 2d partitions "
+      "and tca, MPI or NCCL communication (run: mpirun -n N tca-cg --class B)");
+  CLI::App& app = cli.app();
+  std::string class_name;
+  std::string partition = "1d";
+  std::string device = "auto";
+  std::vector<std::string> comms;
+  std::vector<std::string> spmvs;
+  double tolerance = 0, max_error = 0;
+  int threads = 0;
+  bool no_graph = false, no_breakdown = false, quiet = false;
+
+  app.add_option("--class", class_name, "NPB CG class: S, W, A, B, C or D (default S without --matrix)");
+  app.add_option("--matrix", config->matrix_path,
+                 "solve A x = b for this Matrix Market file (coordinate real, integer or pattern; "
+                 "general or symmetric; SPD) instead of NPB CG");
+  app.add_option("--rhs", config->rhs_path,
+                 "--matrix: b from this Matrix Market file (n x 1); default b = A * ones, whose "
+                 "solution ones gives the error");
+  app.add_option("--iterations", config->iterations, "--matrix: at most this many CG steps")
+      ->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
+  app.add_option("--tol", tolerance, "--matrix: stop once ||b - A x|| / ||b|| (recursive) <= this")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-error", max_error,
+                 "--matrix without --rhs: exit 2 when ||x - ones|| / sqrt(n) exceeds this")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--partition", partition, "1d: rows; 2d: sqrt(P) x sqrt(P) blocks (square rank counts)")
+      ->check(CLI::IsMember({"1d", "2d"}))
+      ->capture_default_str();
+  app.add_option("--device", device, "cpu, gpu, or auto (gpu where this rank has one)")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  cli.add_repeatable("--comm", comms,
+                     "tca, mpi or nccl (GPU only); several: each in turn on the same matrix "
+                     "(default tca)",
+                     {"tca", "mpi", "nccl"});
+  cli.add_repeatable("--spmv", spmvs, "GPU SpMV: own (kernel) or cusparse; several: each in turn (default own)",
+                     {"own", "cusparse"});
+  app.add_option("--threads", threads, "CPU threads per rank (default: cores / ranks on this host)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--repetitions", config->repetitions, "timed runs of every configuration, interleaved")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_flag("--no-graph", no_graph, "GPU: launch every kernel from the host instead of CUDA graphs");
+  app.add_flag("--no-breakdown", no_breakdown, "GPU: skip the second run that measures the breakdown");
+  app.add_flag("--quiet", quiet, "no per-iteration lines");
+  cli.add_json(config->json);
+
+  auto validate = [&] {
+    if (!config->matrix_path.empty() && !class_name.empty()) {
+      throw CLI::ValidationError("--class and --matrix", "choose one of them");
+    }
+    if (config->matrix_path.empty()) {
+      config->npb = find_npb_class(class_name.empty() ? "S" : class_name);
+      if (!config->npb) {
+        throw CLI::ValidationError("--class", "unknown class '" + class_name + "' (" + npb_class_names() + ")");
+      }
+      if (!config->rhs_path.empty()) throw CLI::ValidationError("--rhs", "needs --matrix");
+      if (tolerance > 0) throw CLI::ValidationError("--tol", "needs --matrix (NPB runs a fixed count)");
+      if (max_error > 0) throw CLI::ValidationError("--max-error", "needs --matrix");
+    } else if (max_error > 0 && !config->rhs_path.empty()) {
+      throw CLI::ValidationError("--max-error", "needs the known solution: drop --rhs");
+    }
+    config->partition = partition == "2d" ? Partition::kTwoD : Partition::kOneD;
+    std::string reason;
+    if (!partition_fits(config->partition, ranks, &reason)) throw CLI::ValidationError(reason);
+    if (device == "auto") {
+      config->device = gpu_count() > 0 ? Device::kGpu : Device::kCpu;
+    } else {
+      config->device = device == "gpu" ? Device::kGpu : Device::kCpu;
+    }
+    config->comms = translate<CommKind>(comms.empty() ? std::vector<std::string>{"tca"} : comms,
+                                        {{"tca", CommKind::kTca}, {"mpi", CommKind::kMpi}, {"nccl", CommKind::kNccl}});
+    config->spmvs = translate<SpmvKind>(spmvs.empty() ? std::vector<std::string>{"own"} : spmvs,
+                                        {{"own", SpmvKind::kOwn}, {"cusparse", SpmvKind::kCusparse}});
+    if (config->device == Device::kCpu) {
+      if (std::find(config->comms.begin(), config->comms.end(), CommKind::kNccl) != config->comms.end()) {
+        throw CLI::ValidationError("--comm nccl", "needs --device gpu");
+      }
+      if (!spmvs.empty() && config->spmvs != std::vector<SpmvKind>{SpmvKind::kOwn}) {
+        throw CLI::ValidationError("--spmv cusparse", "needs --device gpu");
+      }
+      config->spmvs = {SpmvKind::kOwn};
+    }
+  };
+  if (std::optional<int> code = cli.parse(argc, argv, rank, validate)) return code;
+  if (tolerance > 0) config->tolerance = tolerance;
+  if (max_error > 0) config->max_error = max_error;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  config->threads = threads > 0 ? threads : std::max(1, cores / std::max(1, ranks_on_host));
+  config->graph = !no_graph;
+  config->breakdown = !no_breakdown;
+  config->iterations_lines = !quiet;
+  return std::nullopt;
+}
+
+}  // namespace tca_cg

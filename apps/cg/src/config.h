@@ -1,0 +1,41 @@
+// tca-cg's command line: what to solve, where, and over which communication.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm.h"
+#include "engine.h"
+#include "layout.h"
+#include "npb_class.h"
+
+namespace tca_cg {
+
+struct Config {
+  std::optional<NpbClass> npb;  // NPB mode
+  std::string matrix_path;      // Matrix Market mode
+  std::string rhs_path;
+  int iterations = 1000;
+  std::optional<double> tolerance;
+  std::optional<double> max_error;
+  Partition partition = Partition::kOneD;
+  Device device = Device::kCpu;
+  std::vector<CommKind> comms;
+  std::vector<SpmvKind> spmvs;
+  int threads = 1;
+  int repetitions = 1;
+  bool graph = true;
+  bool breakdown = true;
+  bool json = false;
+  bool iterations_lines = true;
+};
+
+// Parses and checks the command line on every rank (only rank 0 prints). nullopt: go on with
+// *config; else the exit code (0 after --help).
+std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int ranks_on_host,
+                                Config* config);
+
+const char* spmv_name(SpmvKind kind);
+
+}  // namespace tca_cg

@@ -1,0 +1,215 @@
+// The CPU engine: vectors in host memory, every operation split over the rank's threads.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "engine.h"
+#include "threads.h"
+
+namespace tca_cg {
+namespace {
+
+class CpuEngine final : public Engine {
+ public:
+  CpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, int threads)
+      : layout_(layout),
+        allocator_(allocator),
+        threads_(threads < 1 ? 1 : threads),
+        m_(layout.piece),
+        real_(layout.own_count()),
+        x_(m_, 0.0),
+        z_(m_, 0.0),
+        r_(m_, 0.0) {
+    const bool one_d = layout.partition == Partition::kOneD || layout.grid == 1;
+    buffers_.p_full = allocate(layout.block.cols_padded);
+    buffers_.p = one_d ? buffers_.p_full + layout.rank * m_ : allocate(m_);
+    buffers_.q = allocate(m_);
+    buffers_.w = one_d ? buffers_.q : allocate(layout.block.rows_padded);
+    if (scratch_pieces > 0) buffers_.scratch = allocate(static_cast<size_t>(scratch_pieces) * m_);
+    buffers_.scalars = allocate(kScalarCount);
+    single_rank_ = layout.ranks == 1;
+  }
+
+  ~CpuEngine() override {
+    for (double* block : owned_) allocator_.release(block);
+  }
+
+  Device device() const override { return Device::kCpu; }
+  const Buffers& buffers() const override { return buffers_; }
+  bool fuses_dots() const override { return false; }
+  std::string describe() const override {
+    return std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
+  }
+
+  void set_matrix(LocalCsr matrix) override { a_ = std::move(matrix); }
+
+  void fill_x(double value) override {
+    for_each([&](int64_t i) { x_[i] = i < real_ ? value : 0.0; });
+  }
+  void set_x(const std::vector<double>& piece) override {
+    for_each([&](int64_t i) { x_[i] = i < real_ ? piece[i] : 0.0; });
+  }
+  void copy_q_to_x() override {
+    const double* q = buffers_.q;
+    for_each([&](int64_t i) { x_[i] = q[i]; });
+  }
+  void fill_p(double value) override {
+    double* p = buffers_.p;
+    for_each([&](int64_t i) { p[i] = i < real_ ? value : 0.0; });
+  }
+  void copy_z_to_p() override {
+    double* p = buffers_.p;
+    for_each([&](int64_t i) { p[i] = z_[i]; });
+  }
+
+  void cg_begin(bool fuse_dot) override {
+    double* p = buffers_.p;
+    for_each([&](int64_t i) {
+      z_[i] = 0.0;
+      r_[i] = x_[i];
+      p[i] = r_[i];
+    });
+    if (fuse_dot) dot_rr();
+  }
+
+  void spmv(bool fuse_dot) override {
+    const double* x = buffers_.p_full;
+    double* y = buffers_.w;
+    const int64_t* row_ptr = a_.row_ptr.data();
+    const int32_t* col = a_.col.data();
+    const double* val = a_.val.data();
+    parallel_ranges(a_.rows, threads_, [&](int64_t begin, int64_t end, int) {
+      for (int64_t row = begin; row < end; ++row) {
+        double sum = 0.0;
+        for (int64_t k = row_ptr[row]; k < row_ptr[row + 1]; ++k) sum = sum + val[k] * x[col[k]];
+        y[row] = sum;
+      }
+    });
+    if (fuse_dot) dot_pq();
+  }
+
+  void sum_pieces(int pieces, int own) override {
+    double* q = buffers_.q;
+    const double* w = buffers_.w;
+    const double* scratch = buffers_.scratch;
+    const int64_t m = m_;
+    for_each([&](int64_t i) {
+      double sum = 0.0;
+      for (int k = 0; k < pieces; ++k) sum += k == own ? w[k * m + i] : scratch[k * m + i];
+      q[i] = sum;
+    });
+  }
+
+  void dot_pq() override {
+    const double* p = buffers_.p;
+    const double* q = buffers_.q;
+    at(kDotLocal) = sum([&](int64_t i) { return p[i] * q[i]; });
+  }
+  void dot_rr() override {
+    at(kRhoLocal) = sum([&](int64_t i) { return r_[i] * r_[i]; });
+  }
+
+  void update_zr(bool fuse_dot) override {
+    const double alpha = at(kRho) / at(kDot);
+    at(kRhoPrevious) = at(kRho);
+    const double* p = buffers_.p;
+    const double* q = buffers_.q;
+    for_each([&](int64_t i) {
+      z_[i] = z_[i] + alpha * p[i];
+      r_[i] = r_[i] - alpha * q[i];
+    });
+    if (fuse_dot) dot_rr();
+  }
+
+  void update_p() override {
+    const double beta = at(kRho) / at(kRhoPrevious);
+    double* p = buffers_.p;
+    for_each([&](int64_t i) { p[i] = r_[i] + beta * p[i]; });
+  }
+
+  void residual_sum() override {
+    const double* q = buffers_.q;
+    at(kSumLocal) = sum([&](int64_t i) {
+      const double d = x_[i] - q[i];
+      return d * d;
+    });
+  }
+  void error_sum(double exact) override {
+    at(kSumLocal) = sum([&](int64_t i) {
+      const double d = i < real_ ? z_[i] - exact : 0.0;
+      return d * d;
+    });
+  }
+  void norms() override {
+    at(kNormXZLocal) = sum([&](int64_t i) { return x_[i] * z_[i]; });
+    at(kNormZZLocal) = sum([&](int64_t i) { return z_[i] * z_[i]; });
+  }
+  void scale_x() override {
+    const double scale = 1.0 / std::sqrt(at(kNormZZ));
+    for_each([&](int64_t i) { x_[i] = scale * z_[i]; });
+  }
+
+  double* host_staging(size_t count) override {
+    staging_.emplace_back(count, 0.0);
+    return staging_.back().data();
+  }
+  void download(double* host, const double* buffer, size_t count) override {
+    std::copy(buffer, buffer + count, host);
+  }
+  void upload(double* buffer, const double* host, size_t count) override {
+    std::copy(host, host + count, buffer);
+  }
+
+  double scalar(Scalar which) override { return at(which); }
+  std::vector<double> read_z() override { return z_; }
+  void synchronize() override {}
+  std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<HostPhaseClock>(); }
+
+ private:
+  double* allocate(int64_t count) {
+    double* block = allocator_.allocate(static_cast<size_t>(count));
+    if (!block) throw std::runtime_error("out of memory for " + std::to_string(count) + " doubles");
+    owned_.push_back(block);
+    std::fill(block, block + count, 0.0);
+    return block;
+  }
+  // A scalar's storage: on a single rank a global value is its local twin.
+  double& at(Scalar which) {
+    const bool global = which >= kDot && which <= kSum;
+    return buffers_.scalars[single_rank_ && global ? which - kGlobalOffset : which];
+  }
+
+  template <class Fn>
+  void for_each(Fn&& fn) {
+    parallel_ranges(m_, threads_, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) fn(i);
+    });
+  }
+  template <class Term>
+  double sum(Term&& term) {
+    return parallel_sum(m_, threads_, term);
+  }
+
+  Layout layout_;
+  Allocator allocator_;
+  int threads_;
+  int64_t m_;
+  int64_t real_;
+  std::vector<double> x_, z_, r_;
+  LocalCsr a_;
+  Buffers buffers_;
+  std::vector<double*> owned_;
+  std::vector<std::vector<double>> staging_;
+  bool single_rank_ = false;
+};
+
+}  // namespace
+
+const char* device_name(Device device) { return device == Device::kCpu ? "cpu" : "gpu"; }
+
+std::unique_ptr<Engine> make_cpu_engine(const Layout& layout, const Allocator& allocator,
+                                        int scratch_pieces, int threads) {
+  return std::make_unique<CpuEngine>(layout, allocator, scratch_pieces, threads);
+}
+
+}  // namespace tca_cg

@@ -1,0 +1,140 @@
+// The numerical side of a CG run on one rank: its block of A, its pieces of the vectors and
+// the operations of a CG step, on the CPU (threads) or the GPU (kernels on one stream).
+// Communication (comm.h) works on the buffers the engine exposes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "csr.h"
+#include "layout.h"
+#include "phases.h"
+
+namespace tca_cg {
+
+// Scalars of the iteration, kept next to the vectors (GPU memory on the GPU). Each "local"
+// value is this rank's part of a sum, its global twin the sum over ranks (comm.h allreduce).
+enum Scalar : int {
+  kDotLocal = 0,    // p.q
+  kRhoLocal,        // r.r
+  kNormXZLocal,     // x.z   (kNormXZLocal and kNormZZLocal are reduced together)
+  kNormZZLocal,     // z.z
+  kSumLocal,        // residual or error sums
+  kDot,
+  kRho,
+  kNormXZ,
+  kNormZZ,
+  kSum,
+  kRhoPrevious,     // rho of the step before, for beta
+  kScalarCount
+};
+inline constexpr int kGlobalOffset = kDot - kDotLocal;  // local + this = its global twin
+
+// Memory for the buffers the communication touches (tca wants them from tcaMalloc); the
+// engine zero-fills what it gets.
+struct Allocator {
+  std::function<double*(size_t count)> allocate;  // nullptr when out of memory
+  std::function<void(double*)> release;
+};
+
+// What communication reads and writes. 1d: p is p_full's piece `rank`, w is q.
+struct Buffers {
+  double* p = nullptr;        // own piece of p (m)
+  double* p_full = nullptr;   // SpMV input: block's columns (cols_padded)
+  double* w = nullptr;        // SpMV output: block's rows (rows_padded)
+  double* q = nullptr;        // own piece of q = A p (m)
+  double* scratch = nullptr;  // 2d: grid pieces of m received for the row reduction
+  double* scalars = nullptr;  // kScalarCount
+  void* stream = nullptr;     // GPU: the cudaStream_t all of the engine's work goes to
+};
+
+enum class Device { kCpu, kGpu };
+const char* device_name(Device device);
+
+// SpMV implementation on the GPU: the own kernel or cuSPARSE.
+enum class SpmvKind { kOwn, kCusparse };
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual Device device() const = 0;
+  virtual const Buffers& buffers() const = 0;
+  // Whether the CG step's dot products are computed inside the SpMV and update kernels
+  // (then spmv(true) and update_zr(true) replace dot_pq and dot_rr).
+  virtual bool fuses_dots() const = 0;
+  virtual std::string describe() const = 0;  // threads, or GPU and SpMV kernel
+
+  // The block of A (moved in; the GPU copies it and frees the host arrays).
+  virtual void set_matrix(LocalCsr matrix) = 0;
+
+  virtual void fill_x(double value) = 0;                   // x = value on real elements, 0 on padding
+  virtual void set_x(const std::vector<double>& piece) = 0;  // x = piece (m elements)
+  virtual void copy_q_to_x() = 0;
+  virtual void fill_p(double value) = 0;                   // p = value on real elements
+  virtual void copy_z_to_p() = 0;
+
+  // z = 0, r = x, p = r; fused: kRhoLocal = r.r.
+  virtual void cg_begin(bool fuse_dot) = 0;
+  // w = A p_full; fused (1d only, w is q): kDotLocal = p.q.
+  virtual void spmv(bool fuse_dot) = 0;
+  // q = sum of `pieces` pieces of m in order: piece k is w's piece k when k == own, else
+  // scratch piece k (the 2d row reduction of the direct exchanges).
+  virtual void sum_pieces(int pieces, int own) = 0;
+  virtual void dot_pq() = 0;  // kDotLocal = p.q
+  virtual void dot_rr() = 0;  // kRhoLocal = r.r
+  // alpha = kRho / kDot, kRhoPrevious = kRho, z += alpha p, r -= alpha q; fused: kRhoLocal.
+  virtual void update_zr(bool fuse_dot) = 0;
+  // beta = kRho / kRhoPrevious, p = r + beta p.
+  virtual void update_p() = 0;
+  virtual void residual_sum() = 0;           // kSumLocal = sum (x - q)^2
+  virtual void error_sum(double exact) = 0;  // kSumLocal = sum over real elements (z - exact)^2
+  virtual void norms() = 0;                  // kNormXZLocal = x.z, kNormZZLocal = z.z
+  virtual void scale_x() = 0;                // x = z / sqrt(kNormZZ)
+
+  // Staging of device data for communication that works on host memory (MPI here): host
+  // memory owned by the engine (GPU: pinned), and synchronous copies after the engine's work.
+  virtual double* host_staging(size_t count) = 0;
+  virtual void download(double* host, const double* buffer, size_t count) = 0;
+  virtual void upload(double* buffer, const double* host, size_t count) = 0;
+
+  // Waits for the engine's work and returns the scalar.
+  virtual double scalar(Scalar which) = 0;
+  // z's piece (m elements), after the engine's work.
+  virtual std::vector<double> read_z() = 0;
+  virtual void synchronize() = 0;
+
+  // A clock for this engine's work (GPU: events on its stream).
+  virtual std::unique_ptr<PhaseClock> make_clock() = 0;
+
+  // GPU: records the work `body` enqueues as one CUDA graph and returns its number (>= 0),
+  // or -1 where the engine cannot capture (CPU). launch_graph replays it.
+  virtual int capture_graph(const std::function<void()>& body) { (void)body; return -1; }
+  virtual void launch_graph(int graph) { (void)graph; }
+};
+
+struct EngineOptions {
+  Device device = Device::kCpu;
+  int threads = 1;                     // CPU
+  SpmvKind spmv = SpmvKind::kOwn;      // GPU
+};
+
+// Vectors have layout.piece elements; `scratch_pieces` > 0 adds the 2d reduction scratch. On a
+// single rank (or a 2d grid of one) p is p_full and w is q, and each global scalar is its local
+// twin: nothing needs to be communicated.
+std::unique_ptr<Engine> make_cpu_engine(const Layout& layout, const Allocator& allocator,
+                                        int scratch_pieces, int threads);
+// nullptr-free: throws std::runtime_error where CUDA is not built in or no GPU is usable.
+std::unique_ptr<Engine> make_gpu_engine(const Layout& layout, const Allocator& allocator,
+                                        int scratch_pieces, SpmvKind spmv);
+bool gpu_engine_built();
+// GPUs visible to this process (0 without CUDA or a driver).
+int gpu_count();
+// Makes GPU (local_rank % gpu_count()) current, the one tcaInit gives this rank.
+void select_gpu(int local_rank);
+
+}  // namespace tca_cg

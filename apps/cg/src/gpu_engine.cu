@@ -1,0 +1,386 @@
+// The GPU engine: the block of A in device memory (CSR, 32-bit columns), the vectors in device
+// memory, every operation a kernel (or cuSPARSE's SpMV) on one stream; the dot products of a
+// CG step fused into the SpMV and update kernels; a run can be captured as CUDA graphs.
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine.h"
+#include "gpu_kernels.cuh"
+
+namespace tca_cg {
+namespace {
+
+void check_cuda(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(error));
+}
+
+void check_cusparse(cusparseStatus_t status, const char* call) {
+  if (status != CUSPARSE_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string(call) + ": " + cusparseGetErrorString(status));
+  }
+}
+
+template <class T>
+T* device_alloc(size_t count) {
+  void* block = nullptr;
+  check_cuda(cudaMalloc(&block, std::max<size_t>(count, 1) * sizeof(T)), "cudaMalloc");
+  return static_cast<T*>(block);
+}
+
+// Time between events recorded on the engine's stream.
+class EventPhaseClock final : public PhaseClock {
+ public:
+  explicit EventPhaseClock(cudaStream_t stream) : stream_(stream) {}
+  ~EventPhaseClock() override {
+    for (const Mark& mark : marks_) cudaEventDestroy(mark.event);
+    for (cudaEvent_t event : pool_) cudaEventDestroy(event);
+  }
+
+  void mark(Phase phase) override {
+    cudaEvent_t event;
+    if (pool_.empty()) {
+      check_cuda(cudaEventCreate(&event), "cudaEventCreate");
+    } else {
+      event = pool_.back();
+      pool_.pop_back();
+    }
+    check_cuda(cudaEventRecord(event, stream_), "cudaEventRecord");
+    if (phase != Phase::kNone) ++calls_[static_cast<int>(phase)];
+    marks_.push_back({event, phase});
+  }
+
+  void collect() override {
+    if (marks_.size() < 2) return;
+    check_cuda(cudaEventSynchronize(marks_.back().event), "cudaEventSynchronize");
+    for (size_t k = 0; k + 1 < marks_.size(); ++k) {
+      float ms = 0;
+      check_cuda(cudaEventElapsedTime(&ms, marks_[k].event, marks_[k + 1].event), "cudaEventElapsedTime");
+      if (marks_[k].phase != Phase::kNone) seconds_[static_cast<int>(marks_[k].phase)] += ms * 1e-3;
+      pool_.push_back(marks_[k].event);
+    }
+    marks_.erase(marks_.begin(), marks_.end() - 1);  // the last phase goes on
+  }
+
+ private:
+  struct Mark {
+    cudaEvent_t event;
+    Phase phase;
+  };
+  cudaStream_t stream_;
+  std::vector<Mark> marks_;
+  std::vector<cudaEvent_t> pool_;
+};
+
+class GpuEngine final : public Engine {
+ public:
+  GpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, SpmvKind spmv)
+      : layout_(layout), allocator_(allocator), spmv_kind_(spmv), m_(layout.piece), real_(layout.own_count()) {
+    check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
+    cudaDeviceProp properties;
+    check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
+    device_label_ = properties.name;
+    multiprocessors_ = properties.multiProcessorCount;
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    buffers_.stream = stream_;
+
+    const bool one_block = layout.partition == Partition::kOneD || layout.grid == 1;
+    buffers_.p_full = allocate(layout.block.cols_padded);
+    buffers_.p = one_block ? buffers_.p_full + layout.rank * m_ : allocate(m_);
+    buffers_.q = allocate(m_);
+    buffers_.w = one_block ? buffers_.q : allocate(layout.block.rows_padded);
+    if (scratch_pieces > 0) buffers_.scratch = allocate(static_cast<int64_t>(scratch_pieces) * m_);
+    buffers_.scalars = allocate(kScalarCount);
+    single_rank_ = layout.ranks == 1;
+    x_ = device_vector(m_);
+    z_ = device_vector(m_);
+    r_ = device_vector(m_);
+
+    vector_blocks_ = static_cast<int>(std::clamp<int64_t>((m_ + kVectorThreads - 1) / kVectorThreads, 1,
+                                                          int64_t{4} * multiprocessors_));
+    spmv_blocks_ = 8 * multiprocessors_;
+    const int most_blocks = std::max(vector_blocks_, spmv_blocks_);
+    partials_ = device_alloc<double>(2 * static_cast<size_t>(most_blocks));
+    counter_ = device_alloc<unsigned>(1);
+    check_cuda(cudaMemset(counter_, 0, sizeof(unsigned)), "cudaMemset");
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+
+  ~GpuEngine() override {
+    cudaStreamSynchronize(stream_);
+    for (cudaGraphExec_t graph : graphs_) cudaGraphExecDestroy(graph);
+    if (spmv_buffer_) cudaFree(spmv_buffer_);
+    if (matrix_descr_) cusparseDestroySpMat(matrix_descr_);
+    if (x_descr_) cusparseDestroyDnVec(x_descr_);
+    if (y_descr_) cusparseDestroyDnVec(y_descr_);
+    if (cusparse_) cusparseDestroy(cusparse_);
+    for (void* block : device_blocks_) cudaFree(block);
+    for (double* block : host_blocks_) cudaFreeHost(block);
+    for (double* block : owned_) allocator_.release(block);
+    cudaStreamDestroy(stream_);
+  }
+
+  Device device() const override { return Device::kGpu; }
+  const Buffers& buffers() const override { return buffers_; }
+  bool fuses_dots() const override { return true; }
+  std::string describe() const override {
+    const char* kernel = spmv_kind_ == SpmvKind::kOwn ? "own SpMV kernel" : "cuSPARSE SpMV";
+    return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel;
+  }
+
+  void set_matrix(LocalCsr matrix) override {
+    rows_ = matrix.rows;
+    nnz_ = matrix.nnz();
+    row_ptr_ = upload_array(matrix.row_ptr);
+    col_ = upload_array(matrix.col);
+    val_ = upload_array(matrix.val);
+    if (spmv_kind_ == SpmvKind::kCusparse) set_up_cusparse(matrix);
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  void fill_x(double value) override { launch_fill(x_, m_, real_, value, vector_blocks_, stream_); }
+  void set_x(const std::vector<double>& piece) override {
+    std::vector<double> padded(piece);
+    padded.resize(m_, 0.0);
+    std::fill(padded.begin() + std::min<int64_t>(real_, m_), padded.end(), 0.0);
+    check_cuda(cudaMemcpyAsync(x_, padded.data(), m_ * sizeof(double), cudaMemcpyHostToDevice, stream_),
+               "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  void copy_q_to_x() override { copy(x_, buffers_.q); }
+  void fill_p(double value) override { launch_fill(buffers_.p, m_, real_, value, vector_blocks_, stream_); }
+  void copy_z_to_p() override { copy(buffers_.p, z_); }
+
+  void cg_begin(bool fuse_dot) override {
+    const SumTarget target = sum_into(kRhoLocal);
+    launch_cg_begin(x_, z_, r_, buffers_.p, m_, fuse_dot ? &target : nullptr, vector_blocks_, stream_);
+  }
+
+  void spmv(bool fuse_dot) override {
+    if (spmv_kind_ == SpmvKind::kOwn) {
+      SpmvArgs args{rows_, row_ptr_, col_, val_, buffers_.p_full, buffers_.w, fuse_dot ? buffers_.p : nullptr};
+      launch_spmv(args, sum_into(kDotLocal), spmv_blocks_, stream_);
+      return;
+    }
+    const double one = 1.0, zero = 0.0;
+    check_cusparse(cusparseSpMV(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_descr_, x_descr_,
+                                &zero, y_descr_, CUDA_R_64F, cusparse_algorithm(), spmv_buffer_),
+                   "cusparseSpMV");
+    if (fuse_dot) dot_pq();
+  }
+
+  void sum_pieces(int pieces, int own) override {
+    launch_sum_pieces(buffers_.q, buffers_.w, buffers_.scratch, pieces, own, m_, vector_blocks_, stream_);
+  }
+  void dot_pq() override { launch_dot(buffers_.p, buffers_.q, m_, sum_into(kDotLocal), vector_blocks_, stream_); }
+  void dot_rr() override { launch_dot(r_, r_, m_, sum_into(kRhoLocal), vector_blocks_, stream_); }
+
+  void update_zr(bool fuse_dot) override {
+    const SumTarget target = sum_into(kRhoLocal);
+    launch_update_zr(step_scalars(), z_, r_, buffers_.p, buffers_.q, m_, fuse_dot ? &target : nullptr,
+                     vector_blocks_, stream_);
+  }
+  void update_p() override { launch_update_p(step_scalars(), r_, buffers_.p, m_, vector_blocks_, stream_); }
+  void residual_sum() override {
+    launch_distance(x_, buffers_.q, m_, m_, sum_into(kSumLocal), vector_blocks_, stream_);
+  }
+  void error_sum(double exact) override {
+    launch_distance_to(z_, exact, m_, real_, sum_into(kSumLocal), vector_blocks_, stream_);
+  }
+  void norms() override { launch_norms(x_, z_, m_, sum_into(kNormXZLocal), vector_blocks_, stream_); }
+  void scale_x() override { launch_scale(x_, z_, at(kNormZZ), m_, vector_blocks_, stream_); }
+
+  double* host_staging(size_t count) override {
+    void* block = nullptr;
+    check_cuda(cudaMallocHost(&block, std::max<size_t>(count, 1) * sizeof(double)), "cudaMallocHost");
+    host_blocks_.push_back(static_cast<double*>(block));
+    return static_cast<double*>(block);
+  }
+  void download(double* host, const double* buffer, size_t count) override {
+    check_cuda(cudaMemcpyAsync(host, buffer, count * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  void upload(double* buffer, const double* host, size_t count) override {
+    // Asynchronous: every staged exchange starts with a download, which waits for this.
+    check_cuda(cudaMemcpyAsync(buffer, host, count * sizeof(double), cudaMemcpyHostToDevice, stream_),
+               "cudaMemcpyAsync");
+  }
+
+  double scalar(Scalar which) override {
+    double value = 0;
+    check_cuda(cudaMemcpyAsync(&value, at(which), sizeof(double), cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return value;
+  }
+  std::vector<double> read_z() override {
+    std::vector<double> z(m_);
+    check_cuda(cudaMemcpyAsync(z.data(), z_, m_ * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return z;
+  }
+  void synchronize() override { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<EventPhaseClock>(stream_); }
+
+  int capture_graph(const std::function<void()>& body) override {
+    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    try {
+      body();
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(stream_, &broken);
+      if (broken) cudaGraphDestroy(broken);
+      throw;
+    }
+    cudaGraph_t graph = nullptr;
+    check_cuda(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    check_cuda(made, "cudaGraphInstantiate");
+    graphs_.push_back(exec);
+    return static_cast<int>(graphs_.size()) - 1;
+  }
+  void launch_graph(int graph) override {
+    check_cuda(cudaGraphLaunch(graphs_.at(graph), stream_), "cudaGraphLaunch");
+  }
+
+ private:
+  double* allocate(int64_t count) {
+    double* block = allocator_.allocate(static_cast<size_t>(count));
+    if (!block) throw std::runtime_error("out of GPU memory for " + std::to_string(count) + " doubles");
+    owned_.push_back(block);
+    check_cuda(cudaMemset(block, 0, count * sizeof(double)), "cudaMemset");
+    return block;
+  }
+  double* device_vector(int64_t count) {
+    double* block = device_alloc<double>(count);
+    device_blocks_.push_back(block);
+    check_cuda(cudaMemset(block, 0, count * sizeof(double)), "cudaMemset");
+    return block;
+  }
+  template <class T>
+  T* upload_array(std::vector<T>& host) {
+    T* block = device_alloc<T>(host.size());
+    device_blocks_.push_back(block);
+    check_cuda(cudaMemcpy(block, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+    std::vector<T>().swap(host);
+    return block;
+  }
+  void copy(double* dst, const double* src) {
+    check_cuda(cudaMemcpyAsync(dst, src, m_ * sizeof(double), cudaMemcpyDeviceToDevice, stream_),
+               "cudaMemcpyAsync");
+  }
+  // A scalar's storage: on a single rank a global value is its local twin.
+  double* at(Scalar which) {
+    const bool global = which >= kDot && which <= kSum;
+    return buffers_.scalars + (single_rank_ && global ? which - kGlobalOffset : which);
+  }
+  SumTarget sum_into(Scalar local) { return SumTarget{partials_, counter_, at(local)}; }
+  StepScalars step_scalars() { return StepScalars{at(kDot), at(kRho), at(kRhoPrevious)}; }
+
+  cusparseSpMVAlg_t cusparse_algorithm() const { return CUSPARSE_SPMV_CSR_ALG1; }
+
+  void set_up_cusparse(const LocalCsr& matrix) {
+    if (nnz_ > INT32_MAX) throw std::runtime_error("cuSPARSE SpMV here needs fewer than 2^31 nonzeros per rank");
+    std::vector<int32_t> row_ptr32(matrix.rows + 1);
+    // row_ptr was moved to the device: rebuild the 32-bit offsets there from a host copy.
+    std::vector<int64_t> offsets(matrix.rows + 1);
+    check_cuda(cudaMemcpy(offsets.data(), row_ptr_, offsets.size() * sizeof(int64_t), cudaMemcpyDeviceToHost),
+               "cudaMemcpy");
+    std::copy(offsets.begin(), offsets.end(), row_ptr32.begin());
+    row_ptr32_ = upload_array(row_ptr32);
+    check_cusparse(cusparseCreate(&cusparse_), "cusparseCreate");
+    check_cusparse(cusparseSetStream(cusparse_, stream_), "cusparseSetStream");
+    check_cusparse(cusparseCreateCsr(&matrix_descr_, rows_, matrix.cols, nnz_, row_ptr32_, col_, val_,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
+                   "cusparseCreateCsr");
+    check_cusparse(cusparseCreateDnVec(&x_descr_, matrix.cols, buffers_.p_full, CUDA_R_64F), "cusparseCreateDnVec");
+    check_cusparse(cusparseCreateDnVec(&y_descr_, rows_, buffers_.w, CUDA_R_64F), "cusparseCreateDnVec");
+    const double one = 1.0, zero = 0.0;
+    size_t bytes = 0;
+    check_cusparse(cusparseSpMV_bufferSize(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_descr_,
+                                           x_descr_, &zero, y_descr_, CUDA_R_64F, cusparse_algorithm(), &bytes),
+                   "cusparseSpMV_bufferSize");
+    spmv_buffer_ = device_alloc<char>(bytes);
+  }
+
+  Layout layout_;
+  Allocator allocator_;
+  SpmvKind spmv_kind_;
+  int64_t m_;
+  int64_t real_;
+  int device_ = 0;
+  std::string device_label_;
+  int multiprocessors_ = 1;
+  cudaStream_t stream_ = nullptr;
+  Buffers buffers_;
+  bool single_rank_ = false;
+  double* x_ = nullptr;
+  double* z_ = nullptr;
+  double* r_ = nullptr;
+  int vector_blocks_ = 1;
+  int spmv_blocks_ = 1;
+  double* partials_ = nullptr;
+  unsigned* counter_ = nullptr;
+  int64_t rows_ = 0;
+  int64_t nnz_ = 0;
+  int64_t* row_ptr_ = nullptr;
+  int32_t* row_ptr32_ = nullptr;
+  int32_t* col_ = nullptr;
+  double* val_ = nullptr;
+  cusparseHandle_t cusparse_ = nullptr;
+  cusparseSpMatDescr_t matrix_descr_ = nullptr;
+  cusparseDnVecDescr_t x_descr_ = nullptr;
+  cusparseDnVecDescr_t y_descr_ = nullptr;
+  void* spmv_buffer_ = nullptr;
+  std::vector<cudaGraphExec_t> graphs_;
+  std::vector<void*> device_blocks_;
+  std::vector<double*> host_blocks_;
+  std::vector<double*> owned_;
+};
+
+}  // namespace
+
+bool gpu_engine_built() { return true; }
+
+std::unique_ptr<Engine> make_gpu_engine(const Layout& layout, const Allocator& allocator,
+                                        int scratch_pieces, SpmvKind spmv) {
+  return std::make_unique<GpuEngine>(layout, allocator, scratch_pieces, spmv);
+}
+
+Allocator gpu_allocator() {
+  return Allocator{[](size_t count) -> double* {
+                     void* block = nullptr;
+                     if (cudaMalloc(&block, std::max<size_t>(count, 1) * sizeof(double)) != cudaSuccess) {
+                       cudaGetLastError();
+                       return nullptr;
+                     }
+                     return static_cast<double*>(block);
+                   },
+                   [](double* block) { cudaFree(block); }};
+}
+
+int gpu_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+void select_gpu(int local_rank) {
+  const int count = gpu_count();
+  if (count == 0) throw std::runtime_error("no usable GPU");
+  check_cuda(cudaSetDevice(local_rank % count), "cudaSetDevice");
+}
+
+}  // namespace tca_cg

@@ -1,0 +1,68 @@
+// Kernels of the GPU engine. Sums over a vector are deterministic: each block reduces its
+// part in a fixed order, writes one partial, and the last block to finish (a counter) adds
+// the partials in block order and resets the counter.
+#pragma once
+
+#include <cstdint>
+
+namespace tca_cg {
+
+inline constexpr int kVectorThreads = 256;
+inline constexpr int kSpmvThreads = 256;
+
+// Where a kernel's sums go: per-block partials, the arrival counter, the outputs.
+struct SumTarget {
+  double* partials;   // gridDim.x * width
+  unsigned* counter;  // 0 between launches
+  double* out;        // width values
+};
+
+// Scalars a kernel reads or writes (device pointers; on one rank a global is its local twin).
+struct StepScalars {
+  const double* dot;
+  const double* rho;
+  double* rho_previous;
+};
+
+struct SpmvArgs {
+  int64_t rows;
+  const int64_t* row_ptr;
+  const int32_t* col;
+  const double* val;
+  const double* x;
+  double* y;
+  const double* p_own;  // fused dot: y . p_own (nullptr: no dot)
+};
+
+void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t stream);
+
+void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks, cudaStream_t stream);
+// z = 0, r = x, p = x; with a target, target.out[0] = x.x.
+void launch_cg_begin(const double* x, double* z, double* r, double* p, int64_t n,
+                     const SumTarget* sum, int blocks, cudaStream_t stream);
+// out[0] = a.b
+void launch_dot(const double* a, const double* b, int64_t n, SumTarget sum, int blocks,
+                cudaStream_t stream);
+// alpha = rho / dot; rho_previous = rho; z += alpha p; r -= alpha q; with a target r.r.
+void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p, const double* q,
+                      int64_t n, const SumTarget* sum, int blocks, cudaStream_t stream);
+// p = r + (rho / rho_previous) p
+void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n, int blocks,
+                     cudaStream_t stream);
+// out[0] = sum (a - b)^2 over i < real
+void launch_distance(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,
+                     int blocks, cudaStream_t stream);
+// out[0] = sum (a - value)^2 over i < real
+void launch_distance_to(const double* a, double value, int64_t n, int64_t real, SumTarget sum,
+                        int blocks, cudaStream_t stream);
+// out[0] = x.z, out[1] = z.z
+void launch_norms(const double* x, const double* z, int64_t n, SumTarget sum, int blocks,
+                  cudaStream_t stream);
+// x = z / sqrt(*zz)
+void launch_scale(double* x, const double* z, const double* zz, int64_t n, int blocks,
+                  cudaStream_t stream);
+// q[i] = sum over k < pieces of (k == own ? w : scratch)[k*m + i]
+void launch_sum_pieces(double* q, const double* w, const double* scratch, int pieces, int own,
+                       int64_t m, int blocks, cudaStream_t stream);
+
+}  // namespace tca_cg

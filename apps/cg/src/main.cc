@@ -1,0 +1,188 @@
+// tca-cg: the conjugate gradient method over tca. NPB CG (classes S to D, verified against the
+// official zeta) or CG on a Matrix Market matrix; CPU threads or a GPU per rank; rows (1d) or
+// sqrt(P) x sqrt(P) blocks (2d); tca, MPI or NCCL communication, several in one run for a
+// comparison on the same matrix. See docs/CG.md.
+#include <mpi.h>
+#include <tca/tca.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "comm.h"
+#include "config.h"
+#include "engine.h"
+#include "problem.h"
+#include "report.h"
+#include "solver.h"
+#include "tca_harness/check.h"
+#include "tca_harness/progress.h"
+#include "tca_harness/report.h"
+#include "tca_harness/table.h"
+
+namespace tca_cg {
+namespace {
+
+int ranks_on_this_host(int* local_rank) {
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int size = 1;
+  MPI_Comm_size(host, &size);
+  MPI_Comm_rank(host, local_rank);
+  MPI_Comm_free(&host);
+  return size;
+}
+
+bool uses(const Config& config, CommKind kind) {
+  for (CommKind comm : config.comms) {
+    if (comm == kind) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<Engine> make_engine(const Config& config, const Layout& layout, Comm& comm, SpmvKind spmv) {
+  const Allocator allocator = comm.allocator(config.device);
+  const int scratch = comm.scratch_pieces(layout);
+  if (config.device == Device::kGpu) return make_gpu_engine(layout, allocator, scratch, spmv);
+  return make_cpu_engine(layout, allocator, scratch, config.threads);
+}
+
+struct Outcome {
+  bool failed = false;  // verification failed or the error exceeded --max-error
+};
+
+// One configuration: comm and engine made, the matrix loaded, the run, its output.
+void run_configuration(const Config& config, const Problem& problem, const RunLabel& base, int rank, int ranks,
+                       const tca_harness::Table& table, tca_harness::Report& report, Outcome& outcome) {
+  std::string why_not;
+  std::unique_ptr<Comm> comm = make_comm(base.comm, problem.layout, config.device, &why_not);
+  if (!comm) {
+    tca_harness::skip_note(table, report, std::string("comm ") + comm_name(base.comm) + ": skipped, " + why_not);
+    return;
+  }
+  std::unique_ptr<Engine> engine = make_engine(config, problem.layout, *comm, base.spmv);
+  engine->set_matrix(problem.matrix);
+  comm->bind(*engine);
+  RunLabel label = base;
+  label.engine = engine->describe();
+
+  RunOptions options;
+  options.graph = config.graph;
+  options.breakdown = config.breakdown;
+  if (config.npb) {
+    tca_harness::Progress progress(std::string("tca-cg ") + comm_name(label.comm), config.npb->niter, rank == 0);
+    options.progress = [&progress](int done, int) { progress.update(done); };
+    const NpbResult result = run_npb(*config.npb, *engine, *comm, problem.layout, options);
+    progress.finish();
+    const BreakdownSummary summary =
+        summarize_breakdown(result.breakdown, static_cast<long>(config.npb->niter) * kNpbCgSteps, problem);
+    print_npb(table, config, problem, result, label, ranks);
+    print_breakdown(table, summary, label);
+    report.add_row(npb_row(config, problem, result, label, summary, ranks));
+    if (!npb_verified(*config.npb, result.zeta)) outcome.failed = true;
+  } else {
+    SolveOptions solve;
+    solve.max_iterations = config.iterations;
+    solve.tolerance = config.tolerance;
+    solve.rhs = problem.rhs;
+    tca_harness::Progress progress(std::string("tca-cg ") + comm_name(label.comm), config.iterations, rank == 0);
+    options.progress = [&progress](int done, int) { progress.update(done); };
+    const SolveResult result = run_solve(*engine, *comm, problem.layout, solve, options);
+    progress.finish();
+    const BreakdownSummary summary = summarize_breakdown(result.breakdown, result.iterations, problem);
+    print_solve(table, config, problem, result, label);
+    print_breakdown(table, summary, label);
+    report.add_row(solve_row(problem, result, label, summary));
+    if (config.max_error && !(solve_error(problem, result) <= *config.max_error)) {
+      table.line(tca_harness::format(" ERROR: ||x - 1|| / sqrt(n) = %.3e exceeds --max-error %.3e",
+                                     solve_error(problem, result), *config.max_error));
+      outcome.failed = true;
+    }
+    if (config.tolerance && !result.converged) outcome.failed = true;
+  }
+  engine->synchronize();
+  comm.reset();  // collective frees while the engine's buffers still exist
+}
+
+int run(int argc, char** argv) {
+  int rank = 0, ranks = 1, local_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int on_host = ranks_on_this_host(&local_rank);
+
+  Config config;
+  if (std::optional<int> code = parse_config(argc, argv, rank, ranks, on_host, &config)) return *code;
+
+  std::string error;
+  if (config.device == Device::kGpu) {
+    try {
+      select_gpu(local_rank);
+    } catch (const std::exception& failure) {
+      error = std::string("--device gpu: rank ") + std::to_string(rank) + ": " + failure.what();
+    }
+    error = first_error(error);
+  }
+  if (!error.empty()) {
+    if (rank == 0) std::fprintf(stderr, "tca-cg: error: %s\n", error.c_str());
+    return 1;
+  }
+
+  const bool tca = uses(config, CommKind::kTca) && ranks > 1;
+  if (tca) tca_harness::check(tcaInit(), "tcaInit");
+
+  int status = 0;
+  {
+    Problem problem;
+    error = build_problem(config, rank, ranks, &problem);
+    if (!error.empty()) {
+      if (rank == 0) std::fprintf(stderr, "tca-cg: error: %s\n", error.c_str());
+      status = 1;
+    } else {
+      const tca_harness::Table table(config.json, rank == 0);
+      tca_harness::Report report("tca-cg", rank == 0);
+      report.set("mode", config.npb ? "npb" : "matrix");
+      if (config.npb) report.set("class", std::string(1, config.npb->name));
+      report.set("problem", problem.description);
+      report.set("n", problem.layout.n);
+      report.set("nnz", problem.nnz_total);
+      report.set("ranks", ranks);
+      report.set("partition", partition_name(config.partition));
+      report.set("device", device_name(config.device));
+      if (config.device == Device::kCpu) report.set("threads_per_rank", config.threads);
+      report.set("setup_s", problem.setup_seconds);
+      print_method(table, config, problem, ranks);
+
+      Outcome outcome;
+      for (int repetition = 1; repetition <= config.repetitions; ++repetition) {
+        for (CommKind comm : config.comms) {
+          for (SpmvKind spmv : config.spmvs) {
+            run_configuration(config, problem, RunLabel{comm, spmv, repetition, ""}, rank, ranks, table, report,
+                              outcome);
+          }
+        }
+      }
+      if (config.json) report.print();
+      status = outcome.failed ? 2 : 0;
+    }
+  }
+  if (tca) tca_harness::check(tcaFinalize(), "tcaFinalize");
+  return status;
+}
+
+}  // namespace
+}  // namespace tca_cg
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  tca_harness::set_program_name("tca-cg");
+  int status = 1;
+  try {
+    status = tca_cg::run(argc, argv);
+  } catch (const std::exception& failure) {
+    tca_harness::die(failure.what());
+  }
+  MPI_Finalize();
+  return status;
+}

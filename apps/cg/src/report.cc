@@ -1,0 +1,236 @@
+#include "report.h"
+
+#include <mpi.h>
+
+#include <cmath>
+
+#include "npb_class.h"
+
+namespace tca_cg {
+
+using tca_harness::format;
+using tca_harness::Table;
+
+namespace {
+
+double per_step_us(double seconds, long steps) { return steps > 0 ? seconds / steps * 1e6 : 0.0; }
+
+std::string exchange_text(const Layout& layout) {
+  const double kib = layout.piece * 8.0 / 1024.0;
+  if (layout.ranks == 1) return "one rank: no communication";
+  if (layout.partition == Partition::kOneD) {
+    return format("1d: allgather of p, %d pieces of %lld doubles (%.1f KiB) received per rank and SpMV",
+                  layout.ranks - 1, static_cast<long long>(layout.piece), kib);
+  }
+  return format("2d %dx%d: p's pieces along block columns (%d x %.1f KiB received per rank and SpMV), "
+                "partial products summed along block rows (%d x %.1f KiB)",
+                layout.grid, layout.grid, layout.grid - 1, kib, layout.grid - 1, kib);
+}
+
+}  // namespace
+
+double solve_error(const Problem& problem, const SolveResult& result) {
+  return result.error_norm ? *result.error_norm / std::sqrt(static_cast<double>(problem.layout.n)) : 0.0;
+}
+
+BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, const Problem& problem) {
+  BreakdownSummary summary;
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Allreduce(breakdown.seconds.data(), summary.max.data(), kPhaseCount, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(breakdown.seconds.data(), summary.mean.data(), kPhaseCount, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  for (double& value : summary.mean) value /= ranks;
+  MPI_Allreduce(&breakdown.total, &summary.total_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&breakdown.total, &summary.total_mean, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  summary.total_mean /= ranks;
+  summary.calls = breakdown.calls;
+  MPI_Bcast(summary.calls.data(), kPhaseCount, MPI_LONG, 0, MPI_COMM_WORLD);
+  summary.separate_run = breakdown.separate_run;
+  summary.steps = steps;
+  const LocalCsr& a = problem.matrix;
+  double bytes = a.nnz() * 12.0 + (a.rows + 1) * 8.0 + a.rows * 8.0 + a.cols * 8.0;
+  MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  summary.spmv_bytes = bytes;
+  return summary;
+}
+
+void print_method(const Table& table, const Config& config, const Problem& problem, int ranks) {
+  const Layout& layout = problem.layout;
+  table.comment(format("tca-cg: %s, n = %lld, %lld nonzeros", problem.description.c_str(),
+                       static_cast<long long>(layout.n), static_cast<long long>(problem.nnz_total)));
+  table.comment(format("%d rank%s, %s partition, device %s%s; setup (generate or read, check) %.2f s", ranks,
+                       ranks == 1 ? "" : "s", partition_name(layout.partition), device_name(config.device),
+                       config.device == Device::kCpu ? format(" (%d thread%s per rank)", config.threads,
+                                                              config.threads == 1 ? "" : "s").c_str()
+                                                     : "",
+                       problem.setup_seconds));
+  table.comment("exchange: " + exchange_text(layout));
+  if (config.npb) {
+    table.comment(format("time: NPB's timed region, %d outer iterations of %d CG steps (+ residual and norms) "
+                         "after one untimed iteration; slowest rank",
+                         config.npb->niter, kNpbCgSteps));
+  } else {
+    table.comment("time: the CG steps (b, the final residual and the error are outside it); slowest rank");
+  }
+  table.comment(config.device == Device::kGpu
+                    ? "breakdown: time per phase from CUDA events between the phases, in a second run of the "
+                      "same iterations launched from the host (the timed run has no events)"
+                    : "breakdown: wall-clock time per phase inside the timed run; mean and max over ranks");
+}
+
+void print_npb(const Table& table, const Config& config, const Problem& problem, const NpbResult& result,
+               const RunLabel& label, int ranks) {
+  const NpbClass& cls = *config.npb;
+  const bool verified = npb_verified(cls, result.zeta);
+  const double mops = npb_mops(cls, result.seconds);
+  table.line("");
+  table.line(format(" == comm %s, %s, repetition %d ==", comm_name(label.comm), label.engine.c_str(),
+                    label.repetition));
+  if (config.iterations_lines) {
+    table.line("   iteration           ||r||                 zeta");
+    for (const NpbIteration& it : result.iterations) {
+      table.line(format("    %5d       %20.14E%20.13f", it.iteration, it.rnorm, it.zeta));
+    }
+  }
+  table.line(format(" Benchmark completed"));
+  table.line(verified ? " VERIFICATION SUCCESSFUL" : " VERIFICATION FAILED");
+  table.line(format(" Zeta is    %20.13E", result.zeta));
+  table.line(format(" Error is   %20.13E", npb_zeta_error(cls, result.zeta)));
+  table.line("");
+  table.line(" CG Benchmark Completed.");
+  table.line(format(" Class           =  %24c", cls.name));
+  table.line(format(" Size            =  %24lld", static_cast<long long>(cls.na)));
+  table.line(format(" Iterations      =  %24d", cls.niter));
+  table.line(format(" Time in seconds =  %24.4f", result.seconds));
+  table.line(format(" Total processes =  %24d", ranks));
+  table.line(format(" Mop/s total     =  %24.2f", mops));
+  table.line(format(" Mop/s/process   =  %24.2f", mops / ranks));
+  table.line(format(" Operation type  =  %24s", "floating point"));
+  table.line(format(" Verification    =  %24s", verified ? "SUCCESSFUL" : "UNSUCCESSFUL"));
+  table.line(format(" Communication   =  %24s", comm_name(label.comm)));
+  table.line(format(" Partition       =  %24s", partition_name(problem.layout.partition)));
+  table.line(format(" Device          =  %24s", device_name(config.device)));
+  table.line(format(" CUDA graphs     =  %24s", result.graph ? "yes" : "no"));
+}
+
+void print_solve(const Table& table, const Config& config, const Problem& problem, const SolveResult& result,
+                 const RunLabel& label) {
+  table.line("");
+  table.line(format(" == comm %s, %s, repetition %d ==", comm_name(label.comm), label.engine.c_str(),
+                    label.repetition));
+  table.line(format(" CG iterations        = %d%s", result.iterations,
+                    config.tolerance ? (result.converged ? " (tolerance reached)" : " (tolerance NOT reached)")
+                                     : ""));
+  table.line(format(" Time in seconds      = %.6f (%.3f us per iteration)", result.seconds,
+                    per_step_us(result.seconds, result.iterations)));
+  table.line(format(" ||b||                = %.6e", result.rhs_norm));
+  table.line(format(" ||b - A x|| / ||b||  = %.6e (recomputed; the recursive residual gives %.6e)",
+                    result.rhs_norm > 0 ? result.residual_norm / result.rhs_norm : 0.0,
+                    result.rhs_norm > 0 ? result.recursive_residual_norm / result.rhs_norm : 0.0));
+  if (result.error_norm) {
+    table.line(format(" ||x - 1|| / sqrt(n)  = %.6e (b = A * ones)", solve_error(problem, result)));
+  }
+  table.line(format(" CUDA graphs          = %s", result.graph ? "yes" : "no"));
+}
+
+void print_breakdown(const Table& table, const BreakdownSummary& summary, const RunLabel& label) {
+  Table breakdown(table.stream(), table.active());
+  breakdown.set_columns({{"comm", 6, tca_harness::Align::kLeft},
+                         {"phase", 10, tca_harness::Align::kLeft},
+                         {"calls", 8},
+                         {"mean (s)", 10, tca_harness::Align::kRight, 5},
+                         {"max (s)", 10, tca_harness::Align::kRight, 5},
+                         {"per step (us)", 14, tca_harness::Align::kRight, 2},
+                         {"share (%)", 10, tca_harness::Align::kRight, 1}});
+  table.line("");
+  breakdown.comment(format("breakdown%s over %ld CG steps (%s): mean and max over ranks; per step and share from the max",
+                           summary.separate_run ? " (separate run)" : "", summary.steps,
+                           comm_name(label.comm)));
+  breakdown.header();
+  double listed = 0;
+  for (int k = 0; k < kPhaseCount; ++k) {
+    listed += summary.mean[k];
+    breakdown.row({comm_name(label.comm), phase_name(static_cast<Phase>(k)), summary.calls[k], summary.mean[k],
+                   summary.max[k], per_step_us(summary.max[k], summary.steps),
+                   summary.total_max > 0 ? 100.0 * summary.max[k] / summary.total_max : 0.0});
+  }
+  breakdown.comment(format("run %.5f s (slowest rank); the phases cover %.1f%% of a rank's run (means)",
+                           summary.total_max, summary.total_mean > 0 ? 100.0 * listed / summary.total_mean : 0.0));
+  const long spmvs = summary.calls[static_cast<int>(Phase::kSpmv)];
+  const double spmv_seconds = summary.max[static_cast<int>(Phase::kSpmv)];
+  if (spmvs > 0 && spmv_seconds > 0) {
+    breakdown.comment(format("spmv: %.2f us per call, %.1f GB/s (%.1f MB per call: matrix, row offsets, x, y)",
+                             spmv_seconds / spmvs * 1e6, summary.spmv_bytes * spmvs / spmv_seconds / 1e9,
+                             summary.spmv_bytes / 1e6));
+  }
+}
+
+namespace {
+
+nlohmann::ordered_json breakdown_json(const BreakdownSummary& summary) {
+  nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+  for (int k = 0; k < kPhaseCount; ++k) {
+    phases.push_back({{"phase", phase_name(static_cast<Phase>(k))},
+                      {"calls", summary.calls[k]},
+                      {"mean_s", summary.mean[k]},
+                      {"max_s", summary.max[k]},
+                      {"per_step_us", per_step_us(summary.max[k], summary.steps)}});
+  }
+  nlohmann::ordered_json out = {{"separate_run", summary.separate_run},
+                                {"total_s", summary.total_max},
+                                {"steps", summary.steps},
+                                {"phases", phases}};
+  const long spmvs = summary.calls[static_cast<int>(Phase::kSpmv)];
+  const double spmv_seconds = summary.max[static_cast<int>(Phase::kSpmv)];
+  if (spmvs > 0 && spmv_seconds > 0) {
+    out["spmv_us"] = spmv_seconds / spmvs * 1e6;
+    out["spmv_GBps"] = summary.spmv_bytes * spmvs / spmv_seconds / 1e9;
+    out["spmv_bytes"] = summary.spmv_bytes;
+  }
+  return out;
+}
+
+nlohmann::ordered_json label_json(const RunLabel& label) {
+  return {{"comm", comm_name(label.comm)}, {"spmv", spmv_name(label.spmv)},
+          {"repetition", label.repetition}, {"engine", label.engine}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json npb_row(const Config& config, const Problem&, const NpbResult& result, const RunLabel& label,
+                               const BreakdownSummary& summary, int ranks) {
+  const NpbClass& cls = *config.npb;
+  nlohmann::ordered_json row = label_json(label);
+  const double mops = npb_mops(cls, result.seconds);
+  row["graph"] = result.graph;
+  row["time_s"] = result.seconds;
+  row["mops_total"] = mops;
+  row["mops_per_process"] = mops / ranks;
+  row["zeta"] = result.zeta;
+  row["zeta_error"] = npb_zeta_error(cls, result.zeta);
+  row["verified"] = npb_verified(cls, result.zeta);
+  nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
+  for (const NpbIteration& it : result.iterations) {
+    iterations.push_back({{"iteration", it.iteration}, {"rnorm", it.rnorm}, {"zeta", it.zeta}});
+  }
+  row["iterations"] = iterations;
+  row["breakdown"] = breakdown_json(summary);
+  return row;
+}
+
+nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& result, const RunLabel& label,
+                                 const BreakdownSummary& summary) {
+  nlohmann::ordered_json row = label_json(label);
+  row["graph"] = result.graph;
+  row["iterations"] = result.iterations;
+  row["time_s"] = result.seconds;
+  row["converged"] = result.converged;
+  row["rhs_norm"] = result.rhs_norm;
+  row["relative_residual"] = result.rhs_norm > 0 ? result.residual_norm / result.rhs_norm : 0.0;
+  row["relative_recursive_residual"] = result.rhs_norm > 0 ? result.recursive_residual_norm / result.rhs_norm : 0.0;
+  if (result.error_norm) row["error"] = solve_error(problem, result);
+  row["breakdown"] = breakdown_json(summary);
+  return row;
+}
+
+}  // namespace tca_cg

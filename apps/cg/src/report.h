@@ -1,0 +1,57 @@
+// tca-cg's output: NPB's result block, the solve summary, the breakdown table and the JSON
+// rows (harness Table and Report).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "config.h"
+#include "problem.h"
+#include "solver.h"
+#include "tca_harness/table.h"
+
+namespace tca_cg {
+
+// One configuration of the run: which communication, which SpMV, which repetition.
+struct RunLabel {
+  CommKind comm;
+  SpmvKind spmv;
+  int repetition;
+  std::string engine;  // the engine's description
+};
+
+// The breakdown over all ranks (collective): per phase the mean and the max of the ranks'
+// seconds, and rank 0's number of calls.
+struct BreakdownSummary {
+  PhaseSeconds mean{};
+  PhaseSeconds max{};
+  PhaseCalls calls{};
+  double total_max = 0;
+  double total_mean = 0;
+  bool separate_run = false;
+  long steps = 0;  // CG steps the per-step figures divide by
+  double spmv_bytes = 0;  // bytes one SpMV moves, all ranks together (matrix, row offsets, x, y)
+};
+BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, const Problem& problem);
+
+// '#' lines that state the method, before any run.
+void print_method(const tca_harness::Table& table, const Config& config, const Problem& problem,
+                  int ranks);
+
+void print_npb(const tca_harness::Table& table, const Config& config, const Problem& problem,
+               const NpbResult& result, const RunLabel& label, int ranks);
+void print_solve(const tca_harness::Table& table, const Config& config, const Problem& problem,
+                 const SolveResult& result, const RunLabel& label);
+void print_breakdown(const tca_harness::Table& table, const BreakdownSummary& summary,
+                     const RunLabel& label);
+
+nlohmann::ordered_json npb_row(const Config& config, const Problem& problem, const NpbResult& result,
+                               const RunLabel& label, const BreakdownSummary& summary, int ranks);
+nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& result, const RunLabel& label,
+                                 const BreakdownSummary& summary);
+
+// The error figure of a solve: ||x - ones|| / sqrt(n).
+double solve_error(const Problem& problem, const SolveResult& result);
+
+}  // namespace tca_cg

@@ -1,0 +1,268 @@
+#include "solver.h"
+
+#include <mpi.h>
+
+#include <cmath>
+#include <memory>
+
+#include "tca_harness/timer.h"
+
+namespace tca_cg {
+
+CgStepper::CgStepper(Engine& engine, Comm& comm, const Layout& layout, PhaseClock& clock)
+    : engine_(engine), comm_(comm), layout_(layout), clock_(&clock), fused_(engine.fuses_dots()) {}
+
+void CgStepper::allreduce(Scalar local, int count) {
+  clock_->mark(Phase::kAllreduce);
+  comm_.allreduce(local, count);
+}
+
+void CgStepper::multiply(bool dot) {
+  // Where w is q (1d, or a single block) the SpMV's output is the own piece already.
+  const bool w_is_q = layout_.partition == Partition::kOneD || layout_.grid == 1;
+  const bool fuse = dot && fused_ && w_is_q;
+  clock_->mark(Phase::kExchange);
+  comm_.gather_p();
+  clock_->mark(Phase::kSpmv);
+  engine_.spmv(fuse);
+  if (!w_is_q) {
+    clock_->mark(Phase::kReduce);
+    comm_.reduce_w();
+  }
+  if (dot && !fuse) {
+    clock_->mark(Phase::kDot);
+    engine_.dot_pq();
+  }
+}
+
+void CgStepper::begin() {
+  clock_->mark(Phase::kAxpy);
+  engine_.cg_begin(fused_);
+  if (!fused_) {
+    clock_->mark(Phase::kDot);
+    engine_.dot_rr();
+  }
+  allreduce(kRhoLocal, 1);
+}
+
+void CgStepper::step() {
+  multiply(true);
+  allreduce(kDotLocal, 1);
+  clock_->mark(Phase::kAxpy);
+  engine_.update_zr(fused_);
+  if (!fused_) {
+    clock_->mark(Phase::kDot);
+    engine_.dot_rr();
+  }
+  allreduce(kRhoLocal, 1);
+  clock_->mark(Phase::kAxpy);
+  engine_.update_p();
+}
+
+void CgStepper::residual() {
+  clock_->mark(Phase::kAxpy);
+  engine_.copy_z_to_p();
+  multiply(false);
+  clock_->mark(Phase::kDot);
+  engine_.residual_sum();
+  allreduce(kSumLocal, 1);
+}
+
+void CgStepper::normalize() {
+  clock_->mark(Phase::kDot);
+  engine_.norms();
+  allreduce(kNormXZLocal, 2);
+  clock_->mark(Phase::kAxpy);
+  engine_.scale_x();
+}
+
+void CgStepper::error(double exact) {
+  clock_->mark(Phase::kDot);
+  engine_.error_sum(exact);
+  allreduce(kSumLocal, 1);
+}
+
+namespace {
+
+double slowest(double seconds) {
+  double max = seconds;
+  MPI_Allreduce(&seconds, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return max;
+}
+
+// The timed run's clock: the CPU's marks cost nothing next to its work; on the GPU the timed
+// run carries no events (its breakdown is measured in a second run).
+std::unique_ptr<PhaseClock> timed_clock(Engine& engine) {
+  if (engine.device() == Device::kGpu) return std::make_unique<NullPhaseClock>();
+  return engine.make_clock();
+}
+
+// Runs `body` (which marks phases on the stepper's clock) with a clock of its own and
+// returns what it measured, `collect` after every `unit` call.
+template <class Body>
+Breakdown measure_breakdown(Engine& engine, CgStepper& stepper, int units, Body&& body) {
+  std::unique_ptr<PhaseClock> clock = engine.make_clock();
+  stepper.set_clock(*clock);
+  engine.synchronize();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const tca_harness::Timer timer;
+  clock->mark(Phase::kNone);
+  for (int unit = 0; unit < units; ++unit) {
+    body(unit);
+    clock->mark(Phase::kNone);
+    clock->collect();
+  }
+  engine.synchronize();
+  Breakdown breakdown;
+  breakdown.total = timer.seconds();
+  breakdown.seconds = clock->seconds();
+  breakdown.calls = clock->calls();
+  breakdown.separate_run = true;
+  return breakdown;
+}
+
+}  // namespace
+
+NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout& layout,
+                  const RunOptions& options) {
+  std::unique_ptr<PhaseClock> clock = timed_clock(engine);
+  CgStepper stepper(engine, comm, layout, *clock);
+  auto outer = [&] {
+    stepper.begin();
+    for (int step = 0; step < kNpbCgSteps; ++step) stepper.step();
+    stepper.residual();
+    stepper.normalize();
+  };
+  NpbResult result;
+  const bool gpu = engine.device() == Device::kGpu;
+  const int graph = options.graph && gpu && comm.stream_ordered() ? engine.capture_graph(outer) : -1;
+  result.graph = graph >= 0;
+  auto run_outer = [&] {
+    if (graph >= 0) {
+      engine.launch_graph(graph);
+    } else {
+      outer();
+    }
+  };
+  auto record = [&](int iteration) {
+    const double rnorm = std::sqrt(engine.scalar(kSum));
+    const double zeta = cls.shift + 1.0 / engine.scalar(kNormXZ);
+    return NpbIteration{iteration, rnorm, zeta};
+  };
+
+  // One untimed iteration (NPB: it touches all code and data), then x = 1 again.
+  engine.fill_x(1.0);
+  run_outer();
+  engine.synchronize();
+  engine.fill_x(1.0);
+  engine.synchronize();
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  clock->mark(Phase::kNone);
+  clock->reset();
+  const tca_harness::Timer timer;
+  for (int it = 1; it <= cls.niter; ++it) {
+    run_outer();
+    result.iterations.push_back(record(it));
+    if (options.progress) options.progress(it, cls.niter);
+  }
+  clock->mark(Phase::kNone);
+  engine.synchronize();
+  const double mine = timer.seconds();
+  result.seconds = slowest(mine);
+  result.zeta = result.iterations.empty() ? 0.0 : result.iterations.back().zeta;
+
+  if (gpu && options.breakdown) {
+    engine.fill_x(1.0);
+    result.breakdown = measure_breakdown(engine, stepper, cls.niter, [&](int) {
+      outer();
+      engine.synchronize();
+    });
+  } else {
+    result.breakdown.seconds = clock->seconds();
+    result.breakdown.calls = clock->calls();
+    result.breakdown.total = mine;
+  }
+  return result;
+}
+
+SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout,
+                      const SolveOptions& solve, const RunOptions& options) {
+  std::unique_ptr<PhaseClock> clock = timed_clock(engine);
+  NullPhaseClock setup_clock;
+  CgStepper stepper(engine, comm, layout, setup_clock);
+  SolveResult result;
+
+  if (solve.rhs) {
+    engine.set_x(*solve.rhs);
+  } else {
+    engine.fill_p(1.0);
+    stepper.multiply(false);
+    engine.copy_q_to_x();
+  }
+  stepper.begin();
+  result.rhs_norm = std::sqrt(engine.scalar(kRho));
+
+  const bool gpu = engine.device() == Device::kGpu;
+  stepper.set_clock(*clock);
+  const int graph = options.graph && gpu && comm.stream_ordered()
+                        ? engine.capture_graph([&] { stepper.step(); })
+                        : -1;
+  result.graph = graph >= 0;
+  auto run_step = [&] {
+    if (graph >= 0) {
+      engine.launch_graph(graph);
+    } else {
+      stepper.step();
+    }
+  };
+  auto reached = [&] {
+    return solve.tolerance && std::sqrt(engine.scalar(kRho)) <= *solve.tolerance * result.rhs_norm;
+  };
+
+  engine.synchronize();
+  MPI_Barrier(MPI_COMM_WORLD);
+  clock->mark(Phase::kNone);
+  clock->reset();
+  const tca_harness::Timer timer;
+  if (result.rhs_norm == 0.0) {
+    result.converged = true;  // b = 0: x = 0 solves it
+  } else {
+    while (result.iterations < solve.max_iterations) {
+      run_step();
+      ++result.iterations;
+      if (options.progress) options.progress(result.iterations, solve.max_iterations);
+      if (reached()) {
+        result.converged = true;
+        break;
+      }
+    }
+  }
+  clock->mark(Phase::kNone);
+  engine.synchronize();
+  const double mine = timer.seconds();
+  result.seconds = slowest(mine);
+  result.recursive_residual_norm = std::sqrt(engine.scalar(kRho));
+  result.breakdown.seconds = clock->seconds();
+  result.breakdown.calls = clock->calls();
+  result.breakdown.total = mine;
+
+  stepper.set_clock(setup_clock);
+  stepper.residual();
+  result.residual_norm = std::sqrt(engine.scalar(kSum));
+  if (!solve.rhs) {
+    stepper.error(1.0);
+    result.error_norm = std::sqrt(engine.scalar(kSum));
+  }
+
+  if (gpu && options.breakdown && result.iterations > 0) {
+    stepper.set_clock(setup_clock);
+    stepper.begin();
+    result.breakdown = measure_breakdown(engine, stepper, result.iterations, [&](int) {
+      stepper.step();
+    });
+  }
+  return result;
+}
+
+}  // namespace tca_cg

@@ -1,0 +1,98 @@
+// The CG iteration over an engine (numerics) and a comm (exchanges): NPB CG's power iteration
+// with 25 CG steps per outer iteration, and a plain CG solve of A x = b.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "comm.h"
+#include "engine.h"
+#include "layout.h"
+#include "npb_class.h"
+#include "phases.h"
+
+namespace tca_cg {
+
+// One CG step and its pieces, each marked on `clock` with its phase.
+class CgStepper {
+ public:
+  CgStepper(Engine& engine, Comm& comm, const Layout& layout, PhaseClock& clock);
+
+  void set_clock(PhaseClock& clock) { clock_ = &clock; }
+  // q = A p: exchange of p, SpMV, and the 2d reduction; `dot` also forms kDotLocal = p.q.
+  void multiply(bool dot);
+  // z = 0, r = x, p = r, rho = r.r (reduced).
+  void begin();
+  // One step: q = A p, alpha, z and r, rho, beta, p.
+  void step();
+  // ||x - A z||^2 reduced into kSum (destroys p).
+  void residual();
+  // x.z and z.z reduced (kNormXZ, kNormZZ), then x = z / ||z||.
+  void normalize();
+  // sum over real elements of (z - exact)^2 reduced into kSum.
+  void error(double exact);
+
+ private:
+  void allreduce(Scalar local, int count);
+
+  Engine& engine_;
+  Comm& comm_;
+  Layout layout_;
+  PhaseClock* clock_;
+  bool fused_;
+};
+
+struct RunOptions {
+  bool graph = true;       // capture in CUDA graphs where the engine and comm allow it
+  bool breakdown = true;   // GPU: a second, eager run measured with events per phase
+  std::function<void(int done, int total)> progress;  // after each outer iteration / step
+};
+
+struct Breakdown {
+  PhaseSeconds seconds{};  // this rank's time per phase
+  PhaseCalls calls{};
+  double total = 0;        // the run's time on this rank
+  bool separate_run = false;  // measured in a run of its own (GPU), not the timed one
+};
+
+struct NpbIteration {
+  int iteration;
+  double rnorm;
+  double zeta;
+};
+
+struct NpbResult {
+  double seconds = 0;  // slowest rank
+  double zeta = 0;
+  std::vector<NpbIteration> iterations;
+  bool graph = false;  // the timed run replayed CUDA graphs
+  Breakdown breakdown;
+};
+
+// The NPB CG benchmark on a loaded engine: one untimed outer iteration, then cls.niter timed.
+NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout& layout,
+                  const RunOptions& options);
+
+struct SolveOptions {
+  int max_iterations = 1000;
+  std::optional<double> tolerance;  // stop once ||r|| / ||b|| <= tolerance
+  std::optional<std::vector<double>> rhs;  // this rank's piece of b; else b = A * ones
+};
+
+struct SolveResult {
+  int iterations = 0;
+  double seconds = 0;          // slowest rank, the CG steps only
+  double rhs_norm = 0;         // ||b||
+  double residual_norm = 0;    // ||b - A x||, recomputed at the end
+  double recursive_residual_norm = 0;  // sqrt(rho) of the last step
+  std::optional<double> error_norm;    // ||x - ones|| where b = A * ones
+  bool converged = false;      // tolerance reached (false without a tolerance)
+  bool graph = false;
+  Breakdown breakdown;
+};
+
+SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout,
+                      const SolveOptions& solve, const RunOptions& options);
+
+}  // namespace tca_cg
