@@ -61,7 +61,7 @@ std::string quoted(std::string_view token) { return "'" + std::string(token) + "
 // Reads the banner and the size line; leaves the reader after the size line.
 MtxInfo read_header(LineReader& reader) {
   std::string_view line;
-  if (!reader.next(line)) fail(reader, "empty file: not a Matrix Market file");
+  if (!reader.next(line)) throw MtxError(reader.path() + ":1: empty file: not a Matrix Market file");
   const std::vector<std::string_view> banner = tokens(line);
   if (banner.empty() || lower(banner[0]) != "%%matrixmarket") {
     fail(reader, "not a Matrix Market file (the first line must start with %%MatrixMarket)");

@@ -8,7 +8,9 @@ namespace tca_cg {
 
 int64_t npb_power_of_two_at_least(int64_t n) {
   int64_t power = 1;
-  while (power < n) power *= 2;
+  do {
+    power *= 2;  // NPB doubles before it compares: n = 1 gives 2
+  } while (power < n);
   return power;
 }
 

@@ -27,7 +27,7 @@ struct NpbVector {
   std::array<double, kNpbMaxVectorEntries> value{};
 };
 
-// The smallest power of two that is at least n (NPB's nn1).
+// The smallest power of two that is at least n, and at least 2 (NPB's nn1).
 int64_t npb_power_of_two_at_least(int64_t n);
 
 // sprnvc: draws `nz` distinct positions below n with a value each. Each candidate takes two
