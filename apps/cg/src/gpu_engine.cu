@@ -103,7 +103,7 @@ class GpuEngine final : public Engine {
 
     vector_blocks_ = static_cast<int>(std::clamp<int64_t>((m_ + kVectorThreads - 1) / kVectorThreads, 1,
                                                           int64_t{4} * multiprocessors_));
-    spmv_blocks_ = 8 * multiprocessors_;
+    spmv_blocks_ = spmv_blocks_per_multiprocessor() * multiprocessors_;
     const int most_blocks = std::max(vector_blocks_, spmv_blocks_);
     partials_ = device_alloc<double>(2 * static_cast<size_t>(most_blocks));
     counter_ = device_alloc<unsigned>(1);

@@ -1,5 +1,7 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "gpu_kernels.cuh"
 
 namespace tca_cg {
@@ -207,6 +209,13 @@ void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t s
   } else {
     spmv_kernel<false><<<blocks, kSpmvThreads, 0, stream>>>(args, sum);
   }
+}
+
+int spmv_blocks_per_multiprocessor() {
+  int with_dot = 0, without = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&with_dot, spmv_kernel<true>, kSpmvThreads, 0);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&without, spmv_kernel<false>, kSpmvThreads, 0);
+  return std::max(1, std::min(with_dot, without));
 }
 
 void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks, cudaStream_t stream) {

@@ -35,6 +35,9 @@ struct SpmvArgs {
 };
 
 void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t stream);
+// Blocks of the SpMV kernel one multiprocessor holds at once (its grid is one full wave, so
+// that every block's fixed share of rows starts at once).
+int spmv_blocks_per_multiprocessor();
 
 void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks, cudaStream_t stream);
 // z = 0, r = x, p = x; with a target, target.out[0] = x.x.
