@@ -288,23 +288,12 @@ tcaResult CudaTransportImpl::exchange_with_peers() {
   std::vector<GpuCard> cards(context_.size());
   TCA_CHECK(context_.bootstrap().allgather(&mine, cards.data(), sizeof(GpuCard)));
   if (device_ < 0) return TCA_SUCCESS;
-  // Several processes on one GPU: CUDA IPC between the ranks of such a host delivered writes
-  // into the wrong allocation on the H200 machines (tests at 3 ranks on 2 GPUs), so this host
-  // keeps GPU memory private to each rank. One rank per GPU is tca's model.
-  int sharing = -1;
-  for (int a = 0; a < context_.size() && sharing < 0; ++a)
-    for (int b = a + 1; b < context_.size() && sharing < 0; ++b)
-      if (cards[a].has_device && cards[b].has_device && context_.same_host(a) &&
-          context_.same_host(b) && std::strcmp(cards[a].uuid, cards[b].uuid) == 0)
-        sharing = a;
-  if (sharing >= 0 && context_.rank() == sharing)
-    TCA_WARN(
-        "several ranks of this host share GPU {}: the CUDA path reaches no other rank "
-        "here (run one rank per GPU)",
-        cards[sharing].uuid);
+  // Every rank of this host with a GPU is reached, also one that shares this rank's GPU: CUDA
+  // IPC maps its allocations into this process on the same device (attach() refuses a mapping
+  // that would alias another). Kernels of processes that share a GPU take turns (time slices),
+  // so a GPU-side wait for such a peer costs a slice; host-kicked copies do not wait on the GPU.
   for (int peer = 0; peer < context_.size(); ++peer) {
     if (!cards[peer].has_device || !context_.same_host(peer)) continue;
-    if (sharing >= 0 && peer != context_.rank()) continue;
     if (connect_peer(peer, cards[peer]) != TCA_SUCCESS) {
       TCA_WARN("rank {} is not reachable through CUDA: {}", peer, last_error_message());
       clear_last_error();
@@ -692,20 +681,41 @@ tcaResult CudaTransportImpl::attach(PeerRegion& remote) {
   std::memcpy(&handle, remote.wire.device_ipc, sizeof(handle));
   close_dead_imports(remote.owner);
   // One mapping per exported allocation: CUDA opens a handle once per process.
-  IpcImport& import = ipc_imports_[{remote.owner, std::string(handle.reserved, sizeof(handle))}];
+  const std::pair<int, std::string> key{remote.owner, std::string(handle.reserved, sizeof(handle))};
+  IpcImport& import = ipc_imports_[key];
   if (!import.mapping) {
     void* base = nullptr;
     const cudaError_t opened = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
     if (opened != cudaSuccess) {
-      ipc_imports_.erase({remote.owner, std::string(handle.reserved, sizeof(handle))});
+      ipc_imports_.erase(key);
       TCA_CUDA_CHECK(opened);
     }
-    import.mapping = IpcMapping(base);
+    IpcMapping mapping(base);
+    if (const std::string alias = aliased_mapping(key, base); !alias.empty()) {
+      ipc_imports_.erase(key);  // `mapping` closes this open of it
+      TCA_FAIL(TCA_ERROR_TRANSPORT,
+               "CUDA mapped rank {}'s GPU allocation at {}, where {} is already mapped: "
+               "writes would land in the wrong allocation",
+               remote.owner, base, alias);
+    }
+    import.mapping = std::move(mapping);
   }
   import.region_ids.push_back(remote.id);
   remote.device_state =
       static_cast<unsigned char*>(import.mapping.get()) + remote.wire.device_offset;
   return TCA_SUCCESS;
+}
+
+std::string CudaTransportImpl::aliased_mapping(const std::pair<int, std::string>& key,
+                                               const void* base) const {
+  const auto address = reinterpret_cast<uintptr_t>(base);
+  for (const auto& [other_key, other] : ipc_imports_)
+    if (other_key != key && other.mapping.get() == base)
+      return fmt::format("an allocation of rank {}", other_key.first);
+  for (const auto& [begin, allocation] : allocations_)
+    if (address >= begin && address < begin + allocation_bytes(allocation.bytes))
+      return "this rank's own allocation";
+  return "";
 }
 
 void CudaTransportImpl::close_dead_imports(int owner) {

@@ -186,6 +186,10 @@ class CudaTransportImpl final : public CudaTransport {
   // Closes the mappings of `owner`'s allocations whose regions are all freed: CUDA refuses to
   // map memory at an address that an open mapping of a freed allocation still covers.
   void close_dead_imports(int owner);
+  // What a new mapping at `base` (for the import `key`) would alias: another open import, or
+  // this rank's own tcaMalloc memory ("" if nothing). A guard: writes through such a mapping
+  // would land in the wrong allocation, so attach() refuses it.
+  std::string aliased_mapping(const std::pair<int, std::string>& key, const void* base) const;
   tcaResult enable_peer_access(int ordinal) const;
 
   Context& context_;
