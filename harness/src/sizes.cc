@@ -2,6 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <stdexcept>
+
 namespace tca_harness {
 
 std::optional<size_t> parse_size(const std::string& text) {
@@ -9,10 +12,14 @@ std::optional<size_t> parse_size(const std::string& text) {
   const CLI::AsSizeValue as_size(false);  // kb = 1024 bytes
   try {
     if (!as_size(value).empty()) return std::nullopt;  // a non-empty result is the complaint
-    size_t bytes = 0;
-    if (!CLI::detail::lexical_cast(value, bytes)) return std::nullopt;
-    return bytes;
+    if (value.find('-') != std::string::npos) return std::nullopt;  // stoull would wrap it
+    size_t used = 0;
+    const unsigned long long bytes = std::stoull(value, &used);  // the digits it left
+    if (used != value.size() || bytes > SIZE_MAX) return std::nullopt;
+    return static_cast<size_t>(bytes);
   } catch (const CLI::Error&) {
+    return std::nullopt;
+  } catch (const std::logic_error&) {  // std::stoull: no digits, or out of range
     return std::nullopt;
   }
 }

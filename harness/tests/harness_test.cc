@@ -68,6 +68,8 @@ TEST(Sizes, SuffixesAreBinary) {
   EXPECT_EQ(parse_size("8kb"), 8192u);
   EXPECT_FALSE(parse_size("four").has_value());
   EXPECT_FALSE(parse_size("4Q").has_value());
+  EXPECT_FALSE(parse_size("-5").has_value());
+  EXPECT_FALSE(parse_size("").has_value());
 }
 
 TEST(Sizes, FormatAndSeries) {
