@@ -583,10 +583,11 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
     // Progress costs MPI calls; a same-host notification needs none, so it is paid rarely.
     if (spin % 64 == 63) TCA_CHECK(progress_transports());
     // A notification usually lands within microseconds, but when ranks outnumber cores the
-    // sender may be waiting for this very core: then sleep until it wakes us. Notifications
-    // that come without a wake (MPI, GPUs) are seen when the sleep times out; the sleeps grow.
+    // sender may be waiting for this very core: then sleep until it wakes us (where the sender
+    // needs no progress from this rank, as on shm). Notifications that come without a wake
+    // (GPUs) are seen when the sleep times out; the sleeps grow.
     if (spin < (oversubscribed_ ? 32u : 1024u)) continue;
-    if (oversubscribed_) {
+    if (sleeps_waiting_for(src_rank)) {
       const uint32_t seen = wake.prepare();
       const bool arrived = consume_arrival(src_rank, slot, from);
       if (!arrived) wake.sleep(seen, sleep_us);
@@ -608,6 +609,16 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
                src_rank == TCA_ANY_RANK ? std::string("any rank") : fmt::format("rank {}", src_rank),
                timeout_ms_);
   }
+}
+
+bool Context::sleeps_waiting_for(int src_rank) const {
+  if (!oversubscribed_) return false;
+  // An MPI peer's one-sided operations may need this rank inside MPI to complete.
+  const auto on_shm = [&](int peer) { return default_[peer]->path() == TCA_PATH_SHM; };
+  if (src_rank != TCA_ANY_RANK) return on_shm(src_rank);
+  for (int peer = 0; peer < size_; ++peer)
+    if (!on_shm(peer)) return false;
+  return true;
 }
 
 tcaResult Context::fence() {

@@ -98,6 +98,8 @@ class Context {
   // Consumes one arrived notification (no progress); true if there was one.
   bool consume_arrival(int src_rank, int slot, int* from);
   tcaResult progress_transports();
+  // Whether a wait for `src_rank` sleeps on the wake word instead of yielding.
+  bool sleeps_waiting_for(int src_rank) const;
   tcaResult register_with_transports(PeerRegion& region);
   tcaResult describe_host_range(uintptr_t begin, size_t bytes, PeerRegion* region);
   RegionRecord record_of(const PeerRegion& region) const;

@@ -21,7 +21,9 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "core/log.h"
+#include "core/wake.h"
 #include "transport/transport.h"
 
 namespace tca {
@@ -220,6 +222,9 @@ class MpiTransport final : public Transport {
   std::string no_window_reason_;  // why the window could not be made, if it could not
   std::vector<MPI_Aint> control_blocks_;  // every rank's control-block address
   std::vector<uint64_t> sequences_;       // transfers announced to each owner
+  // Same-host peers' control blocks, mapped only to wake a peer sleeping in a wait
+  // (core/wake.h) after a notification lands.
+  std::vector<PeerMapping> wake_maps_;
   uintptr_t page_size_ = 4096;
   // Memory attached to the window, as disjoint whole-page spans (begin -> end). MPI forbids
   // overlapping attachments, while registrations may overlap or share pages; the spans are the
@@ -311,6 +316,14 @@ tcaResult MpiTransport::init() {
   TCA_MPI_CHECK(MPI_Get_address(control_block, &mine), "MPI_Get_address of the control block");
   control_blocks_.resize(size);
   sequences_.assign(size, 0);
+  wake_maps_.resize(size);
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == context_.rank() || !context_.same_host(peer)) continue;
+    const PeerInfo& info = context_.peer(peer);
+    TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, context_.control_block_size(),
+                                context_.memfd_name(peer, 0).c_str(), info.control_inode,
+                                &wake_maps_[peer]));
+  }
   TCA_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_AINT, control_blocks_.data(), 1, MPI_AINT, comm_),
                 "MPI_Allgather of the control-block addresses");
   return TCA_SUCCESS;
@@ -564,6 +577,8 @@ tcaResult MpiTransport::raise_slot(int peer, int slot, uint64_t value) {
                 "MPI_Accumulate of notification slot {} at rank {}", slot, peer);
   TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush of notification slot {} at rank {}",
                 slot, peer);
+  if (static_cast<size_t>(peer) < wake_maps_.size() && wake_maps_[peer].data() != nullptr)
+    wake_sleepers(wake_maps_[peer].data(), context_.size());
   return TCA_SUCCESS;
 }
 
