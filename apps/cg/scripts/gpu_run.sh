@@ -5,7 +5,10 @@
 # NCCL between ranks sharing it, a Matrix Market solve), then the timed runs: classes B and C
 # on the GPU (own SpMV kernel and cuSPARSE, CUDA graphs and not) and classes A and B on the
 # 16 cores (tca against MPI). Logs into $OUT.
+# Usage: apps/cg/scripts/gpu_run.sh [check] [gpu] [cpu] (default: all three)
 set -uo pipefail
+STEPS=" ${*:-check gpu cpu} "
+wants() { [[ $STEPS == *" $1 "* ]]; }
 export NCCL_NVLS_ENABLE=0
 export OMPI_MCA_btl_vader_single_copy_mechanism=cma
 export TCA_TIMEOUT_MS=${TCA_TIMEOUT_MS:-20000}
@@ -60,8 +63,9 @@ run() {
 
 # ---- correctness on the GPU ----
 G=(--device gpu --quiet)
-run gpu_S_np1 1 120 --class S "${G[@]}" --spmv own --spmv cusparse
-run gpu_W_np1 1 120 --class W "${G[@]}" --spmv own --spmv cusparse
+if wants check; then
+run gpu_S_np1 1 120 --class S "${G[@]}" --spmv own --spmv csr --spmv cusparse
+run gpu_W_np1 1 120 --class W "${G[@]}" --spmv own --spmv csr --spmv cusparse
 run gpu_S_np1_nograph 1 120 --class S "${G[@]}" --no-graph
 run gpu_W_np1_2d 1 120 --class W "${G[@]}" --partition 2d
 for ranks in 2 3; do
@@ -75,18 +79,25 @@ mkdir -p /tmp/cg-matrices && "$BIN/bin/cg_test_matrices" /tmp/cg-matrices
 run gpu_mtx_np1 1 60 --matrix /tmp/cg-matrices/random_real_general.mtx --tol 1e-11 --max-error 1e-8 "${G[@]}"
 run gpu_mtx_np2_mpi 2 60 --matrix /tmp/cg-matrices/laplace_integer_symmetric.mtx --tol 1e-11 --max-error 1e-8 \
   "${G[@]}" --comm mpi --partition 1d
+run gpu_mtx_np4_2d_mpi 4 60 --matrix /tmp/cg-matrices/random_real_symmetric.mtx --tol 1e-11 --max-error 1e-8 \
+  "${G[@]}" --comm mpi --partition 2d
+fi
 
 # ---- timed: one GPU ----
-run gpu_B 1 200 --class B --device gpu --spmv own --spmv cusparse --repetitions 3 --json
+if wants gpu; then
+run gpu_B 1 200 --class B --device gpu --spmv own --spmv csr --spmv cusparse --repetitions 3 --json
 cp "$OUT/run.tmp" "$OUT/gpu_B.txt"
-run gpu_C 1 200 --class C --device gpu --spmv own --spmv cusparse --repetitions 3 --json
+run gpu_C 1 200 --class C --device gpu --spmv own --spmv csr --spmv cusparse --repetitions 3 --json
 cp "$OUT/run.tmp" "$OUT/gpu_C.txt"
-run gpu_C_nograph 1 120 --class C --device gpu --no-graph --no-breakdown
+run gpu_C_nograph 1 120 --class C --device gpu --no-graph --no-breakdown --repetitions 2
+fi
 
 # ---- timed: the 16 cores, tca against MPI in the same run ----
+if wants cpu; then
 run cpu_A_np4 4 200 --class A --device cpu --threads 4 --comm tca --comm mpi --repetitions 3 --quiet
 run cpu_B_np4 4 300 --class B --device cpu --threads 4 --comm tca --comm mpi --repetitions 3 --quiet --json
 cp "$OUT/run.tmp" "$OUT/cpu_B_np4.txt"
 run cpu_B_np16 16 300 --class B --device cpu --threads 1 --comm tca --comm mpi --repetitions 3 --quiet
+fi
 rm -f "$OUT/run.tmp"
 note "done in ${SECONDS}s"

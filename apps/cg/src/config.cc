@@ -8,7 +8,14 @@
 
 namespace tca_cg {
 
-const char* spmv_name(SpmvKind kind) { return kind == SpmvKind::kOwn ? "own" : "cusparse"; }
+const char* spmv_name(SpmvKind kind) {
+  switch (kind) {
+    case SpmvKind::kOwn: return "own";
+    case SpmvKind::kCsr: return "csr";
+    case SpmvKind::kCusparse: return "cusparse";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -65,8 +72,10 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                      "tca, mpi or nccl (GPU only); several: each in turn on the same matrix "
                      "(default tca)",
                      {"tca", "mpi", "nccl"});
-  cli.add_repeatable("--spmv", spmvs, "GPU SpMV: own (kernel) or cusparse; several: each in turn (default own)",
-                     {"own", "cusparse"});
+  cli.add_repeatable("--spmv", spmvs,
+                     "GPU SpMV: own (column slabs, x in shared memory), csr (a warp per row) or cusparse; "
+                     "several: each in turn (default own)",
+                     {"own", "csr", "cusparse"});
   app.add_option("--threads", threads, "CPU threads per rank (default: cores / ranks on this host)")
       ->check(CLI::Range(1, 4096));
   app.add_option("--repetitions", config->repetitions, "timed runs of every configuration, interleaved")
@@ -103,13 +112,13 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
     config->comms = translate<CommKind>(comms.empty() ? std::vector<std::string>{"tca"} : comms,
                                         {{"tca", CommKind::kTca}, {"mpi", CommKind::kMpi}, {"nccl", CommKind::kNccl}});
     config->spmvs = translate<SpmvKind>(spmvs.empty() ? std::vector<std::string>{"own"} : spmvs,
-                                        {{"own", SpmvKind::kOwn}, {"cusparse", SpmvKind::kCusparse}});
+                                        {{"own", SpmvKind::kOwn}, {"csr", SpmvKind::kCsr}, {"cusparse", SpmvKind::kCusparse}});
     if (config->device == Device::kCpu) {
       if (std::find(config->comms.begin(), config->comms.end(), CommKind::kNccl) != config->comms.end()) {
         throw CLI::ValidationError("--comm nccl", "needs --device gpu");
       }
       if (!spmvs.empty() && config->spmvs != std::vector<SpmvKind>{SpmvKind::kOwn}) {
-        throw CLI::ValidationError("--spmv cusparse", "needs --device gpu");
+        throw CLI::ValidationError("--spmv", "csr and cusparse need --device gpu");
       }
       config->spmvs = {SpmvKind::kOwn};
     }

@@ -41,6 +41,10 @@ class CpuEngine final : public Engine {
     return std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
   }
 
+  double spmv_bytes() const override {
+    return a_.nnz() * 12.0 + (a_.rows + 1) * 8.0 + a_.rows * 8.0 + a_.cols * 8.0;
+  }
+
   void set_matrix(LocalCsr matrix) override { a_ = std::move(matrix); }
 
   void fill_x(double value) override {

@@ -55,8 +55,9 @@ struct Buffers {
 enum class Device { kCpu, kGpu };
 const char* device_name(Device device);
 
-// SpMV implementation on the GPU: the own kernel or cuSPARSE.
-enum class SpmvKind { kOwn, kCusparse };
+// SpMV on the GPU: own kernels (column slabs with x in shared memory, or plain CSR with a warp
+// per row) or cuSPARSE's CSR SpMV.
+enum class SpmvKind { kOwn, kCsr, kCusparse };
 
 class Engine {
  public:
@@ -68,6 +69,8 @@ class Engine {
   // (then spmv(true) and update_zr(true) replace dot_pq and dot_rr).
   virtual bool fuses_dots() const = 0;
   virtual std::string describe() const = 0;  // threads, or GPU and SpMV kernel
+  // Bytes one SpMV reads and writes in the engine's format (matrix, offsets, x, y).
+  virtual double spmv_bytes() const = 0;
 
   // The block of A (moved in; the GPU copies it and frees the host arrays).
   virtual void set_matrix(LocalCsr matrix) = 0;

@@ -104,7 +104,7 @@ class GpuEngine final : public Engine {
     vector_blocks_ = static_cast<int>(std::clamp<int64_t>((m_ + kVectorThreads - 1) / kVectorThreads, 1,
                                                           int64_t{4} * multiprocessors_));
     spmv_blocks_ = spmv_blocks_per_multiprocessor() * multiprocessors_;
-    const int most_blocks = std::max(vector_blocks_, spmv_blocks_);
+    const int most_blocks = std::max({vector_blocks_, spmv_blocks_, 4 * multiprocessors_});
     partials_ = device_alloc<double>(2 * static_cast<size_t>(most_blocks));
     counter_ = device_alloc<unsigned>(1);
     check_cuda(cudaMemset(counter_, 0, sizeof(unsigned)), "cudaMemset");
@@ -129,17 +129,42 @@ class GpuEngine final : public Engine {
   const Buffers& buffers() const override { return buffers_; }
   bool fuses_dots() const override { return true; }
   std::string describe() const override {
-    const char* kernel = spmv_kind_ == SpmvKind::kOwn ? "own SpMV kernel" : "cuSPARSE SpMV";
+    std::string kernel;
+    switch (spmv_kind_) {
+      case SpmvKind::kOwn:
+        kernel = "slab SpMV (" + std::to_string(slabs_) + (slabs_ == 1 ? " slab" : " slabs") + " of " +
+                 std::to_string(slab_width_) + " columns in shared memory, " + std::to_string(slab_lanes_) +
+                 " lanes per row)";
+        break;
+      case SpmvKind::kCsr: kernel = "CSR SpMV (a warp per row)"; break;
+      case SpmvKind::kCusparse: kernel = "cuSPARSE CSR SpMV"; break;
+    }
     return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel;
+  }
+
+  double spmv_bytes() const override {
+    const double vectors = cols_ * 8.0 + rows_ * 8.0;
+    switch (spmv_kind_) {
+      case SpmvKind::kOwn:  // 16-bit columns, 32-bit offsets per slab, partial y written and read
+        return nnz_ * 10.0 + slabs_ * (rows_ + 1) * 4.0 + 2.0 * slabs_ * rows_ * 8.0 + vectors;
+      case SpmvKind::kCsr: return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors;
+      case SpmvKind::kCusparse: return nnz_ * 12.0 + (rows_ + 1) * 4.0 + vectors;
+    }
+    return 0;
   }
 
   void set_matrix(LocalCsr matrix) override {
     rows_ = matrix.rows;
+    cols_ = matrix.cols;
     nnz_ = matrix.nnz();
-    row_ptr_ = upload_array(matrix.row_ptr);
-    col_ = upload_array(matrix.col);
-    val_ = upload_array(matrix.val);
-    if (spmv_kind_ == SpmvKind::kCusparse) set_up_cusparse(matrix);
+    if (spmv_kind_ == SpmvKind::kOwn) {
+      set_up_slabs(matrix);
+    } else {
+      row_ptr_ = upload_array(matrix.row_ptr);
+      col_ = upload_array(matrix.col);
+      val_ = upload_array(matrix.val);
+      if (spmv_kind_ == SpmvKind::kCusparse) set_up_cusparse(matrix);
+    }
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
@@ -163,6 +188,14 @@ class GpuEngine final : public Engine {
 
   void spmv(bool fuse_dot) override {
     if (spmv_kind_ == SpmvKind::kOwn) {
+      SlabArgs args{rows_, cols_, slabs_, slab_width_, slab_base_, slab_row_ptr_, slab_col_, val_,
+                    buffers_.p_full, slab_partial_};
+      launch_spmv_slabs(args, slab_lanes_, slab_chunks_, stream_);
+      launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
+                      sum_into(kDotLocal), row_blocks_, stream_);
+      return;
+    }
+    if (spmv_kind_ == SpmvKind::kCsr) {
       SpmvArgs args{rows_, row_ptr_, col_, val_, buffers_.p_full, buffers_.w, fuse_dot ? buffers_.p : nullptr};
       launch_spmv(args, sum_into(kDotLocal), spmv_blocks_, stream_);
       return;
@@ -288,6 +321,58 @@ class GpuEngine final : public Engine {
 
   cusparseSpMVAlg_t cusparse_algorithm() const { return CUSPARSE_SPMV_CSR_ALG1; }
 
+  // Column slabs as wide as shared memory allows (equal widths), rows in order within each
+  // slab: 16-bit columns local to the slab, 32-bit offsets per slab and row.
+  void set_up_slabs(LocalCsr& matrix) {
+    const int64_t limit = slab_width_limit();
+    slabs_ = static_cast<int>(std::max<int64_t>(1, (cols_ + limit - 1) / limit));
+    slab_width_ = static_cast<int>(((cols_ + slabs_ - 1) / slabs_ + 31) / 32 * 32);
+    std::vector<int64_t> base(slabs_ + 1, 0);
+    std::vector<uint32_t> row_ptr(static_cast<size_t>(slabs_) * (rows_ + 1), 0);
+    for (int64_t r = 0; r < rows_; ++r) {
+      for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
+        ++row_ptr[static_cast<size_t>(matrix.col[k] / slab_width_) * (rows_ + 1) + r + 1];
+      }
+    }
+    for (int s = 0; s < slabs_; ++s) {
+      uint32_t* offsets = row_ptr.data() + static_cast<size_t>(s) * (rows_ + 1);
+      int64_t total = 0;
+      for (int64_t r = 1; r <= rows_; ++r) {
+        total += offsets[r];
+        if (total > UINT32_MAX) throw std::runtime_error("a column slab holds more than 2^32 entries");
+        offsets[r] = static_cast<uint32_t>(total);
+      }
+      base[s + 1] = base[s] + total;
+    }
+    std::vector<uint16_t> col(nnz_);
+    std::vector<double> val(nnz_);
+    for (int64_t r = 0; r < rows_; ++r) {
+      // A row's columns ascend, so its entries of each slab are consecutive.
+      for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1];) {
+        const int s = matrix.col[k] / slab_width_;
+        int64_t at = base[s] + row_ptr[static_cast<size_t>(s) * (rows_ + 1) + r];
+        for (; k < matrix.row_ptr[r + 1] && matrix.col[k] / slab_width_ == s; ++k, ++at) {
+          col[at] = static_cast<uint16_t>(matrix.col[k] - s * slab_width_);
+          val[at] = matrix.val[k];
+        }
+      }
+    }
+    matrix = LocalCsr();  // the host copy is no longer needed
+    slab_base_ = upload_array(base);
+    slab_row_ptr_ = upload_array(row_ptr);
+    slab_col_ = upload_array(col);
+    val_ = upload_array(val);
+    slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
+    device_blocks_.push_back(slab_partial_);
+    // Lanes per row: four entries in flight per lane should cover an average row of a slab.
+    const double average = static_cast<double>(nnz_) / std::max<int64_t>(1, rows_ * slabs_);
+    slab_lanes_ = average <= 32 ? 8 : average <= 64 ? 16 : 32;
+    const int resident = slab_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
+    slab_chunks_ = std::max(1, resident / slabs_);
+    row_blocks_ = static_cast<int>(std::clamp<int64_t>((rows_ + kVectorThreads - 1) / kVectorThreads, 1,
+                                                       int64_t{4} * multiprocessors_));
+  }
+
   void set_up_cusparse(const LocalCsr& matrix) {
     if (nnz_ > INT32_MAX) throw std::runtime_error("cuSPARSE SpMV here needs fewer than 2^31 nonzeros per rank");
     std::vector<int32_t> row_ptr32(matrix.rows + 1);
@@ -331,7 +416,17 @@ class GpuEngine final : public Engine {
   double* partials_ = nullptr;
   unsigned* counter_ = nullptr;
   int64_t rows_ = 0;
+  int64_t cols_ = 0;
   int64_t nnz_ = 0;
+  int slabs_ = 0;
+  int slab_width_ = 0;
+  int slab_lanes_ = 32;
+  int slab_chunks_ = 1;
+  int row_blocks_ = 1;
+  int64_t* slab_base_ = nullptr;
+  uint32_t* slab_row_ptr_ = nullptr;
+  uint16_t* slab_col_ = nullptr;
+  double* slab_partial_ = nullptr;
   int64_t* row_ptr_ = nullptr;
   int32_t* row_ptr32_ = nullptr;
   int32_t* col_ = nullptr;

@@ -93,6 +93,83 @@ __global__ void __launch_bounds__(kSpmvThreads) spmv_kernel(SpmvArgs a, SumTarge
   }
 }
 
+// Rows are handed out in rounds (round r: row r0 + r*groups + group) so that every lane of a
+// warp runs the same number of rounds and meets the shuffles. Each lane keeps up to four
+// entries in flight; the next row's offsets are loaded before the current row is summed.
+template <int kLanes>
+__global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) {
+  extern __shared__ double xs[];
+  const int slab = blockIdx.x % a.slabs;
+  const int chunk = blockIdx.x / a.slabs;
+  const int chunks = gridDim.x / a.slabs;
+  const int64_t first_col = static_cast<int64_t>(slab) * a.width;
+  const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
+  for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = a.x[first_col + i];
+  __syncthreads();
+
+  const int64_t r0 = a.rows * chunk / chunks, r1 = a.rows * (chunk + 1) / chunks;
+  constexpr int kGroups = kSlabThreads / kLanes;
+  const int group = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  const uint32_t* rp = a.row_ptr + static_cast<int64_t>(slab) * (a.rows + 1);
+  const int64_t base = a.slab_base[slab];
+  const uint16_t* col = a.col + base;
+  const double* val = a.val + base;
+  double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
+  const int64_t rounds = (r1 - r0 + kGroups - 1) / kGroups;
+
+  int64_t row = r0 + group;
+  uint32_t begin = 0, end = 0;
+  if (row < r1) {
+    begin = __ldg(rp + row);
+    end = __ldg(rp + row + 1);
+  }
+  for (int64_t round = 0; round < rounds; ++round) {
+    const int64_t next = row + kGroups;
+    uint32_t next_begin = 0, next_end = 0;
+    if (next < r1) {
+      next_begin = __ldg(rp + next);
+      next_end = __ldg(rp + next + 1);
+    }
+    double s = 0.0;
+    for (uint32_t k = begin + lane; k < end; k += 4 * kLanes) {
+      double v[4];
+      uint32_t c[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint32_t kk = k + j * kLanes;
+        const bool inside = kk < end;
+        v[j] = inside ? __ldcs(val + kk) : 0.0;
+        c[j] = inside ? __ldcs(col + kk) : 0u;
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) s += v[j] * xs[c[j]];
+    }
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) s += __shfl_down_sync(0xffffffffu, s, offset, kLanes);
+    if (lane == 0 && row < r1) out[row] = s;
+    row = next;
+    begin = next_begin;
+    end = next_end;
+  }
+}
+
+template <bool kDot>
+__global__ void __launch_bounds__(kVectorThreads)
+    slab_sum_kernel(const double* partial, int slabs, int64_t rows, double* y, const double* p_own, SumTarget sum) {
+  double dot = 0.0;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
+       row += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double s = 0.0;
+    for (int k = 0; k < slabs; ++k) s += partial[k * rows + row];
+    y[row] = s;
+    if (kDot) dot += s * p_own[row];
+  }
+  if (kDot) {
+    const double values[1] = {dot};
+    finish_sums<kVectorThreads, 1>(values, sum);
+  }
+}
+
 __device__ __forceinline__ int64_t first_index() {
   return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
@@ -208,6 +285,45 @@ void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t s
     spmv_kernel<true><<<blocks, kSpmvThreads, 0, stream>>>(args, sum);
   } else {
     spmv_kernel<false><<<blocks, kSpmvThreads, 0, stream>>>(args, sum);
+  }
+}
+
+void launch_spmv_slabs(const SlabArgs& args, int lanes, int chunks, cudaStream_t stream) {
+  const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
+  const int blocks = args.slabs * chunks;
+  if (lanes == 8) {
+    spmv_slab_kernel<8><<<blocks, kSlabThreads, shared, stream>>>(args);
+  } else if (lanes == 16) {
+    spmv_slab_kernel<16><<<blocks, kSlabThreads, shared, stream>>>(args);
+  } else {
+    spmv_slab_kernel<32><<<blocks, kSlabThreads, shared, stream>>>(args);
+  }
+}
+
+int slab_blocks_per_multiprocessor(int width) {
+  const int shared = width * static_cast<int>(sizeof(double));
+  cudaFuncSetAttribute(spmv_slab_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
+  cudaFuncSetAttribute(spmv_slab_kernel<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
+  cudaFuncSetAttribute(spmv_slab_kernel<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
+  int blocks = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spmv_slab_kernel<32>, kSlabThreads, shared);
+  return std::max(1, blocks);
+}
+
+int slab_width_limit() {
+  int device = 0, bytes = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  const int width = (bytes / static_cast<int>(sizeof(double))) / 32 * 32;
+  return std::clamp(width, 32, 65536);
+}
+
+void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
+                     SumTarget sum, int blocks, cudaStream_t stream) {
+  if (p_own) {
+    slab_sum_kernel<true><<<blocks, kVectorThreads, 0, stream>>>(partial, slabs, rows, y, p_own, sum);
+  } else {
+    slab_sum_kernel<false><<<blocks, kVectorThreads, 0, stream>>>(partial, slabs, rows, y, p_own, sum);
   }
 }
 

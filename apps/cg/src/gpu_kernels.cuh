@@ -39,6 +39,33 @@ void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t s
 // that every block's fixed share of rows starts at once).
 int spmv_blocks_per_multiprocessor();
 
+// Column slabs: the block's columns cut into slabs of `width`; slab s holds, row by row, the
+// entries whose column lies in [s*width, (s+1)*width), with 16-bit columns local to the slab.
+struct SlabArgs {
+  int64_t rows;
+  int64_t cols;              // columns of x
+  int slabs;
+  int width;                 // columns per slab (at most 65536)
+  const int64_t* slab_base;  // slabs: first entry of each slab in col / val
+  const uint32_t* row_ptr;   // slabs x (rows + 1): offsets inside the slab
+  const uint16_t* col;
+  const double* val;
+  const double* x;
+  double* partial;           // slabs x rows: each slab's part of y
+};
+inline constexpr int kSlabThreads = 1024;
+// One block per (slab, chunk of rows): the slab's piece of x goes to shared memory, groups of
+// `lanes` threads (8, 16 or 32) take rows. Grid: slabs * chunks blocks.
+void launch_spmv_slabs(const SlabArgs& args, int lanes, int chunks, cudaStream_t stream);
+// Blocks of the slab kernel one multiprocessor holds with `width` doubles of shared memory;
+// also raises the kernels' shared-memory limit to that.
+int slab_blocks_per_multiprocessor(int width);
+// The widest slab the device's shared memory holds (a multiple of 32, at most 65536).
+int slab_width_limit();
+// y[row] = sum over slabs of partial[s*rows + row], in slab order; with p_own, out = y . p_own.
+void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
+                     SumTarget sum, int blocks, cudaStream_t stream);
+
 void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks, cudaStream_t stream);
 // z = 0, r = x, p = x; with a target, target.out[0] = x.x.
 void launch_cg_begin(const double* x, double* z, double* r, double* p, int64_t n,

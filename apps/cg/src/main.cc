@@ -76,7 +76,8 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
     const NpbResult result = run_npb(*config.npb, *engine, *comm, problem.layout, options);
     progress.finish();
     const BreakdownSummary summary =
-        summarize_breakdown(result.breakdown, static_cast<long>(config.npb->niter) * kNpbCgSteps, problem);
+        summarize_breakdown(result.breakdown, static_cast<long>(config.npb->niter) * kNpbCgSteps,
+                            engine->spmv_bytes());
     print_npb(table, config, problem, result, label, ranks);
     print_breakdown(table, summary, label);
     report.add_row(npb_row(config, problem, result, label, summary, ranks));
@@ -90,7 +91,7 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
     options.progress = [&progress](int done, int) { progress.update(done); };
     const SolveResult result = run_solve(*engine, *comm, problem.layout, solve, options);
     progress.finish();
-    const BreakdownSummary summary = summarize_breakdown(result.breakdown, result.iterations, problem);
+    const BreakdownSummary summary = summarize_breakdown(result.breakdown, result.iterations, engine->spmv_bytes());
     print_solve(table, config, problem, result, label);
     print_breakdown(table, summary, label);
     report.add_row(solve_row(problem, result, label, summary));

@@ -31,9 +31,10 @@ struct BreakdownSummary {
   double total_mean = 0;
   bool separate_run = false;
   long steps = 0;  // CG steps the per-step figures divide by
-  double spmv_bytes = 0;  // bytes one SpMV moves, all ranks together (matrix, row offsets, x, y)
+  double spmv_bytes = 0;  // bytes one SpMV moves, all ranks together (matrix, offsets, x, y)
 };
-BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, const Problem& problem);
+// spmv_bytes: what one SpMV moves on this rank (Engine::spmv_bytes).
+BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, double spmv_bytes);
 
 // '#' lines that state the method, before any run.
 void print_method(const tca_harness::Table& table, const Config& config, const Problem& problem,
