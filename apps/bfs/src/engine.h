@@ -16,10 +16,15 @@ class Engine {
   // Clears the tree and the visited set and makes frontier(0) = {root} on every rank (the root's
   // owner also gives it itself as parent, level 0).
   virtual void begin_search(vertex_t root) = 0;
-  // One level: from the gathered frontier(parity), the vertices joining at level `level` + 1
-  // go into this rank's block of frontier(parity ^ 1), with parents and levels, and their number
-  // and arcs into the exchange's counts.
+  // One level's computation: from the gathered frontier(parity), the vertices joining at level
+  // `level` + 1 go into this rank's block of frontier(parity ^ 1), with parents and levels,
+  // and their number and arcs into the exchange's counts.
   virtual void step(Direction direction, int level, int parity) = 0;
+  // A whole level: the frontier of the level before gathered (COMM.OUT; not at level 0), the
+  // step, and the counts summed over the ranks and brought to the host (COMM.FLAG), with the
+  // times marked on the timeline. This form makes the calls one by one; the GPU engine replays
+  // them as one CUDA graph where the exchange only enqueues work.
+  virtual Counts run_level(Exchange& exchange, Direction direction, int level, int parity);
   // Waits until everything enqueued has completed (GPU ranks; CPU ranks are always done).
   virtual void synchronize() = 0;
   virtual Timeline& timeline() = 0;

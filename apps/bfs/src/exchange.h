@@ -62,6 +62,17 @@ class Exchange {
   int32_t* levels_ = nullptr;
 };
 
+// Exchanges of GPU ranks whose calls only enqueue work in the engine's stream (tca, nccl): a
+// whole level, exchanges included, can then be captured in one CUDA graph.
+class StreamOrdered {
+ public:
+  virtual ~StreamOrdered() = default;
+  // Enqueues the counts' allreduce and the copy of the sums to host memory.
+  virtual void enqueue_counts() = 0;
+  // The sums, once the stream has reached the end of what enqueue_counts enqueued.
+  virtual Counts host_sums() const = 0;
+};
+
 struct ExchangeSetup {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;

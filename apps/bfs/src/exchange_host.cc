@@ -179,6 +179,10 @@ std::unique_ptr<Exchange> make_exchange(CommKind kind, const ExchangeSetup& setu
                                         std::string& unavailable) {
   std::unique_ptr<Exchange> exchange;
   unavailable.clear();
+  if (kind == CommKind::kNccl && setup.memory == Memory::kHost) {
+    unavailable = "NCCL moves GPU memory only (CPU ranks)";
+    return nullptr;
+  }
   collectively(setup.comm, [&] {
     exchange = setup.memory == Memory::kHost ? make_host_exchange(kind, setup)
                                              : make_device_exchange(kind, setup, unavailable);

@@ -1,16 +1,9 @@
 #include "search.h"
 
-#include <chrono>
+#include "tca_harness/timer.h"
+
 
 namespace bfs {
-namespace {
-
-double since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
-
 Direction choose_direction(Direction current, const SearchSettings& settings, int64_t frontier,
                            int64_t previous_frontier, int64_t frontier_arcs,
                            int64_t unexplored_arcs, uint64_t vertices) {
@@ -36,7 +29,7 @@ SearchResult run_search(Engine& engine, Exchange& exchange, vertex_t root, int64
   SearchResult result;
   result.root = root;
   Timeline& timeline = engine.timeline();
-  const auto started = std::chrono::steady_clock::now();
+  const tca_harness::Timer started;
   timeline.start();
   engine.begin_search(root);
   timeline.mark(Phase::kCompute, 0);
@@ -54,13 +47,8 @@ SearchResult run_search(Engine& engine, Exchange& exchange, vertex_t root, int64
     record.frontier = frontier;
     record.frontier_arcs = frontier_arcs;
     result.per_level.push_back(record);
-    engine.step(direction, level, parity);
-    timeline.mark(Phase::kCompute, level);
-    const Counts next = exchange.reduce_counts();
-    timeline.mark(Phase::kFlag, level);
+    const Counts next = engine.run_level(exchange, direction, level, parity);
     if (next.vertices == 0) break;
-    exchange.gather_frontier(parity ^ 1);
-    timeline.mark(Phase::kOut, level);
     reached += next.vertices;
     previous = frontier;
     frontier = next.vertices;
@@ -70,7 +58,7 @@ SearchResult run_search(Engine& engine, Exchange& exchange, vertex_t root, int64
     ++level;
   }
   engine.synchronize();
-  result.seconds = since(started);
+  result.seconds = started.seconds();
   result.levels = level + 1;
   result.reached = reached;
 
@@ -79,10 +67,10 @@ SearchResult run_search(Engine& engine, Exchange& exchange, vertex_t root, int64
   for (size_t l = 0; l < per_level.size() && l < result.per_level.size(); ++l)
     result.per_level[l].seconds = per_level[l];
 
-  const auto tree_started = std::chrono::steady_clock::now();
+  const tca_harness::Timer tree_started;
   exchange.gather_tree();
   engine.synchronize();
-  result.phases[static_cast<int>(Phase::kTree)] = since(tree_started);
+  result.phases[static_cast<int>(Phase::kTree)] = tree_started.seconds();
   return result;
 }
 

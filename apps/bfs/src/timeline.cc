@@ -35,6 +35,16 @@ void sum_segments(const std::vector<double>& seconds, const std::vector<Phase>& 
   }
 }
 
+void Timeline::add_into(PhaseSeconds& total, std::vector<PhaseSeconds>& levels) {
+  for (const Added& a : added_) {
+    total[static_cast<int>(a.phase)] += a.seconds;
+    if (a.level < 0) continue;
+    if (levels.size() <= static_cast<size_t>(a.level)) levels.resize(a.level + 1, PhaseSeconds{});
+    levels[a.level][static_cast<int>(a.phase)] += a.seconds;
+  }
+  added_.clear();
+}
+
 void HostTimeline::start() {
   marks_.clear();
   started_ = std::chrono::steady_clock::now();
@@ -54,6 +64,7 @@ void HostTimeline::collect(PhaseSeconds& total, std::vector<PhaseSeconds>& level
     marked.push_back(m.level);
   }
   sum_segments(seconds, phases, marked, total, levels);
+  add_into(total, levels);
 }
 
 }  // namespace bfs

@@ -25,9 +25,21 @@ class Timeline {
   virtual ~Timeline() = default;
   virtual void start() = 0;                     // the timeline begins
   virtual void mark(Phase phase, int level) = 0;  // the time since the previous mark
+  // A segment measured otherwise (the GPU engine's CUDA graphs time their own nodes).
+  void add(Phase phase, int level, double seconds) { added_.push_back({phase, level, seconds}); }
   // Waits for every mark and sums the segments: per phase, and per level (levels.size() is one
   // more than the highest level marked).
   virtual void collect(PhaseSeconds& total, std::vector<PhaseSeconds>& levels) = 0;
+
+ protected:
+  struct Added {
+    Phase phase;
+    int level;
+    double seconds;
+  };
+  // Adds the added segments into the sums (and forgets them).
+  void add_into(PhaseSeconds& total, std::vector<PhaseSeconds>& levels);
+  std::vector<Added> added_;
 };
 
 class HostTimeline final : public Timeline {

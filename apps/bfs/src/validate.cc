@@ -15,20 +15,22 @@ const char* check_name(int check) {
   return kNames[check];
 }
 
-std::string describe_vertex(uint64_t g, const int64_t* parents, const int32_t* levels) {
+std::string describe_vertex(uint64_t g, uint64_t vertices, const TreeLookup& tree) {
   std::ostringstream text;
-  text << "vertex " << g << " has parent " << parents[g] << " and level " << levels[g];
-  const int64_t p = parents[g];
-  if (p >= 0 && static_cast<uint64_t>(p) != g) text << "; its parent's level is " << levels[p];
+  const TreeEntry entry = tree(g);
+  text << "vertex " << g << " has parent " << entry.parent << " and level " << entry.level;
+  const int64_t p = entry.parent;
+  if (is_vertex(p, vertices) && static_cast<uint64_t>(p) != g)
+    text << "; its parent's level is " << tree(static_cast<uint64_t>(p)).level;
   return text.str();
 }
 
-std::string describe_tuple(uint64_t index, const Edge& e, const int64_t* parents,
-                           const int32_t* levels) {
+std::string describe_tuple(uint64_t index, const Edge& e, const TreeLookup& tree) {
   std::ostringstream text;
+  const TreeEntry u = tree(static_cast<uint64_t>(e.u)), v = tree(static_cast<uint64_t>(e.v));
   text << "input tuple " << index << " (" << e.u << ", " << e.v << ") joins vertex " << e.u
-       << " (parent " << parents[e.u] << ", level " << levels[e.u] << ") and vertex " << e.v
-       << " (parent " << parents[e.v] << ", level " << levels[e.v] << ")";
+       << " (parent " << u.parent << ", level " << u.level << ") and vertex " << e.v
+       << " (parent " << v.parent << ", level " << v.level << ")";
   return text.str();
 }
 
@@ -44,8 +46,7 @@ std::string describe_checks(unsigned failed) {
   return text;
 }
 
-Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const int64_t* parents,
-                             const int32_t* levels) {
+Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const TreeLookup& tree) {
   Validation result;
   unsigned local = mine.tuple_failed | mine.vertex_failed;
   check_mpi(MPI_Allreduce(&local, &result.failed, 1, MPI_UNSIGNED, MPI_BOR, comm),
@@ -57,10 +58,10 @@ Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const int6
   std::string detail;
   if (mine.vertex_failed != 0)
     detail = "checks " + describe_checks(mine.vertex_failed) + ": " +
-             describe_vertex(mine.first_vertex, parents, levels);
+             describe_vertex(mine.first_vertex, mine.vertices, tree);
   else if (mine.tuple_failed != 0)
     detail = "checks " + describe_checks(mine.tuple_failed) + ": " +
-             describe_tuple(mine.first_tuple, mine.first_tuple_edge, parents, levels);
+             describe_tuple(mine.first_tuple, mine.first_tuple_edge, tree);
   result.detail = first_message(comm, detail);
   return result;
 }
@@ -150,7 +151,10 @@ Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
       total.first_tuple_edge = p.first_tuple_edge;
     }
   }
-  return finish_validation(comm, total, parents, levels);
+  total.vertices = n;
+  return finish_validation(comm, total, [&](uint64_t g) {
+    return TreeEntry{parents[g], levels[g]};
+  });
 }
 
 }  // namespace bfs

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,12 +36,19 @@ struct LocalVerdict {
   unsigned vertex_failed = 0;
   uint64_t first_vertex = UINT64_MAX;
   uint64_t tuples_in_tree = 0;
+  uint64_t vertices = 0;  // of the graph
 };
+
+// A vertex's parent and level in the gathered tree, wherever it lives.
+struct TreeEntry {
+  int64_t parent = -1;
+  int32_t level = -1;
+};
+using TreeLookup = std::function<TreeEntry(uint64_t vertex)>;
 
 // Collective: combines the ranks' verdicts; the detail names the lowest failing rank's first
 // failure, with the parents and levels around it.
-Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const int64_t* parents,
-                             const int32_t* levels);
+Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const TreeLookup& tree);
 
 // Collective, CPU ranks. `parents` and `levels` are the gathered tree (partition.padded()
 // entries each); `edges` this rank's tuples, which sit at positions [first_tuple, ...) of the

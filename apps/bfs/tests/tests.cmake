@@ -1,1 +1,83 @@
-# tests
+# tca-bfs's tests (included from apps/bfs/CMakeLists.txt inside the tca tree). CI runs them on CPU
+# ranks; on a machine with a GPU per rank the same runs take the GPU backend (--device auto) and
+# the test program adds the GPU cases.
+find_package(GTest REQUIRED)
+
+add_executable(tca_bfs_tests
+  tests/test_main.cc
+  tests/test_graph.cc
+  tests/edge_file_test.cc
+  tests/generator_test.cc
+  tests/graph_test.cc
+  tests/search_test.cc
+  tests/validate_test.cc)
+target_link_libraries(tca_bfs_tests PRIVATE tca_bfs_core GTest::gtest)
+target_compile_options(tca_bfs_tests PRIVATE ${TCA_WARNINGS})
+
+# Unit and multi-rank cases: the generator, kernel 1, edge files, known graphs level by level on
+# every comm and direction, the planted validation errors.
+add_test(NAME bfs_unit COMMAND tca_bfs_tests)
+set_tests_properties(bfs_unit PROPERTIES TIMEOUT 300 LABELS "unit;apps;bfs"
+                     ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+foreach(ranks 2 3 4)
+  tca_mpi_test(bfs_tests_np${ranks} ${ranks} 300 "mpi;apps;bfs" tca_bfs_tests)
+endforeach()
+
+# Whole runs: 64 search keys, every search validated, --comm tca and mpi (and nccl where it
+# loads) in the same run, at scales 6-14 on 1-4 ranks.
+set(bfs_runs "6 1" "10 1" "14 1" "8 2" "12 2" "14 2" "7 3" "11 3" "13 3" "6 4" "9 4" "14 4")
+foreach(run IN LISTS bfs_runs)
+  separate_arguments(run)
+  list(GET run 0 scale)
+  list(GET run 1 ranks)
+  tca_mpi_test(bfs_s${scale}_np${ranks} ${ranks} 300 "mpi;apps;bfs" tca-bfs
+               --scale ${scale} --comm tca --comm mpi --comm nccl)
+endforeach()
+tca_mpi_test(bfs_s12_np3_top_down 3 300 "mpi;apps;bfs" tca-bfs --scale 12 --direction top-down
+             --comm tca --comm mpi --nbfs 16)
+tca_mpi_test(bfs_s12_np2_bottom_up 2 300 "mpi;apps;bfs" tca-bfs --scale 12 --direction bottom-up
+             --comm tca --comm mpi --nbfs 16)
+tca_mpi_test(bfs_s10_np2_json 2 300 "mpi;apps;bfs" tca-bfs --scale 10 --nbfs 4 --levels --json)
+
+# Bad input: a clear error naming the value, a non-zero exit, no file left (not even a partial
+# one). tca_bfs_bad_input(NAME RANKS MESSAGE FILE ARGS...)
+set(bfs_expect ${CMAKE_CURRENT_SOURCE_DIR}/tests/expect_failure.sh)
+set(bfs_scratch ${CMAKE_CURRENT_BINARY_DIR}/bad-input)
+file(MAKE_DIRECTORY ${bfs_scratch})
+function(tca_bfs_bad_input name ranks message file)
+  add_test(NAME bfs_bad_${name}
+           COMMAND bash ${bfs_expect} ${message} ${file}
+                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${TCA_MPIEXEC_FLAGS}
+                   ${MPIEXEC_PREFLAGS} $<TARGET_FILE:tca-bfs> ${MPIEXEC_POSTFLAGS} ${ARGN})
+  set_tests_properties(bfs_bad_${name} PROPERTIES TIMEOUT 120 PROCESSORS ${ranks}
+                       LABELS "mpi;apps;bfs" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+endfunction()
+# Files made by the tests themselves: 40 bytes (not a whole number of 16- or 12-byte records),
+# and one tuple (7, 3) of int64 records, which names vertex 7.
+file(WRITE ${bfs_scratch}/forty-bytes.bin "0123456789012345678901234567890123456789")
+file(WRITE ${bfs_scratch}/make-tuple.sh "printf '\\x07\\0\\0\\0\\0\\0\\0\\0\\x03\\0\\0\\0\\0\\0\\0\\0' > $1\n")
+add_test(NAME bfs_bad_setup COMMAND bash ${bfs_scratch}/make-tuple.sh ${bfs_scratch}/tuple-7-3.bin)
+set_tests_properties(bfs_bad_setup PROPERTIES FIXTURES_SETUP bfs_bad_files LABELS "apps;bfs")
+
+tca_bfs_bad_input(scale_too_large 1 "--scale: Value 33 not in range" - --scale 33)
+tca_bfs_bad_input(scale_zero 1 "--scale: Value 0 not in range" - --scale 0)
+tca_bfs_bad_input(edgefactor 2 "--edgefactor: Value 5000 not in range" - --scale 8 --edgefactor 5000)
+tca_bfs_bad_input(record_size 2 "size, 40 bytes, is not a whole number of 16-byte int64 records"
+                  ${bfs_scratch}/parents-a --edges ${bfs_scratch}/forty-bytes.bin --vertices 8
+                  --parents-out ${bfs_scratch}/parents-a)
+tca_bfs_bad_input(record_size_packed48 1 "40 bytes, is not a whole number of 12-byte packed48"
+                  - --edges ${bfs_scratch}/forty-bytes.bin --edge-format packed48 --vertices 8)
+tca_bfs_bad_input(vertex_id 2 "record 0 has vertex id 7, outside \\[0, 5\\)"
+                  ${bfs_scratch}/parents-b --edges ${bfs_scratch}/tuple-7-3.bin --vertices 5
+                  --parents-out ${bfs_scratch}/parents-b)
+tca_bfs_bad_input(root_degree_zero 2 "search key 5 has degree 0"
+                  ${bfs_scratch}/parents-c --edges ${bfs_scratch}/tuple-7-3.bin --vertices 10
+                  --root 3 --root 5 --parents-out ${bfs_scratch}/parents-c)
+tca_bfs_bad_input(root_not_vertex 2 "search key 300 is not a vertex" ${bfs_scratch}/parents-d
+                  --scale 8 --root 300 --parents-out ${bfs_scratch}/parents-d)
+tca_bfs_bad_input(more_ranks_than_vertices 3 "3 ranks for a graph of 2 vertices" -
+                  --edges ${bfs_scratch}/tuple-7-3.bin --vertices 2)
+tca_bfs_bad_input(roots_file 1 "no-such-roots-file" - --scale 6 --roots ${bfs_scratch}/no-such-roots-file)
+set_tests_properties(bfs_bad_vertex_id bfs_bad_more_ranks_than_vertices bfs_bad_root_degree_zero
+                     PROPERTIES
+                     FIXTURES_REQUIRED bfs_bad_files)

@@ -1,0 +1,88 @@
+// CUDA helpers of tca-bfs: errors as Error, owned device and pinned host arrays.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "common.h"
+
+namespace bfs {
+
+inline void check_cuda(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) throw Error(std::string(call) + ": " + cudaGetErrorString(error));
+}
+
+// `count` elements of T in GPU memory, freed with the object.
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(size_t count) { resize(count); }
+  ~DeviceArray() { release(); }
+  DeviceArray(DeviceArray&& other) noexcept { *this = std::move(other); }
+  DeviceArray& operator=(DeviceArray&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    return *this;
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+
+  // Discards the contents.
+  void resize(size_t count) {
+    release();
+    if (count == 0) return;
+    void* memory = nullptr;
+    const cudaError_t error = cudaMalloc(&memory, count * sizeof(T));
+    if (error != cudaSuccess)
+      throw Error("cannot allocate " + std::to_string(count * sizeof(T)) +
+                  " bytes of GPU memory: " + cudaGetErrorString(error));
+    data_ = static_cast<T*>(memory);
+    size_ = count;
+  }
+  void release() {
+    if (data_ != nullptr) cudaFree(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+  T* data() const { return data_; }
+  size_t size() const { return size_; }
+  size_t bytes() const { return size_ * sizeof(T); }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Page-locked host memory (fast, asynchronous copies).
+template <class T>
+class PinnedArray {
+ public:
+  explicit PinnedArray(size_t count) {
+    if (count == 0) return;
+    void* memory = nullptr;
+    check_cuda(cudaMallocHost(&memory, count * sizeof(T)), "cudaMallocHost");
+    data_ = static_cast<T*>(memory);
+    size_ = count;
+  }
+  ~PinnedArray() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  T* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Blocks for a grid-stride loop over `items`: enough to fill the GPU, no more than needed.
+int grid_for(size_t items, int threads_per_block);
+
+}  // namespace bfs

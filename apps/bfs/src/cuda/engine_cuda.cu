@@ -1,0 +1,391 @@
+#include "cuda/engine_cuda.h"
+
+namespace bfs {
+namespace {
+
+constexpr unsigned kFull = 0xFFFFFFFFu;
+constexpr int kThreads = 256;
+constexpr uint64_t kChunkArcs = 256;  // arcs of a top-down chunk (one warp's work item)
+
+// scalars_ words.
+enum Scalar { kChunkCount = 0, kLevel = 1, kTupleEnds = 2, kScalars = 4 };
+
+struct StepArgs {
+  const uint64_t* row_offsets;  // the graph's rows (local vertices)
+  const vertex_t* columns;
+  const uint64_t* td_offsets;  // the top-down index (global vertex -> local neighbours)
+  const vertex_t* td_columns;
+  const uint32_t* frontier;  // the gathered frontier, all ranks
+  uint32_t* next;            // this rank's block of the next frontier
+  uint32_t* visited;         // this rank's vertices
+  int64_t* parents;          // this rank's blocks of the tree
+  int32_t* levels;
+  unsigned long long* counts;  // the level's new vertices and their arcs
+  uint64_t* chunks;            // top-down work items
+  unsigned long long* scalars;
+  uint64_t local_vertices;
+  uint64_t words;         // 32-bit words of this rank's block
+  uint64_t global_words;  // 32-bit words of the gathered frontier
+};
+
+__device__ __forceinline__ uint64_t global_thread() {
+  return blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+}
+__device__ __forceinline__ uint64_t global_threads() {
+  return static_cast<uint64_t>(gridDim.x) * blockDim.x;
+}
+
+__device__ __forceinline__ bool in_bitmap(const uint32_t* bits, uint32_t v) {
+  return (__ldg(bits + (v >> 5)) >> (v & 31)) & 1u;
+}
+
+__device__ __forceinline__ uint32_t valid_bits32(uint64_t word, uint64_t count) {
+  const uint64_t first = word * 32;
+  if (first >= count) return 0;
+  const uint64_t left = count - first;
+  return left >= 32 ? kFull : (1u << left) - 1;
+}
+
+// Adds the block's counts to the level's (every thread of the block calls it once).
+__device__ void add_counts(unsigned long long* counts, unsigned long long vertices,
+                           unsigned long long arcs) {
+  __shared__ unsigned long long partial[2][kThreads / 32];
+  for (int offset = 16; offset > 0; offset /= 2) {
+    vertices += __shfl_down_sync(kFull, vertices, offset);
+    arcs += __shfl_down_sync(kFull, arcs, offset);
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) {
+    partial[0][warp] = vertices;
+    partial[1][warp] = arcs;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long v = 0, a = 0;
+    for (int w = 0; w < kThreads / 32; ++w) {
+      v += partial[0][w];
+      a += partial[1][w];
+    }
+    if (v != 0) {
+      atomicAdd(counts, v);
+      atomicAdd(counts + 1, a);
+    }
+  }
+}
+
+// The start of a level: its counts and chunk table empty, its number moved on.
+__global__ void prepare_kernel(unsigned long long* counts, unsigned long long* scalars,
+                               bool advance) {
+  counts[0] = 0;
+  counts[1] = 0;
+  scalars[kChunkCount] = 0;
+  if (advance) ++scalars[kLevel];
+}
+
+template <int kLanes>
+__global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
+  constexpr int kGroups = 32 / kLanes;
+  const int lane = threadIdx.x & 31;
+  const int group = lane / kLanes, member = lane % kLanes;
+  const uint32_t group_bits = (kLanes == 32 ? kFull : ((1u << kLanes) - 1)) << (group * kLanes);
+  const int level = static_cast<int>(a.scalars[kLevel]);
+  const uint64_t warp = global_thread() >> 5, warps = global_threads() >> 5;
+  unsigned long long vertices = 0, arcs = 0;
+  for (uint64_t word = warp; word < a.words; word += warps) {
+    const uint32_t seen = a.visited[word];
+    uint32_t unvisited = ~seen & valid_bits32(word, a.local_vertices);
+    uint32_t found = 0;
+    while (unvisited != 0) {
+      // Group g takes the (g+1)-th unvisited vertex of the word.
+      const int pending = __popc(unvisited);
+      const int bit = group < pending ? static_cast<int>(__fns(unvisited, 0, group + 1)) : -1;
+      for (int taken = 0; taken < kGroups && unvisited != 0; ++taken) unvisited &= unvisited - 1;
+      const uint64_t w = word * 32 + (bit < 0 ? 0 : bit);
+      const uint64_t begin = bit < 0 ? 0 : a.row_offsets[w];
+      const uint64_t end = bit < 0 ? 0 : a.row_offsets[w + 1];
+      uint64_t base = begin;
+      bool searching = base < end, joins = false;
+      uint32_t parent = 0;
+      while (__any_sync(kFull, searching)) {
+        bool hit = false;
+        uint32_t u = 0;
+        if (searching && base + member < end) {
+          u = a.columns[base + member];
+          hit = in_bitmap(a.frontier, u);
+        }
+        const uint32_t hits = __ballot_sync(kFull, hit) & group_bits;
+        const uint32_t first = __shfl_sync(kFull, u, hits != 0 ? __ffs(hits) - 1 : lane);
+        if (searching) {
+          if (hits != 0) {
+            parent = first;
+            joins = member == 0;
+            searching = false;
+          } else {
+            base += kLanes;
+            searching = base < end;
+          }
+        }
+      }
+      if (joins) {
+        a.parents[w] = parent;
+        a.levels[w] = level + 1;
+        ++vertices;
+        arcs += end - begin;
+      }
+      found |= __reduce_or_sync(kFull, joins ? 1u << bit : 0u);
+    }
+    if (lane == 0) {
+      a.next[word] = found;
+      if (found != 0) a.visited[word] = seen | found;
+    }
+  }
+  add_counts(a.counts, vertices, arcs);
+}
+
+// The gathered frontier as chunks of at most kChunkArcs top-down arcs: (vertex << 32) | index.
+__global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
+  const int lane = threadIdx.x & 31;
+  for (uint64_t base = global_thread() - lane; base < a.global_words; base += global_threads()) {
+    const uint64_t word = base + lane;
+    const uint32_t bits = word < a.global_words ? a.frontier[word] : 0;
+    uint32_t mine = 0;
+    for (uint32_t rest = bits; rest != 0; rest &= rest - 1) {
+      const uint64_t u = word * 32 + (__ffs(rest) - 1);
+      mine += static_cast<uint32_t>((a.td_offsets[u + 1] - a.td_offsets[u] + kChunkArcs - 1) / kChunkArcs);
+    }
+    uint32_t inclusive = mine;
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const uint32_t before = __shfl_up_sync(kFull, inclusive, offset);
+      if (lane >= offset) inclusive += before;
+    }
+    const uint32_t total = __shfl_sync(kFull, inclusive, 31);
+    unsigned long long at = 0;
+    if (lane == 0 && total > 0) at = atomicAdd(a.scalars + kChunkCount, total);
+    at = __shfl_sync(kFull, at, 0) + (inclusive - mine);
+    for (uint32_t rest = bits; rest != 0; rest &= rest - 1) {
+      const uint64_t u = word * 32 + (__ffs(rest) - 1);
+      const uint64_t chunks = (a.td_offsets[u + 1] - a.td_offsets[u] + kChunkArcs - 1) / kChunkArcs;
+      for (uint64_t k = 0; k < chunks; ++k) a.chunks[at++] = (u << 32) | k;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) top_down_kernel(StepArgs a) {
+  const int lane = threadIdx.x & 31;
+  const int level = static_cast<int>(a.scalars[kLevel]);
+  const uint64_t count = a.scalars[kChunkCount];
+  unsigned long long vertices = 0, arcs = 0;
+  for (uint64_t c = global_thread() >> 5; c < count; c += global_threads() >> 5) {
+    const uint64_t entry = a.chunks[c];
+    const uint64_t u = entry >> 32;
+    const uint64_t begin = a.td_offsets[u] + (entry & 0xFFFFFFFFu) * kChunkArcs;
+    const uint64_t end = min(a.td_offsets[u + 1], begin + kChunkArcs);
+    for (uint64_t i = begin + lane; i < end; i += 32) {
+      const vertex_t w = a.td_columns[i];
+      const uint32_t bit = 1u << (w & 31);
+      if (*reinterpret_cast<volatile uint32_t*>(a.visited + (w >> 5)) & bit) continue;
+      if (atomicOr(a.visited + (w >> 5), bit) & bit) continue;
+      a.parents[w] = static_cast<int64_t>(u);
+      a.levels[w] = level + 1;
+      atomicOr(a.next + (w >> 5), bit);
+      ++vertices;
+      arcs += a.row_offsets[w + 1] - a.row_offsets[w];
+    }
+  }
+  add_counts(a.counts, vertices, arcs);
+}
+
+__global__ void root_kernel(uint32_t* frontier, vertex_t root, int64_t local_root,
+                            int64_t* parents, int32_t* levels, uint32_t* visited,
+                            unsigned long long* scalars) {
+  scalars[kLevel] = 0;
+  frontier[root >> 5] |= 1u << (root & 31);
+  if (local_root < 0) return;
+  parents[local_root] = root;
+  levels[local_root] = 0;
+  visited[local_root >> 5] |= 1u << (local_root & 31);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    tuple_ends_kernel(const int64_t* parents, const uint32_t* tuple_ends, uint64_t count,
+                      unsigned long long* sum) {
+  unsigned long long mine = 0;
+  for (uint64_t v = global_thread(); v < count; v += global_threads())
+    if (parents[v] != -1) mine += tuple_ends[v];
+  add_counts(sum, mine, 0);
+}
+
+template <int kLanes>
+void launch_bottom_up(const StepArgs& a, cudaStream_t stream) {
+  bottom_up_kernel<kLanes><<<grid_for(a.words * 32, kThreads), kThreads, 0, stream>>>(a);
+}
+
+}  // namespace
+
+CudaEngine::CudaEngine(const DeviceGraph& graph, Exchange& exchange, cudaStream_t stream,
+                       EngineTuning tuning)
+    : graph_(graph),
+      exchange_(exchange),
+      stream_(stream),
+      tuning_(tuning),
+      block_words_(graph.partition.per_rank() / 32),
+      parents_(exchange.parents() + graph.rank * graph.partition.per_rank()),
+      levels_(exchange.levels() + graph.rank * graph.partition.per_rank()),
+      visited_(graph.partition.per_rank() / 32),
+      chunks_(graph.partition.padded() + graph.local_arcs / kChunkArcs + 1),
+      scalars_(kScalars),
+      sum_host_(1),
+      timeline_(stream) {
+  check_cuda(cudaMemset(scalars_.data(), 0, scalars_.bytes()), "cudaMemset");
+  ordered_ = tuning.graphs ? dynamic_cast<StreamOrdered*>(&exchange) : nullptr;
+  if (ordered_ == nullptr) return;
+  for (int d = 0; d < 2; ++d)
+    for (int parity = 0; parity < 2; ++parity)
+      for (int gathers = 0; gathers < 2; ++gathers)
+        capture(graphs_[d][parity][gathers], static_cast<Direction>(d), parity, gathers != 0);
+}
+
+CudaEngine::~CudaEngine() {
+  for (auto& by_direction : graphs_)
+    for (auto& by_parity : by_direction)
+      for (LevelGraph& g : by_parity) {
+        if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
+        for (cudaEvent_t e : g.marks)
+          if (e != nullptr) cudaEventDestroy(e);
+      }
+}
+
+void CudaEngine::capture(LevelGraph& g, Direction direction, int parity, bool gathers) {
+  for (cudaEvent_t& e : g.marks) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+  const auto mark = [&](int i) {
+    check_cuda(cudaEventRecordWithFlags(g.marks[i], stream_, cudaEventRecordExternal),
+               "cudaEventRecordWithFlags");
+  };
+  check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
+             "cudaStreamBeginCapture");
+  cudaGraph_t graph = nullptr;
+  try {
+    mark(0);
+    if (gathers) exchange_.gather_frontier(parity);
+    mark(1);
+    enqueue_step(direction, parity, gathers);
+    mark(2);
+    ordered_->enqueue_counts();
+    mark(3);
+  } catch (...) {
+    cudaStreamEndCapture(stream_, &graph);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    throw;
+  }
+  check_cuda(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+  const cudaError_t made = cudaGraphInstantiate(&g.exec, graph, 0);
+  cudaGraphDestroy(graph);
+  check_cuda(made, "cudaGraphInstantiate");
+}
+
+void CudaEngine::begin_search(vertex_t root) {
+  const uint64_t per = graph_.partition.per_rank();
+  check_cuda(cudaMemsetAsync(visited_.data(), 0, visited_.bytes(), stream_), "cudaMemsetAsync");
+  check_cuda(cudaMemsetAsync(parents_, 0xFF, per * sizeof(int64_t), stream_), "cudaMemsetAsync");
+  check_cuda(cudaMemsetAsync(levels_, 0xFF, per * sizeof(int32_t), stream_), "cudaMemsetAsync");
+  check_cuda(cudaMemsetAsync(exchange_.frontier(0), 0, graph_.partition.padded() / 8, stream_),
+             "cudaMemsetAsync");
+  const bool mine = graph_.partition.owner(root) == graph_.rank;
+  const int64_t local_root =
+      mine ? static_cast<int64_t>(root - graph_.partition.first(graph_.rank)) : -1;
+  root_kernel<<<1, 1, 0, stream_>>>(reinterpret_cast<uint32_t*>(exchange_.frontier(0)), root,
+                                    local_root, parents_, levels_, visited_.data(),
+                                    scalars_.data());
+  check_cuda(cudaGetLastError(), "root_kernel");
+}
+
+void CudaEngine::step(Direction direction, int level, int parity) {
+  enqueue_step(direction, parity, level > 0);
+}
+
+void CudaEngine::enqueue_step(Direction direction, int parity, bool advance) {
+  const DeviceGraph& g = graph_;
+  StepArgs a;
+  a.row_offsets = g.row_offsets.data();
+  a.columns = g.columns.data();
+  a.td_offsets = g.td_offsets_or_rows();
+  a.td_columns = g.td_columns_or_columns();
+  a.frontier = reinterpret_cast<const uint32_t*>(exchange_.frontier(parity));
+  a.next = reinterpret_cast<uint32_t*>(exchange_.frontier(parity ^ 1)) + g.rank * block_words_;
+  a.visited = visited_.data();
+  a.parents = parents_;
+  a.levels = levels_;
+  a.counts = reinterpret_cast<unsigned long long*>(exchange_.counts());
+  a.chunks = chunks_.data();
+  a.scalars = scalars_.data();
+  a.local_vertices = g.local_vertices;
+  a.words = block_words_;
+  a.global_words = g.partition.padded() / 32;
+  prepare_kernel<<<1, 1, 0, stream_>>>(a.counts, a.scalars, advance);
+  check_cuda(cudaGetLastError(), "prepare_kernel");
+  if (direction == Direction::kBottomUp) {
+    switch (tuning_.lanes) {
+      case 1: launch_bottom_up<1>(a, stream_); break;
+      case 2: launch_bottom_up<2>(a, stream_); break;
+      case 8: launch_bottom_up<8>(a, stream_); break;
+      case 16: launch_bottom_up<16>(a, stream_); break;
+      case 32: launch_bottom_up<32>(a, stream_); break;
+      default: launch_bottom_up<4>(a, stream_); break;
+    }
+    check_cuda(cudaGetLastError(), "bottom_up_kernel");
+    return;
+  }
+  check_cuda(cudaMemsetAsync(a.next, 0, block_words_ * sizeof(uint32_t), stream_),
+             "cudaMemsetAsync");
+  const int grid = grid_for(SIZE_MAX / 2, kThreads);  // every multiprocessor: sizes are on the GPU
+  chunk_kernel<<<grid_for(a.global_words, kThreads), kThreads, 0, stream_>>>(a);
+  check_cuda(cudaGetLastError(), "chunk_kernel");
+  top_down_kernel<<<grid, kThreads, 0, stream_>>>(a);
+  check_cuda(cudaGetLastError(), "top_down_kernel");
+}
+
+double CudaEngine::elapsed(cudaEvent_t from, cudaEvent_t to) const {
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+  return ms * 1e-3;
+}
+
+Counts CudaEngine::run_level(Exchange& exchange, Direction direction, int level, int parity) {
+  if (ordered_ == nullptr || &exchange != &exchange_)
+    return Engine::run_level(exchange, direction, level, parity);
+  const LevelGraph& g = graphs_[static_cast<int>(direction)][parity][level > 0 ? 1 : 0];
+  if (level == 0) previous_end_ = timeline_.last_event();
+  check_cuda(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+  synchronize();
+  // The graph's nodes, and the host's turn since the level before (its counts' round trip).
+  const double turn = elapsed(previous_end_, g.marks[0]);
+  if (level > 0) {
+    timeline_.add(Phase::kFlag, level - 1, turn);
+    timeline_.add(Phase::kOut, level - 1, elapsed(g.marks[0], g.marks[1]));
+  } else {
+    timeline_.add(Phase::kCompute, 0, turn);
+  }
+  timeline_.add(Phase::kCompute, level, elapsed(g.marks[1], g.marks[2]));
+  timeline_.add(Phase::kFlag, level, elapsed(g.marks[2], g.marks[3]));
+  previous_end_ = g.marks[3];
+  return ordered_->host_sums();
+}
+
+void CudaEngine::synchronize() {
+  check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+}
+
+uint64_t CudaEngine::visited_tuple_ends() {
+  unsigned long long* sum = scalars_.data() + kTupleEnds;
+  check_cuda(cudaMemsetAsync(sum, 0, 2 * sizeof(unsigned long long), stream_), "cudaMemsetAsync");
+  tuple_ends_kernel<<<grid_for(graph_.local_vertices, kThreads), kThreads, 0, stream_>>>(
+      parents_, graph_.tuple_ends.data(), graph_.local_vertices, sum);
+  check_cuda(cudaGetLastError(), "tuple_ends_kernel");
+  check_cuda(cudaMemcpyAsync(sum_host_.data(), sum, sizeof(unsigned long long),
+                             cudaMemcpyDeviceToHost, stream_),
+             "cudaMemcpyAsync");
+  synchronize();
+  return sum_host_.data()[0];
+}
+
+}  // namespace bfs

@@ -1,0 +1,142 @@
+#include "test_graph.h"
+
+#ifdef BFS_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include <cstring>
+
+#include "agree.h"
+#include "tca_harness/ranks.h"
+
+namespace bfs::test {
+namespace {
+
+#ifdef BFS_HAVE_CUDA
+void check_cuda_copy(void* to, const void* from, size_t bytes, bool to_exchange) {
+  const cudaError_t error =
+      cudaMemcpy(to, from, bytes, to_exchange ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+  if (error != cudaSuccess) throw Error(std::string("cudaMemcpy: ") + cudaGetErrorString(error));
+}
+#endif
+
+// Copies between the exchange's tree (host or GPU memory) and the host.
+void copy_bytes(void* to, const void* from, size_t bytes, Memory memory, bool to_exchange) {
+  if (memory == Memory::kHost) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+#ifdef BFS_HAVE_CUDA
+  check_cuda_copy(to, from, bytes, to_exchange);
+#else
+  (void)to_exchange;
+  throw Error("GPU memory in a build without CUDA");
+#endif
+}
+
+}  // namespace
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+std::vector<std::string> devices() {
+  std::vector<std::string> list{"cpu"};
+  if (tca_harness::all_ranks(device_available(), MPI_COMM_WORLD)) list.push_back("gpu");
+  return list;
+}
+
+std::vector<Edge> kronecker_edges(int scale, int edgefactor, uint64_t seed) {
+  const KroneckerGenerator generator(scale, edgefactor, seed);
+  std::vector<Edge> edges(generator.edges());
+  for (uint64_t i = 0; i < edges.size(); ++i) edges[i] = generator.edge(i);
+  return edges;
+}
+
+namespace {
+
+EdgeListInfo whole_list_info(uint64_t tuples, uint64_t vertices) {
+  EdgeListInfo info;
+  info.vertices = vertices;
+  info.tuples = tuples;
+  info.share = even_share(tuples, world_rank(), world_size());
+  return info;
+}
+
+std::vector<Edge> share_of(const std::vector<Edge>& all, const Range& share) {
+  return std::vector<Edge>(all.begin() + static_cast<ptrdiff_t>(share.first),
+                           all.begin() + static_cast<ptrdiff_t>(share.last));
+}
+
+}  // namespace
+
+TestGraph::TestGraph(const std::vector<Edge>& all_edges, uint64_t vertices, const std::string& device)
+    : TestGraph(share_of(all_edges, whole_list_info(all_edges.size(), vertices).share),
+                whole_list_info(all_edges.size(), vertices), device) {}
+
+TestGraph::TestGraph(std::vector<Edge> mine, const EdgeListInfo& info, const std::string& device)
+    : mine_(std::move(mine)), pool_(2), partition_(info.vertices, world_size()), info_(info) {
+  backend_ = device == "gpu" ? make_device_backend(pool_, world_rank())
+                             : make_host_backend(pool_, world_rank());
+  backend_->take(mine_, info_);
+  backend_->build(MPI_COMM_WORLD, partition_);
+}
+
+bool TestGraph::search(vertex_t root, CommKind comm, DirectionMode mode) {
+  engine_.reset();
+  exchange_.reset();
+  ExchangeSetup setup;
+  setup.comm = MPI_COMM_WORLD;
+  setup.rank = world_rank();
+  setup.partition = partition_;
+  setup.memory = backend_->memory();
+  setup.stream = backend_->stream();
+  std::string unavailable;
+  exchange_ = make_exchange(comm, setup, unavailable);
+  if (!exchange_) return false;
+  engine_ = backend_->make_engine(*exchange_);
+  const std::vector<int64_t> degree =
+      global_degrees(MPI_COMM_WORLD, partition_, world_rank(), {root}, backend_->degrees());
+  SearchSettings settings;
+  settings.mode = mode;
+  result_ = run_search(*engine_, *exchange_, root, degree[0], backend_->total_arcs(),
+                       partition_.vertices(), settings);
+  const uint64_t ends = engine_->visited_tuple_ends();
+  uint64_t all = 0;
+  MPI_Allreduce(&ends, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  nedge_ = static_cast<int64_t>(all / 2);
+  return true;
+}
+
+std::vector<int64_t> TestGraph::parents() {
+  std::vector<int64_t> out(partition_.padded());
+  copy_bytes(out.data(), exchange_->parents(), out.size() * sizeof(int64_t), backend_->memory(),
+             false);
+  return out;
+}
+
+std::vector<int32_t> TestGraph::levels() {
+  std::vector<int32_t> out(partition_.padded());
+  copy_bytes(out.data(), exchange_->levels(), out.size() * sizeof(int32_t), backend_->memory(),
+             false);
+  return out;
+}
+
+void TestGraph::plant(uint64_t vertex, int64_t parent, int32_t level) {
+  copy_bytes(exchange_->parents() + vertex, &parent, sizeof(parent), backend_->memory(), true);
+  copy_bytes(exchange_->levels() + vertex, &level, sizeof(level), backend_->memory(), true);
+}
+
+Validation TestGraph::validate(vertex_t root) {
+  return backend_->validate(MPI_COMM_WORLD, *exchange_, root);
+}
+
+}  // namespace bfs::test

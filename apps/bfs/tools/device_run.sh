@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# tca-bfs on the GPU machine (device tool, kind nvidia-h200), from binaries staged by
+# apps/bfs/tools/stage.sh and carried in .devbin-bfs/. Logs go to $OUT.
+# Usage: apps/bfs/tools/device_run.sh STEP... with steps:
+#   check      GPU ranks at scales 10-16, every --comm, every direction, 1-3 ranks on the GPU
+#   sanitize   one small run under compute-sanitizer --tool memcheck
+#   lanes      scale 24, 16 searches with each bottom-up lane count
+#   perf       scale 20, 22, 24: 64 searches, every one validated, --comm tca, mpi and nccl
+#   cpu        4 CPU ranks (--device cpu), scales 16-22, --comm tca and mpi in the same run
+#   tests      the unit and multi-rank test programs
+#   pack       every log into $OUT/logs.tgz (the device tool brings back at most 8 files)
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=cma
+# tca-bfs uses no chains on TCA_PATH_CUDA: skip the transport's calibration at tcaInit.
+export TCA_CUDA_PATH=ce
+OUT=${OUT:-/tmp/bfs-out}
+mkdir -p "$OUT"
+BIN="$PWD/.devbin-bfs"
+export LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}"
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none -x LD_LIBRARY_PATH
+        -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS
+        -x OMPI_MCA_btl_vader_single_copy_mechanism -x TCA_CUDA_PATH -x TCA_BFS_LANES)
+BFS="$BIN/bin/tca-bfs"
+export TCA_BFS_LANES=${TCA_BFS_LANES:-8}
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  nproc
+  mpirun --version | head -1
+  ldd "$BFS" | grep "not found"
+} > "$OUT/machine.txt" 2>&1
+
+# run NAME RANKS ARGS...: one tca-bfs run, its log in $OUT/NAME.log, a summary line.
+run() {
+  local name=$1 ranks=$2
+  shift 2
+  local start=$SECONDS
+  timeout "${RUN_TIMEOUT:-120}" "${MPIRUN[@]}" -n "$ranks" "$BFS" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "== $name (np $ranks, ${*}): rc=$rc, $((SECONDS - start)) s; $(grep -E '^(tca|mpi|nccl) ' "$OUT/$name.log" | tr -s ' ' | tr '\n' ';')"
+  grep -E "WRONG|skipped|rror" "$OUT/$name.log" | head -5
+}
+
+for step in "$@"; do
+  case $step in
+    check)
+      run gpu_s10_np1 1 --device gpu --scale 10 --comm tca --comm mpi --comm nccl
+      run gpu_s14_np1_td 1 --device gpu --scale 14 --direction top-down --comm tca
+      run gpu_s14_np1_bu 1 --device gpu --scale 14 --direction bottom-up --comm tca
+      for lanes in 4 16 32; do TCA_BFS_LANES=$lanes run gpu_s12_lanes$lanes 1 --device gpu --scale 12 --nbfs 16; done
+      run gpu_s16_np1 1 --device gpu --scale 16 --comm tca --comm mpi --comm nccl --levels --json
+      run gpu_s12_np2 2 --device gpu --scale 12 --comm tca --comm mpi
+      run gpu_s13_np3 3 --device gpu --scale 13 --comm tca --comm mpi
+      run gpu_s14_np3_td 3 --device gpu --scale 14 --comm mpi --direction top-down
+      run gpu_s14_np2_bu 2 --device gpu --scale 14 --comm mpi --direction bottom-up
+      ;;
+    sanitize)
+      timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$BFS" --device gpu \
+        --scale 10 --nbfs 4 --comm tca --comm mpi --comm nccl > "$OUT/sanitize.log" 2>&1
+      echo "== sanitize: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitize.log")"
+      ;;
+    lanes)
+      for lanes in 4 8 16 32; do
+        TCA_BFS_LANES=$lanes run gpu_s24_lanes$lanes 1 --device gpu --scale 24 --nbfs 16 --no-validate
+      done
+      ;;
+    perf)
+      for scale in 20 22 24; do
+        run gpu_s${scale}_perf 1 --device gpu --scale $scale --comm tca --comm mpi --comm nccl --json
+      done
+      ;;
+    cpu)
+      for scale in 16 20 22; do
+        run cpu_s${scale}_np4 4 --device cpu --scale $scale --comm tca --comm mpi --json
+      done
+      ;;
+    pack)
+      tar -czf "$OUT/logs.tgz" -C "$OUT" --exclude logs.tgz . && find "$OUT" -name "*.log" -delete
+      ;;
+    tests)
+      for t in "$BIN"/bin/tca_bfs_tests; do [[ -x $t ]] && { $t --gtest_brief=1 > "$OUT/unit.log" 2>&1; echo "== unit: rc=$?"; }; done
+      ;;
+  esac
+done
