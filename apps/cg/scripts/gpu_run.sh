@@ -5,9 +5,9 @@
 # NCCL between ranks sharing it, a Matrix Market solve), then the timed runs: classes B and C
 # on the GPU (own SpMV kernel and cuSPARSE, CUDA graphs and not) and classes A and B on the
 # 16 cores (tca against MPI). Logs into $OUT.
-# Usage: apps/cg/scripts/gpu_run.sh [check] [gpu] [cpu] (default: all three)
+# Usage: apps/cg/scripts/gpu_run.sh [check] [tune] [gpu] [cpu] (default: all four)
 set -uo pipefail
-STEPS=" ${*:-check gpu cpu} "
+STEPS=" ${*:-check tune gpu cpu} "
 wants() { [[ $STEPS == *" $1 "* ]]; }
 export NCCL_NVLS_ENABLE=0
 export OMPI_MCA_btl_vader_single_copy_mechanism=cma
@@ -81,6 +81,22 @@ run gpu_mtx_np2_mpi 2 60 --matrix /tmp/cg-matrices/laplace_integer_symmetric.mtx
   "${G[@]}" --comm mpi --partition 1d
 run gpu_mtx_np4_2d_mpi 4 60 --matrix /tmp/cg-matrices/random_real_symmetric.mtx --tol 1e-11 --max-error 1e-8 \
   "${G[@]}" --comm mpi --partition 2d
+fi
+
+# ---- the slab kernel's shapes: lanes per row, next row prefetched or not ----
+if wants tune; then
+for class in S W; do
+  for lanes in 8 16 32; do
+    run gpu_${class}_slab${lanes} 1 60 --class $class "${G[@]}" --slab-lanes $lanes
+  done
+done
+for class in B C; do
+  run gpu_${class}_slab16_noprefetch 1 120 --class $class "${G[@]}" --slab-lanes 16 --no-slab-prefetch
+  run gpu_${class}_slab8_noprefetch 1 120 --class $class "${G[@]}" --slab-lanes 8 --no-slab-prefetch
+  for lanes in 8 16 32; do
+    run gpu_${class}_slab${lanes} 1 120 --class $class "${G[@]}" --slab-lanes $lanes
+  done
+done
 fi
 
 # ---- timed: one GPU ----

@@ -76,6 +76,12 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                      "GPU SpMV: own (column slabs, x in shared memory), csr (a warp per row) or cusparse; "
                      "several: each in turn (default own)",
                      {"own", "csr", "cusparse"});
+  app.add_option("--slab-lanes", config->slab.lanes,
+                 "--spmv own: threads per row, 8 (8 entries each at once), 16 or 32 (4 each); 0: by row length")
+      ->check(CLI::IsMember({0, 8, 16, 32}))
+      ->capture_default_str();
+  bool no_prefetch = false;
+  app.add_flag("--no-slab-prefetch", no_prefetch, "--spmv own: do not load the next row while summing one");
   app.add_option("--threads", threads, "CPU threads per rank (default: cores / ranks on this host)")
       ->check(CLI::Range(1, 4096));
   app.add_option("--repetitions", config->repetitions, "timed runs of every configuration, interleaved")
@@ -129,6 +135,7 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   config->threads = threads > 0 ? threads : std::max(1, cores / std::max(1, ranks_on_host));
   config->graph = !no_graph;
+  config->slab.prefetch = !no_prefetch;
   config->breakdown = !no_breakdown;
   config->iterations_lines = !quiet;
   return std::nullopt;

@@ -23,6 +23,7 @@ struct Config {
   Device device = Device::kCpu;
   std::vector<CommKind> comms;
   std::vector<SpmvKind> spmvs;
+  SlabOptions slab;
   int threads = 1;
   int repetitions = 1;
   bool graph = true;

@@ -120,10 +120,11 @@ class Engine {
   virtual void launch_graph(int graph) { (void)graph; }
 };
 
-struct EngineOptions {
-  Device device = Device::kCpu;
-  int threads = 1;                     // CPU
-  SpmvKind spmv = SpmvKind::kOwn;      // GPU
+// The slab kernel's shape (--spmv own): threads per row (0: 8 where the average row of a
+// slab has at most 64 entries, else 32), and whether the next row is loaded in advance.
+struct SlabOptions {
+  int lanes = 0;
+  bool prefetch = true;
 };
 
 // Vectors have layout.piece elements; `scratch_pieces` > 0 adds the 2d reduction scratch. On a
@@ -133,7 +134,7 @@ std::unique_ptr<Engine> make_cpu_engine(const Layout& layout, const Allocator& a
                                         int scratch_pieces, int threads);
 // nullptr-free: throws std::runtime_error where CUDA is not built in or no GPU is usable.
 std::unique_ptr<Engine> make_gpu_engine(const Layout& layout, const Allocator& allocator,
-                                        int scratch_pieces, SpmvKind spmv);
+                                        int scratch_pieces, SpmvKind spmv, SlabOptions slab);
 bool gpu_engine_built();
 // GPUs visible to this process (0 without CUDA or a driver).
 int gpu_count();

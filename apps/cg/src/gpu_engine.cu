@@ -79,8 +79,9 @@ class EventPhaseClock final : public PhaseClock {
 
 class GpuEngine final : public Engine {
  public:
-  GpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, SpmvKind spmv)
-      : layout_(layout), allocator_(allocator), spmv_kind_(spmv), m_(layout.piece), real_(layout.own_count()) {
+  GpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, SpmvKind spmv, SlabOptions slab)
+      : layout_(layout), allocator_(allocator), spmv_kind_(spmv), slab_options_(slab), m_(layout.piece),
+        real_(layout.own_count()) {
     check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
     cudaDeviceProp properties;
     check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
@@ -134,7 +135,7 @@ class GpuEngine final : public Engine {
       case SpmvKind::kOwn:
         kernel = "slab SpMV (" + std::to_string(slabs_) + (slabs_ == 1 ? " slab" : " slabs") + " of " +
                  std::to_string(slab_width_) + " columns in shared memory, " + std::to_string(slab_lanes_) +
-                 " lanes per row)";
+                 " lanes per row" + (slab_options_.prefetch ? ", next row prefetched)" : ")");
         break;
       case SpmvKind::kCsr: kernel = "CSR SpMV (a warp per row)"; break;
       case SpmvKind::kCusparse: kernel = "cuSPARSE CSR SpMV"; break;
@@ -190,7 +191,7 @@ class GpuEngine final : public Engine {
     if (spmv_kind_ == SpmvKind::kOwn) {
       SlabArgs args{rows_, cols_, slabs_, slab_width_, slab_base_, slab_row_ptr_, slab_col_, val_,
                     buffers_.p_full, slab_partial_};
-      launch_spmv_slabs(args, slab_lanes_, slab_chunks_, stream_);
+      launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
                       sum_into(kDotLocal), row_blocks_, stream_);
       return;
@@ -364,9 +365,9 @@ class GpuEngine final : public Engine {
     val_ = upload_array(val);
     slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
     device_blocks_.push_back(slab_partial_);
-    // Lanes per row: four entries in flight per lane should cover an average row of a slab.
+    // Lanes per row: one batch (8 lanes x 8 entries, or 32 x 4) should cover an average row.
     const double average = static_cast<double>(nnz_) / std::max<int64_t>(1, rows_ * slabs_);
-    slab_lanes_ = average <= 32 ? 8 : average <= 64 ? 16 : 32;
+    slab_lanes_ = slab_options_.lanes != 0 ? slab_options_.lanes : average <= 64 ? 8 : 32;
     const int resident = slab_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
     slab_chunks_ = std::max(1, resident / slabs_);
     row_blocks_ = static_cast<int>(std::clamp<int64_t>((rows_ + kVectorThreads - 1) / kVectorThreads, 1,
@@ -400,6 +401,7 @@ class GpuEngine final : public Engine {
   Layout layout_;
   Allocator allocator_;
   SpmvKind spmv_kind_;
+  SlabOptions slab_options_;
   int64_t m_;
   int64_t real_;
   int device_ = 0;
@@ -447,8 +449,8 @@ class GpuEngine final : public Engine {
 bool gpu_engine_built() { return true; }
 
 std::unique_ptr<Engine> make_gpu_engine(const Layout& layout, const Allocator& allocator,
-                                        int scratch_pieces, SpmvKind spmv) {
-  return std::make_unique<GpuEngine>(layout, allocator, scratch_pieces, spmv);
+                                        int scratch_pieces, SpmvKind spmv, SlabOptions slab) {
+  return std::make_unique<GpuEngine>(layout, allocator, scratch_pieces, spmv, slab);
 }
 
 Allocator gpu_allocator() {

@@ -94,19 +94,17 @@ __global__ void __launch_bounds__(kSpmvThreads) spmv_kernel(SpmvArgs a, SumTarge
 }
 
 // Rows are handed out in rounds (round r: row r0 + r*groups + group) so that every lane of a
-// warp runs the same number of rounds and meets the shuffles. Each lane keeps up to four
-// entries in flight; the next row's offsets are loaded before the current row is summed.
-template <int kLanes>
+// warp runs the same number of rounds and meets the shuffles. A group of kLanes threads loads a
+// row's first kUnroll * kLanes entries at once (columns and values; the rest of a longer row
+// follows in further batches); with kPrefetch it issues the next row's first batch before it
+// sums the current one, so two rows per group are in flight. The first batch is loaded before
+// the barrier, while the block fills its slab of x. Row offsets are read two rows ahead.
+template <int kLanes, int kUnroll, bool kPrefetch>
 __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) {
   extern __shared__ double xs[];
   const int slab = blockIdx.x % a.slabs;
   const int chunk = blockIdx.x / a.slabs;
   const int chunks = gridDim.x / a.slabs;
-  const int64_t first_col = static_cast<int64_t>(slab) * a.width;
-  const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
-  for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = a.x[first_col + i];
-  __syncthreads();
-
   const int64_t r0 = a.rows * chunk / chunks, r1 = a.rows * (chunk + 1) / chunks;
   constexpr int kGroups = kSlabThreads / kLanes;
   const int group = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
@@ -117,39 +115,70 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
   double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
   const int64_t rounds = (r1 - r0 + kGroups - 1) / kGroups;
 
-  int64_t row = r0 + group;
-  uint32_t begin = 0, end = 0;
-  if (row < r1) {
-    begin = __ldg(rp + row);
-    end = __ldg(rp + row + 1);
-  }
-  for (int64_t round = 0; round < rounds; ++round) {
-    const int64_t next = row + kGroups;
-    uint32_t next_begin = 0, next_end = 0;
-    if (next < r1) {
-      next_begin = __ldg(rp + next);
-      next_end = __ldg(rp + next + 1);
+  auto offsets = [&](int64_t row, uint32_t& begin, uint32_t& end) {
+    begin = 0;
+    end = 0;
+    if (row < r1) {
+      begin = __ldg(rp + row);
+      end = __ldg(rp + row + 1);
     }
+  };
+  auto load = [&](uint32_t first, uint32_t end, double (&v)[kUnroll], uint32_t (&c)[kUnroll]) {
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) {
+      const uint32_t k = first + j * kLanes;
+      const bool inside = k < end;
+      v[j] = inside ? __ldcs(val + k) : 0.0;
+      c[j] = inside ? __ldcs(col + k) : 0u;
+    }
+  };
+
+  int64_t row = r0 + group;
+  uint32_t begin, end, next_begin, next_end;
+  offsets(row, begin, end);
+  offsets(row + kGroups, next_begin, next_end);
+  double v[kUnroll];
+  uint32_t c[kUnroll];
+  load(begin + lane, end, v, c);
+
+  const int64_t first_col = static_cast<int64_t>(slab) * a.width;
+  const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
+  for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = a.x[first_col + i];
+  __syncthreads();
+
+  for (int64_t round = 0; round < rounds; ++round) {
+    uint32_t after_begin, after_end;
+    offsets(row + 2 * kGroups, after_begin, after_end);
+    double vn[kUnroll];
+    uint32_t cn[kUnroll];
+    if (kPrefetch) load(next_begin + lane, next_end, vn, cn);
     double s = 0.0;
-    for (uint32_t k = begin + lane; k < end; k += 4 * kLanes) {
-      double v[4];
-      uint32_t c[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const uint32_t kk = k + j * kLanes;
-        const bool inside = kk < end;
-        v[j] = inside ? __ldcs(val + kk) : 0.0;
-        c[j] = inside ? __ldcs(col + kk) : 0u;
-      }
+    for (int j = 0; j < kUnroll; ++j) s += v[j] * xs[c[j]];
+    for (uint32_t k = begin + lane + kUnroll * kLanes; k < end; k += kUnroll * kLanes) {
+      double w[kUnroll];
+      uint32_t d[kUnroll];
+      load(k, end, w, d);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) s += v[j] * xs[c[j]];
+      for (int j = 0; j < kUnroll; ++j) s += w[j] * xs[d[j]];
     }
 #pragma unroll
     for (int offset = kLanes / 2; offset > 0; offset /= 2) s += __shfl_down_sync(0xffffffffu, s, offset, kLanes);
     if (lane == 0 && row < r1) out[row] = s;
-    row = next;
+    row += kGroups;
     begin = next_begin;
     end = next_end;
+    next_begin = after_begin;
+    next_end = after_end;
+    if (kPrefetch) {
+#pragma unroll
+      for (int j = 0; j < kUnroll; ++j) {
+        v[j] = vn[j];
+        c[j] = cn[j];
+      }
+    } else {
+      load(begin + lane, end, v, c);
+    }
   }
 }
 
@@ -288,26 +317,42 @@ void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t s
   }
 }
 
-void launch_spmv_slabs(const SlabArgs& args, int lanes, int chunks, cudaStream_t stream) {
+namespace {
+
+// The instances: 8 lanes x 8 entries, 16 x 4 and 32 x 4, each with and without prefetch.
+template <class Visit>
+void for_each_slab_kernel(int lanes, bool prefetch, Visit&& visit) {
+  if (lanes == 8) {
+    prefetch ? visit(spmv_slab_kernel<8, 8, true>) : visit(spmv_slab_kernel<8, 8, false>);
+  } else if (lanes == 16) {
+    prefetch ? visit(spmv_slab_kernel<16, 4, true>) : visit(spmv_slab_kernel<16, 4, false>);
+  } else {
+    prefetch ? visit(spmv_slab_kernel<32, 4, true>) : visit(spmv_slab_kernel<32, 4, false>);
+  }
+}
+
+}  // namespace
+
+void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunks, cudaStream_t stream) {
   const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
   const int blocks = args.slabs * chunks;
-  if (lanes == 8) {
-    spmv_slab_kernel<8><<<blocks, kSlabThreads, shared, stream>>>(args);
-  } else if (lanes == 16) {
-    spmv_slab_kernel<16><<<blocks, kSlabThreads, shared, stream>>>(args);
-  } else {
-    spmv_slab_kernel<32><<<blocks, kSlabThreads, shared, stream>>>(args);
-  }
+  for_each_slab_kernel(lanes, prefetch, [&](auto kernel) { kernel<<<blocks, kSlabThreads, shared, stream>>>(args); });
 }
 
 int slab_blocks_per_multiprocessor(int width) {
   const int shared = width * static_cast<int>(sizeof(double));
-  cudaFuncSetAttribute(spmv_slab_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
-  cudaFuncSetAttribute(spmv_slab_kernel<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
-  cudaFuncSetAttribute(spmv_slab_kernel<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
-  int blocks = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spmv_slab_kernel<32>, kSlabThreads, shared);
-  return std::max(1, blocks);
+  int fewest = INT32_MAX;
+  for (int lanes : {8, 16, 32}) {
+    for (bool prefetch : {false, true}) {
+      for_each_slab_kernel(lanes, prefetch, [&](auto kernel) {
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
+        int blocks = 0;
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kSlabThreads, shared);
+        fewest = std::min(fewest, blocks);
+      });
+    }
+  }
+  return std::max(1, fewest);
 }
 
 int slab_width_limit() {

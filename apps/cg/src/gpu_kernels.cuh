@@ -55,8 +55,9 @@ struct SlabArgs {
 };
 inline constexpr int kSlabThreads = 1024;
 // One block per (slab, chunk of rows): the slab's piece of x goes to shared memory, groups of
-// `lanes` threads (8, 16 or 32) take rows. Grid: slabs * chunks blocks.
-void launch_spmv_slabs(const SlabArgs& args, int lanes, int chunks, cudaStream_t stream);
+// `lanes` threads (8: 8 entries each at once; 16 or 32: 4) take rows; `prefetch` loads the
+// next row while the current one is summed. Grid: slabs * chunks blocks.
+void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunks, cudaStream_t stream);
 // Blocks of the slab kernel one multiprocessor holds with `width` doubles of shared memory;
 // also raises the kernels' shared-memory limit to that.
 int slab_blocks_per_multiprocessor(int width);
