@@ -450,6 +450,9 @@ tcaResult Context::resolve(const tcaHandle* handle, PeerRegion** out) {
   TCA_CHECK(decode_handle(handle, job_key_, size_, &wire));
   if (wire.owner == rank_) {
     const auto found = own_regions_.find(wire.region_id);
+    if (found == own_regions_.end() && (wire.region_id == 0 || wire.region_id >= next_region_id_))
+      TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "rank {} never registered a region {}", rank_,
+               wire.region_id);
     if (found == own_regions_.end())
       TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id, rank_);
     if (std::memcmp(&found->second->wire, &wire, sizeof(wire)) != 0)

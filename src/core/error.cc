@@ -26,6 +26,8 @@ tcaResult append_frame(tcaResult code, const char* file, int line) {
 
 void clear_last_error() { g_last_error.clear(); }
 
+ErrorKeeper::~ErrorKeeper() { g_last_error = kept_; }
+
 const char* last_error_message() { return g_last_error.c_str(); }
 
 }  // namespace tca

@@ -17,6 +17,19 @@ tcaResult append_frame(tcaResult code, const char* file, int line);
 void clear_last_error();
 const char* last_error_message();
 
+// Keeps this thread's last error across clean-up calls whose own failures are secondary: the
+// message in force when it was made is back when it goes (RAII).
+class ErrorKeeper {
+ public:
+  ErrorKeeper() : kept_(last_error_message()) {}
+  ~ErrorKeeper();
+  ErrorKeeper(const ErrorKeeper&) = delete;
+  ErrorKeeper& operator=(const ErrorKeeper&) = delete;
+
+ private:
+  std::string kept_;
+};
+
 }  // namespace tca
 
 // Fails the current function with `code` and a formatted detail message.

@@ -299,3 +299,60 @@ TEST_F(GpuLongResidentTest, FreeingGpuMemoryDoesNotWaitForTheResidentKernel) {
 
 }  // namespace
 }  // namespace tca_test
+
+namespace tca_test {
+namespace {
+
+// Rank 0 withdraws a region (tcaDestroyHandle) while every other rank streams into it by host
+// kicks on this case's path, then poisons the region at once: any byte that lands after the
+// return shows.
+TEST_P(GpuTransferTest, NoByteLandsAfterTheOwnerWithdrawsTheRegion) {
+  const GpuCase& c = GetParam();
+  if (size_ < 2) GTEST_SKIP() << "needs a writer and an owner";
+  constexpr size_t kBytes = 1 * kMiB;
+  constexpr int kRounds = 20;
+  KindRegion target(kBytes, c.dst);
+  KindRegion source(kBytes, c.src);
+  ASSERT_TRUE(target.ok() && source.ok());
+  ASSERT_TRUE(source.fill_range(Pattern{rank_, 9}, 0, kBytes));
+  uint64_t late_bytes = 0;
+  std::vector<uint8_t> landed(kBytes);
+  for (int round = 0; round < kRounds; ++round) {
+    tcaHandle mine{};
+    ASSERT_TCA_OK(tcaCreateHandle(&mine, target.data(), kBytes, c.dst));
+    std::vector<tcaHandle> all(size_);
+    ASSERT_TCA_OK(tcaAllgatherHandles(&mine, all.data()));
+    if (rank_ == 0) {
+      ASSERT_TCA_OK(tcaBarrier());
+      std::this_thread::sleep_for(std::chrono::microseconds(250 * (round % 8)));
+      ASSERT_TCA_OK(tcaDestroyHandle(&mine));
+      ASSERT_TRUE(target.poison_range(0, kBytes));
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      ASSERT_TRUE(target.read(0, landed.data(), kBytes));
+      for (uint8_t byte : landed) late_bytes += byte != kPoison ? 1 : 0;
+    } else {
+      Desc desc;
+      ASSERT_TCA_OK(tcaDescSetMemcpy(desc.get(), &all[0], 0, &source.mine(), 0, kBytes, 0, 0));
+      ASSERT_TCA_OK(tcaDescSetPath(desc.get(), c.path));
+      ASSERT_TCA_OK(tcaDescSet(desc.get(), 0));
+      ASSERT_TCA_OK(tcaBarrier());
+      const double start = now_seconds();
+      for (;;) {
+        const tcaResult result = tcaStartDMADesc(desc.get());
+        if (result == TCA_ERROR_FREED_HANDLE) break;
+        ASSERT_TCA_OK(result);
+        ASSERT_LT(seconds_since(start), 20.0) << "the owner's withdrawal never showed";
+        if (round % 2 == 0) {
+          ASSERT_TCA_OK(tcaWaitDMAC(0));  // odd rounds keep kicks queued
+        }
+      }
+      ASSERT_TCA_OK(tcaWaitDMAC(0));
+      ASSERT_TCA_OK(tcaDestroyHandle(&mine));
+    }
+    ASSERT_TCA_OK(tcaBarrier());
+  }
+  EXPECT_EQ(late_bytes, 0u) << "bytes landed after tcaDestroyHandle returned";
+}
+
+}  // namespace
+}  // namespace tca_test

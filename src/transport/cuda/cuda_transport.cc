@@ -113,7 +113,7 @@ class CudaPathView final : public Transport {
     return cuda_.pio_pointer(region, offset, out);
   }
   tcaResult fence() override { return cuda_.fence(); }
-  tcaResult progress() override { return TCA_SUCCESS; }
+  tcaResult progress() override { return TCA_SUCCESS; }  // the transport itself progresses
 
  private:
   CudaTransportImpl& cuda_;
@@ -140,7 +140,12 @@ CudaRun::CudaRun(CudaTransportImpl& transport, std::unique_ptr<GpuChain> chain,
       chain_(std::move(chain)),
       checks_(std::move(checks)),
       pinned_(std::move(pinned)),
-      notifies_(std::move(notifies)) {}
+      notifies_(std::move(notifies)) {
+  const int me = transport_.context().rank();
+  for (const LivenessCheck& check : checks_)
+    if (check.owner != me && std::find(owners_.begin(), owners_.end(), check.owner) == owners_.end())
+      owners_.push_back(check.owner);
+}
 
 tcaResult CudaRun::check_alive() const {
   for (const LivenessCheck& check : checks_)
@@ -153,7 +158,13 @@ tcaResult CudaRun::check_alive() const {
 CudaRun::~CudaRun() { transport_.stop_resident(); }  // the chain's memory is freed next
 
 tcaResult CudaRun::start() {
-  TCA_CHECK(ready_to_launch());
+  transport_.announce_kick(owners_);
+  if (const tcaResult ready = ready_to_launch(); ready != TCA_SUCCESS) {
+    // Nothing was kicked: once the kicks before it are done, so is this one (its error stands).
+    const ErrorKeeper keep;
+    transport_.publish_completed_kicks(true);
+    return append_frame(ready, __FILE__, __LINE__);
+  }
   if (chain_->host_counted()) {
     // The host counts, so the GPU only publishes: no read of the sequence over PCIe.
     values_.clear();
@@ -954,6 +965,42 @@ tcaResult CudaTransportImpl::wait_host_kicks() {
     TCA_CUDA_CHECK(cudaStreamSynchronize(dma_stream()));
     stream_kicks_pending_ = false;
   }
+  return publish_completed_kicks(false);
+}
+
+void CudaTransportImpl::announce_kick(const std::vector<int>& owners) {
+  if (owners.empty()) return;
+  if (kick_sequences_.empty()) {
+    kick_sequences_.assign(context_.size(), 0);
+    kick_unpublished_.assign(context_.size(), false);
+  }
+  for (int owner : owners) {
+    if (peers_[owner].control == nullptr) continue;
+    cell_at(peers_[owner].control,
+            inflight_cell_offset(context_.size(), context_.rank(), kFirstCudaLane, false))
+        ->store(++kick_sequences_[owner], std::memory_order_relaxed);
+    kick_unpublished_[owner] = true;
+  }
+  kicks_unpublished_ = true;
+  // Pairs with the owner's fence between withdrawing a record and reading the begun cells.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+tcaResult CudaTransportImpl::publish_completed_kicks(bool wait) {
+  if (!kicks_unpublished_) return TCA_SUCCESS;
+  if (wait) return wait_host_kicks();  // which publishes
+  if (resident_ && resident_->busy()) return TCA_SUCCESS;
+  bool idle = false;
+  TCA_CHECK(dma_stream_idle(&idle));
+  if (!idle) return TCA_SUCCESS;
+  for (int owner = 0; owner < context_.size(); ++owner) {
+    if (!kick_unpublished_[owner]) continue;
+    cell_at(peers_[owner].control,
+            inflight_cell_offset(context_.size(), context_.rank(), kFirstCudaLane, true))
+        ->store(kick_sequences_[owner], std::memory_order_release);
+    kick_unpublished_[owner] = false;
+  }
+  kicks_unpublished_ = false;
   return TCA_SUCCESS;
 }
 

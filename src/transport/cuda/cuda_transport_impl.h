@@ -62,6 +62,7 @@ class CudaRun final : public PreparedRun {
   std::vector<HostRegistration> pinned_;  // tcaPut/tcaGet buffers pinned for this run
   std::vector<NotifyKey> notifies_;        // in chain order
   std::vector<uint64_t> values_;           // the values of the last host kick
+  std::vector<int> owners_;                // other ranks whose memory the chain touches
   bool kicked_ = false;
 };
 
@@ -86,7 +87,7 @@ class CudaTransportImpl final : public CudaTransport {
   tcaResult notify(int peer, int slot, uint64_t value) override;
   tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override;
   tcaResult fence() override { return TCA_SUCCESS; }  // the host stores into no GPU memory
-  tcaResult progress() override { return TCA_SUCCESS; }
+  tcaResult progress() override { return publish_completed_kicks(false); }
 
   // ---- what the core asks beyond the table ----
   tcaResult allocate(size_t bytes, void** ptr) override;
@@ -114,6 +115,12 @@ class CudaTransportImpl final : public CudaTransport {
   tcaResult host_kick(GpuChain& chain, const std::vector<uint64_t>* values);
   // Every host kick so far is complete.
   tcaResult wait_host_kicks();
+  // Announces a host kick into `owners`' memory in their control blocks (core/region.h: begun),
+  // before the kick checks their regions' liveness.
+  void announce_kick(const std::vector<int>& owners);
+  // Marks every announced host kick done at its owners once all host kicks are complete (with
+  // `wait`, after waiting for them; without, only if they already are).
+  tcaResult publish_completed_kicks(bool wait);
   // Ends the resident kernel, if one runs: before CUDA calls that wait for every kernel
   // (cudaFree and the like), which would otherwise wait for it to go idle.
   void stop_resident();
@@ -208,6 +215,9 @@ class CudaTransportImpl final : public CudaTransport {
   std::optional<uint64_t> crossover_override_;
   uint64_t resident_idle_ns_ = 0;      // TCA_CUDA_RESIDENT_IDLE_US
   bool stream_kicks_pending_ = false;  // host kicks on the DMA stream not yet waited for
+  std::vector<uint64_t> kick_sequences_;  // host kicks announced to each owner
+  std::vector<bool> kick_unpublished_;    // per owner: announced kicks not yet marked done
+  bool kicks_unpublished_ = false;
 
   std::map<uintptr_t, Allocation> allocations_;
   std::map<uintptr_t, HostRegistration> pinned_blocks_;  // tcaMalloc host blocks
