@@ -115,5 +115,9 @@ run cpu_B_np4 4 300 --class B --device cpu --threads 4 --comm tca --comm mpi --r
 cp "$OUT/run.tmp" "$OUT/cpu_B_np4.txt"
 run cpu_B_np16 16 300 --class B --device cpu --threads 1 --comm tca --comm mpi --repetitions 3 --quiet
 fi
+if wants cpu-direct; then
+run cpu_A_np4_direct 4 200 --class A --device cpu --threads 4 --comm tca --comm mpi --tca-algorithm direct --repetitions 3 --quiet
+run cpu_B_np4_direct 4 300 --class B --device cpu --threads 4 --comm tca --comm mpi --tca-algorithm direct --repetitions 3 --quiet
+fi
 rm -f "$OUT/run.tmp"
 note "done in ${SECONDS}s"

@@ -26,6 +26,10 @@ namespace tca_cg {
 enum class CommKind { kTca, kMpi, kNccl };
 const char* comm_name(CommKind kind);
 
+struct CommOptions {
+  int tca_algorithm = 0;  // tcaCollAlgorithm of the tca collectives (0: TCA_COLL_AUTO)
+};
+
 class Comm {
  public:
   virtual ~Comm() = default;
@@ -43,17 +47,19 @@ class Comm {
   virtual void reduce_w() = 0;  // w -> q (2d: sum along grid rows; 1d: nothing)
   // scalars[local .. local+count) summed over ranks into their global twins.
   virtual void allreduce(Scalar local, int count) = 0;
+  // What the exchanges run, for the report ("" where there is nothing to say).
+  virtual std::string describe() const { return ""; }
 };
 
 // Communication for `layout` (ranks > 1) over `kind`; a single rank gets the empty one.
 // tca must have been initialized (tcaInit) for kTca; MPI for the others. nullptr with
 // *why_not set where the library cannot run here (NCCL missing or refusing the job).
 std::unique_ptr<Comm> make_comm(CommKind kind, const Layout& layout, Device device,
-                                std::string* why_not);
+                                const CommOptions& options, std::string* why_not);
 
 std::unique_ptr<Comm> make_self_comm(CommKind kind);
 std::unique_ptr<Comm> make_mpi_comm(const Layout& layout);
-std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device);
+std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device, const CommOptions& options);
 // Collective; nullptr and *why_not (the same on every rank) where NCCL cannot run here.
 std::unique_ptr<Comm> make_nccl_comm(const Layout& layout, std::string* why_not);
 

@@ -19,6 +19,7 @@ class SelfComm final : public Comm {
   void gather_p() override {}
   void reduce_w() override {}
   void allreduce(Scalar, int) override {}
+  std::string describe() const override { return "one rank: no communication"; }
 
  private:
   CommKind kind_;
@@ -52,10 +53,10 @@ const char* comm_name(CommKind kind) {
 }
 
 std::unique_ptr<Comm> make_comm(CommKind kind, const Layout& layout, Device device,
-                                std::string* why_not) {
+                                const CommOptions& options, std::string* why_not) {
   if (layout.ranks == 1) return make_self_comm(kind);
   switch (kind) {
-    case CommKind::kTca: return make_tca_comm(layout, device);
+    case CommKind::kTca: return make_tca_comm(layout, device, options);
     case CommKind::kMpi: return make_mpi_comm(layout);
     case CommKind::kNccl: return make_nccl_comm(layout, why_not);
   }

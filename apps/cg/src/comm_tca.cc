@@ -43,7 +43,8 @@ struct Message {
 
 class TcaComm final : public Comm {
  public:
-  TcaComm(const Layout& layout, Device device) : layout_(layout), device_(device) {}
+  TcaComm(const Layout& layout, Device device, const CommOptions& options)
+      : layout_(layout), device_(device), algorithm_(static_cast<tcaCollAlgorithm>(options.tca_algorithm)) {}
 
   ~TcaComm() override {
     // Collective frees, in the same order on every rank.
@@ -81,7 +82,7 @@ class TcaComm final : public Comm {
     engine_ = &engine;
     buffers_ = engine.buffers();
     tcaCollConfig config{};
-    config.algorithm = TCA_COLL_AUTO;
+    config.algorithm = algorithm_;
     config.memory = device_ == Device::kGpu ? TCA_MEM_GPU : TCA_MEM_CPU;
     double* scalars = buffers_.scalars;
     for (size_t k = 0; k < kReductions.size(); ++k) {
@@ -97,6 +98,20 @@ class TcaComm final : public Comm {
     } else {
       build_chains();
     }
+  }
+
+  std::string describe() const override {
+    std::string text;
+    tcaCollAlgorithm algorithm;
+    if (allgather_ && tcaCollGetAlgorithm(allgather_, &algorithm) == TCA_SUCCESS) {
+      text = std::string("allgather ") + tcaCollAlgorithmName(algorithm) + ", ";
+    } else if (!allgather_) {
+      text = "2d chains, ";
+    }
+    if (reductions_[0] && tcaCollGetAlgorithm(reductions_[0], &algorithm) == TCA_SUCCESS) {
+      text += std::string("allreduce ") + tcaCollAlgorithmName(algorithm);
+    }
+    return text;
   }
 
   void gather_p() override {
@@ -208,6 +223,7 @@ class TcaComm final : public Comm {
 
   Layout layout_;
   Device device_;
+  tcaCollAlgorithm algorithm_;
   Engine* engine_ = nullptr;
   Buffers buffers_;
   std::array<tcaColl, kReductions.size()> reductions_{};
@@ -219,11 +235,11 @@ class TcaComm final : public Comm {
 
 }  // namespace
 
-std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device) {
+std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device, const CommOptions& options) {
 #ifndef TCA_CG_CUDA
   if (device == Device::kGpu) throw std::runtime_error("--comm tca on the GPU needs a CUDA build");
 #endif
-  return std::make_unique<TcaComm>(layout, device);
+  return std::make_unique<TcaComm>(layout, device, options);
 }
 
 }  // namespace tca_cg

@@ -76,8 +76,14 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                      "GPU SpMV: own (column slabs, x in shared memory), csr (a warp per row) or cusparse; "
                      "several: each in turn (default own)",
                      {"own", "csr", "cusparse"});
+  std::string tca_algorithm = "auto";
+  app.add_option("--tca-algorithm", tca_algorithm,
+                 "--comm tca: algorithm of the collectives (1d allgather, dot allreduces)")
+      ->check(CLI::IsMember({"auto", "ring", "neighbor_exchange", "recursive_doubling", "dissemination", "direct"}))
+      ->capture_default_str();
   app.add_option("--slab-lanes", config->slab.lanes,
-                 "--spmv own: threads per row, 8 (8 entries each at once), 16 or 32 (4 each); 0: by row length")
+                 "--spmv own: threads per row, 8 (8 entries each at once), 16 or 32 (4 each); 0: 16, or 32 for "
+                 "rows of a slab longer than 64 entries on average")
       ->check(CLI::IsMember({0, 8, 16, 32}))
       ->capture_default_str();
   bool no_prefetch = false;
@@ -134,6 +140,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
   if (max_error > 0) config->max_error = max_error;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   config->threads = threads > 0 ? threads : std::max(1, cores / std::max(1, ranks_on_host));
+  const std::map<std::string, int> algorithms = {{"auto", 0}, {"ring", 1}, {"neighbor_exchange", 2},
+                                                 {"recursive_doubling", 3}, {"dissemination", 4}, {"direct", 5}};
+  config->comm.tca_algorithm = algorithms.at(tca_algorithm);
   config->graph = !no_graph;
   config->slab.prefetch = !no_prefetch;
   config->breakdown = !no_breakdown;

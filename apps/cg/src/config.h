@@ -24,6 +24,7 @@ struct Config {
   std::vector<CommKind> comms;
   std::vector<SpmvKind> spmvs;
   SlabOptions slab;
+  CommOptions comm;
   int threads = 1;
   int repetitions = 1;
   bool graph = true;

@@ -120,7 +120,7 @@ class Engine {
   virtual void launch_graph(int graph) { (void)graph; }
 };
 
-// The slab kernel's shape (--spmv own): threads per row (0: 8 where the average row of a
+// The slab kernel's shape (--spmv own): threads per row (0: 16 where the average row of a
 // slab has at most 64 entries, else 32), and whether the next row is loaded in advance.
 struct SlabOptions {
   int lanes = 0;

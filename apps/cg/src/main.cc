@@ -56,7 +56,7 @@ struct Outcome {
 void run_configuration(const Config& config, const Problem& problem, const RunLabel& base, int rank, int ranks,
                        const tca_harness::Table& table, tca_harness::Report& report, Outcome& outcome) {
   std::string why_not;
-  std::unique_ptr<Comm> comm = make_comm(base.comm, problem.layout, config.device, &why_not);
+  std::unique_ptr<Comm> comm = make_comm(base.comm, problem.layout, config.device, config.comm, &why_not);
   if (!comm) {
     tca_harness::skip_note(table, report, std::string("comm ") + comm_name(base.comm) + ": skipped, " + why_not);
     return;
@@ -66,6 +66,8 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
   comm->bind(*engine);
   RunLabel label = base;
   label.engine = engine->describe();
+  const std::string exchanges = comm->describe();
+  if (!exchanges.empty()) label.engine += "; " + exchanges;
 
   RunOptions options;
   options.graph = config.graph;
