@@ -47,6 +47,7 @@ void Timeline::add_into(PhaseSeconds& total, std::vector<PhaseSeconds>& levels) 
 
 void HostTimeline::start() {
   marks_.clear();
+  added_.clear();
   started_ = std::chrono::steady_clock::now();
 }
 

@@ -14,8 +14,10 @@ namespace {
 
 #ifdef BFS_HAVE_CUDA
 void check_cuda_copy(void* to, const void* from, size_t bytes, bool to_exchange) {
-  const cudaError_t error =
+  // cudaMemcpy from pageable memory may return before its DMA ends: wait for the device.
+  cudaError_t error =
       cudaMemcpy(to, from, bytes, to_exchange ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+  if (error == cudaSuccess) error = cudaDeviceSynchronize();
   if (error != cudaSuccess) throw Error(std::string("cudaMemcpy: ") + cudaGetErrorString(error));
 }
 #endif

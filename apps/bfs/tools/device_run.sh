@@ -6,6 +6,7 @@
 #   sanitize   one small run under compute-sanitizer --tool memcheck
 #   lanes      scale 24, 16 searches with each bottom-up lane count
 #   perf       scale 20, 22, 24: 64 searches, every one validated, --comm tca, mpi and nccl
+#   eager      scale 24 with every level launched call by call (TCA_BFS_GRAPHS=0)
 #   cpu        4 CPU ranks (--device cpu), scales 16-22, --comm tca and mpi in the same run
 #   tests      the unit and multi-rank test programs
 #   pack       every log into $OUT/logs.tgz (the device tool brings back at most 8 files)
@@ -20,9 +21,10 @@ BIN="$PWD/.devbin-bfs"
 export LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none -x LD_LIBRARY_PATH
         -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS
-        -x OMPI_MCA_btl_vader_single_copy_mechanism -x TCA_CUDA_PATH -x TCA_BFS_LANES)
+        -x OMPI_MCA_btl_vader_single_copy_mechanism -x TCA_CUDA_PATH -x TCA_BFS_LANES
+        -x TCA_BFS_GRAPHS)
 BFS="$BIN/bin/tca-bfs"
-export TCA_BFS_LANES=${TCA_BFS_LANES:-8}
+export TCA_BFS_LANES=${TCA_BFS_LANES:-1} TCA_BFS_GRAPHS=${TCA_BFS_GRAPHS:-1}
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
@@ -48,7 +50,6 @@ for step in "$@"; do
       run gpu_s10_np1 1 --device gpu --scale 10 --comm tca --comm mpi --comm nccl
       run gpu_s14_np1_td 1 --device gpu --scale 14 --direction top-down --comm tca
       run gpu_s14_np1_bu 1 --device gpu --scale 14 --direction bottom-up --comm tca
-      for lanes in 4 16 32; do TCA_BFS_LANES=$lanes run gpu_s12_lanes$lanes 1 --device gpu --scale 12 --nbfs 16; done
       run gpu_s16_np1 1 --device gpu --scale 16 --comm tca --comm mpi --comm nccl --levels --json
       run gpu_s12_np2 2 --device gpu --scale 12 --comm tca --comm mpi
       run gpu_s13_np3 3 --device gpu --scale 13 --comm tca --comm mpi
@@ -56,19 +57,32 @@ for step in "$@"; do
       run gpu_s14_np2_bu 2 --device gpu --scale 14 --comm mpi --direction bottom-up
       ;;
     sanitize)
-      timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$BFS" --device gpu \
-        --scale 10 --nbfs 4 --comm tca --comm mpi --comm nccl > "$OUT/sanitize.log" 2>&1
-      echo "== sanitize: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitize.log")"
+      for comm in tca mpi nccl; do
+        timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$BFS" --device gpu \
+          --scale 10 --nbfs 4 --comm $comm > "$OUT/sanitize_$comm.log" 2>&1
+        echo "== sanitize --comm $comm: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$comm.log")"
+        grep -E "^=========" "$OUT/sanitize_$comm.log" | grep -v "ERROR SUMMARY" | head -12
+      done
       ;;
     lanes)
-      for lanes in 4 8 16 32; do
+      best=0
+      for lanes in 1 2 4 8; do
         TCA_BFS_LANES=$lanes run gpu_s24_lanes$lanes 1 --device gpu --scale 24 --nbfs 16 --no-validate
+        gteps=$(awk '$1 == "tca" {print $4}' "$OUT/gpu_s24_lanes$lanes.log")
+        if awk -v a="$gteps" -v b="$best" 'BEGIN {exit !(a > b)}'; then best=$gteps; TCA_BFS_LANES_BEST=$lanes; fi
       done
+      export TCA_BFS_LANES=${TCA_BFS_LANES_BEST:-$TCA_BFS_LANES}
+      echo "== lanes: $TCA_BFS_LANES per vertex from here on ($best GTEPS)"
+      TCA_BFS_GRAPHS=0 run gpu_s24_no_graphs 1 --device gpu --scale 24 --nbfs 16 --no-validate
       ;;
     perf)
       for scale in 20 22 24; do
-        run gpu_s${scale}_perf 1 --device gpu --scale $scale --comm tca --comm mpi --comm nccl --json
+        run gpu_s${scale}_perf 1 --device gpu --scale $scale --comm tca --comm mpi --comm nccl --json \
+          $([[ $scale == 24 ]] && echo --levels)
       done
+      ;;
+    eager)
+      TCA_BFS_GRAPHS=0 run gpu_s24_eager 1 --device gpu --scale 24 --comm tca --comm nccl --json
       ;;
     cpu)
       for scale in 16 20 22; do
@@ -76,10 +90,14 @@ for step in "$@"; do
       done
       ;;
     pack)
-      tar -czf "$OUT/logs.tgz" -C "$OUT" --exclude logs.tgz . && find "$OUT" -name "*.log" -delete
+      (cd "$OUT" && tar -czf /tmp/bfs-logs.tgz ./*.log ./*.txt && rm -f ./*.log && mv /tmp/bfs-logs.tgz .)
       ;;
     tests)
-      for t in "$BIN"/bin/tca_bfs_tests; do [[ -x $t ]] && { $t --gtest_brief=1 > "$OUT/unit.log" 2>&1; echo "== unit: rc=$?"; }; done
+      for ranks in 1 2; do
+        timeout 300 "${MPIRUN[@]}" -n $ranks "$BIN/bin/tca_bfs_tests" > "$OUT/tests_np$ranks.log" 2>&1
+        echo "== tca_bfs_tests np$ranks: rc=$? $(grep -aE '(PASSED|FAILED) +\]' "$OUT/tests_np$ranks.log" | sed 's/\x1b\[[0-9;]*m//g' | tr '\n' ' ')"
+        grep -a "Failure\|rank [0-9]\]" "$OUT/tests_np$ranks.log" | head -10
+      done
       ;;
   esac
 done

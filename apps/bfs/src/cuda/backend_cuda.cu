@@ -63,7 +63,8 @@ class DeviceBackend final : public Backend {
   void* stream() override { return stream_; }
   std::string describe() const override {
     return "gpu (" + name_ + "), " + std::to_string(tuning_.lanes) +
-           " lanes per bottom-up vertex, levels " + (tuning_.graphs ? "as CUDA graphs" : "call by call");
+           " lane(s) per bottom-up vertex, levels " +
+           (tuning_.graphs ? "as CUDA graphs with tca and nccl" : "call by call");
   }
 
   void generate(const KroneckerGenerator& generator, const EdgeListInfo& info) override {
@@ -78,14 +79,12 @@ class DeviceBackend final : public Backend {
   void take(std::vector<Edge> edges, const EdgeListInfo& info) override {
     info_ = info;
     edges_.resize(edges.size());
-    check_cuda(cudaMemcpy(edges_.data(), edges.data(), edges.size() * sizeof(Edge),
-                          cudaMemcpyHostToDevice),
-               "cudaMemcpy");
+    copy_sync(edges_.data(), edges.data(), edges.size() * sizeof(Edge), cudaMemcpyHostToDevice,
+              stream_);
   }
   std::vector<Edge> host_edges() override {
     std::vector<Edge> edges(edges_.size());
-    check_cuda(cudaMemcpy(edges.data(), edges_.data(), edges_.bytes(), cudaMemcpyDeviceToHost),
-               "cudaMemcpy");
+    copy_sync(edges.data(), edges_.data(), edges_.bytes(), cudaMemcpyDeviceToHost, stream_);
     return edges;
   }
 
@@ -103,9 +102,8 @@ class DeviceBackend final : public Backend {
   }
   std::vector<int64_t> local_parents(Exchange& exchange) override {
     std::vector<int64_t> parents(graph_.local_vertices);
-    check_cuda(cudaMemcpy(parents.data(), exchange.parents() + rank_ * graph_.partition.per_rank(),
-                          parents.size() * sizeof(int64_t), cudaMemcpyDeviceToHost),
-               "cudaMemcpy");
+    copy_sync(parents.data(), exchange.parents() + rank_ * graph_.partition.per_rank(),
+              parents.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, stream_);
     return parents;
   }
 
@@ -141,9 +139,8 @@ void DeviceBackend::build(MPI_Comm comm, const Partition& partition) {
     const std::vector<uint64_t> received = exchange_arcs(comm, std::move(bucketed), per_rank);
     count = received.size();
     arcs.resize(count);
-    check_cuda(cudaMemcpy(arcs.data(), received.data(), count * sizeof(uint64_t),
-                          cudaMemcpyHostToDevice),
-               "cudaMemcpy");
+    copy_sync(arcs.data(), received.data(), count * sizeof(uint64_t), cudaMemcpyHostToDevice,
+              stream_);
   });
   collectively(comm, [&] { build_device_graph(arcs, count, graph_, stream_); });
   check_mpi(MPI_Allreduce(&graph_.local_arcs, &graph_.total_arcs, 1, MPI_UINT64_T, MPI_SUM, comm),
@@ -154,12 +151,9 @@ LocalDegrees DeviceBackend::degrees() {
   return [this](const std::vector<uint64_t>& local, std::vector<int64_t>& degrees) {
     DeviceArray<uint64_t> at(local.size());
     DeviceArray<int64_t> result(local.size());
-    check_cuda(cudaMemcpy(at.data(), local.data(), at.bytes(), cudaMemcpyHostToDevice),
-               "cudaMemcpy");
+    copy_sync(at.data(), local.data(), at.bytes(), cudaMemcpyHostToDevice, stream_);
     device_degrees(graph_, at.data(), result.data(), local.size(), stream_);
-    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    check_cuda(cudaMemcpy(degrees.data(), result.data(), result.bytes(), cudaMemcpyDeviceToHost),
-               "cudaMemcpy");
+    copy_sync(degrees.data(), result.data(), result.bytes(), cudaMemcpyDeviceToHost, stream_);
   };
 }
 

@@ -82,6 +82,15 @@ class PinnedArray {
   size_t size_ = 0;
 };
 
+// A copy in `stream`'s order, complete when it returns (also from pageable host memory, where a
+// plain cudaMemcpy may return before its DMA ends, unordered with non-blocking streams).
+inline void copy_sync(void* to, const void* from, size_t bytes, cudaMemcpyKind kind,
+                      cudaStream_t stream) {
+  if (bytes == 0) return;
+  check_cuda(cudaMemcpyAsync(to, from, bytes, kind, stream), "cudaMemcpyAsync");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
 // Blocks for a grid-stride loop over `items`: enough to fill the GPU, no more than needed.
 int grid_for(size_t items, int threads_per_block);
 

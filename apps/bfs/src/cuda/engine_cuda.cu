@@ -1,5 +1,7 @@
 #include "cuda/engine_cuda.h"
 
+#include <cstdio>
+
 namespace bfs {
 namespace {
 
@@ -239,19 +241,31 @@ CudaEngine::CudaEngine(const DeviceGraph& graph, Exchange& exchange, cudaStream_
   check_cuda(cudaMemset(scalars_.data(), 0, scalars_.bytes()), "cudaMemset");
   ordered_ = tuning.graphs ? dynamic_cast<StreamOrdered*>(&exchange) : nullptr;
   if (ordered_ == nullptr) return;
-  for (int d = 0; d < 2; ++d)
-    for (int parity = 0; parity < 2; ++parity)
-      for (int gathers = 0; gathers < 2; ++gathers)
-        capture(graphs_[d][parity][gathers], static_cast<Direction>(d), parity, gathers != 0);
+  try {
+    for (int d = 0; d < 2; ++d)
+      for (int parity = 0; parity < 2; ++parity)
+        for (int gathers = 0; gathers < 2; ++gathers)
+          capture(graphs_[d][parity][gathers], static_cast<Direction>(d), parity, gathers != 0);
+  } catch (const Error& e) {
+    // Every rank captures the same calls, so every rank falls back alike.
+    release_graphs();
+    ordered_ = nullptr;
+    cudaGetLastError();
+    if (graph.rank == 0)
+      std::fprintf(stderr, "# levels launched call by call: capturing them failed (%s)\n", e.what());
+  }
 }
 
-CudaEngine::~CudaEngine() {
+CudaEngine::~CudaEngine() { release_graphs(); }
+
+void CudaEngine::release_graphs() {
   for (auto& by_direction : graphs_)
     for (auto& by_parity : by_direction)
       for (LevelGraph& g : by_parity) {
         if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
-        for (cudaEvent_t e : g.marks)
+        for (cudaEvent_t& e : g.marks)
           if (e != nullptr) cudaEventDestroy(e);
+        g = LevelGraph{};
       }
 }
 

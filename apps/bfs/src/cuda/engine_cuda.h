@@ -26,7 +26,7 @@
 namespace bfs {
 
 struct EngineTuning {
-  int lanes = 4;       // lanes per vertex in bottom-up steps: 1, 2, 4, 8, 16 or 32
+  int lanes = 1;       // lanes per vertex in bottom-up steps: 1, 2, 4, 8, 16 or 32
   bool graphs = true;  // levels as CUDA graphs where the exchange allows
 };
 
@@ -54,6 +54,7 @@ class CudaEngine final : public Engine {
   // Enqueues a step; `advance`: the level number moves on first (every level but the first).
   void enqueue_step(Direction direction, int parity, bool advance);
   void capture(LevelGraph& graph, Direction direction, int parity, bool gathers);
+  void release_graphs();
   double elapsed(cudaEvent_t from, cudaEvent_t to) const;
 
   const DeviceGraph& graph_;

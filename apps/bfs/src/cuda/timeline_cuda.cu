@@ -22,6 +22,7 @@ cudaEvent_t CudaTimeline::event(size_t index) {
 void CudaTimeline::start() {
   phases_.clear();
   levels_.clear();
+  added_.clear();
   check_cuda(cudaEventRecord(event(0), stream_), "cudaEventRecord");
 }
 
@@ -41,6 +42,7 @@ void CudaTimeline::collect(PhaseSeconds& total, std::vector<PhaseSeconds>& level
     seconds.push_back(ms * 1e-3);
   }
   sum_segments(seconds, phases_, levels_, total, levels);
+  add_into(total, levels);
 }
 
 }  // namespace bfs

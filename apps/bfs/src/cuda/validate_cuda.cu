@@ -114,15 +114,13 @@ void DeviceValidator::tree_levels(MPI_Comm comm, vertex_t root, const int64_t* p
       changed_round = 1;
     }
     if (partition_.ranks() == 1) return;
-    check_cuda(cudaMemcpy(staged.data() + rank_ * per, tree_levels_.data() + rank_ * per,
-                          per * sizeof(int32_t), cudaMemcpyDeviceToHost),
-               "cudaMemcpy");
+    copy_sync(staged.data() + rank_ * per, tree_levels_.data() + rank_ * per,
+              per * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
     check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, staged.data(),
                             static_cast<int>(per), MPI_INT32_T, comm),
               "MPI_Allgather");
-    check_cuda(cudaMemcpy(tree_levels_.data(), staged.data(), staged.size() * sizeof(int32_t),
-                          cudaMemcpyHostToDevice),
-               "cudaMemcpy");
+    copy_sync(tree_levels_.data(), staged.data(), staged.size() * sizeof(int32_t),
+              cudaMemcpyHostToDevice, stream_);
     int any = 0;
     check_mpi(MPI_Allreduce(&changed_round, &any, 1, MPI_INT, MPI_LOR, comm), "MPI_Allreduce");
     if (!any) return;
@@ -176,16 +174,13 @@ Validation DeviceValidator::validate(MPI_Comm comm, const Edge* edges, uint64_t 
   mine.first_vertex = v[kFirstVertex];
   if (mine.tuple_failed != 0) {
     mine.first_tuple = first_tuple + v[kFirstTuple];
-    check_cuda(cudaMemcpy(&mine.first_tuple_edge, edges + v[kFirstTuple], sizeof(Edge),
-                          cudaMemcpyDeviceToHost),
-               "cudaMemcpy");
+    copy_sync(&mine.first_tuple_edge, edges + v[kFirstTuple], sizeof(Edge),
+              cudaMemcpyDeviceToHost, stream_);
   }
   return finish_validation(comm, mine, [&](uint64_t g) {
     TreeEntry entry;
-    check_cuda(cudaMemcpy(&entry.parent, parents + g, sizeof(int64_t), cudaMemcpyDeviceToHost),
-               "cudaMemcpy");
-    check_cuda(cudaMemcpy(&entry.level, levels + g, sizeof(int32_t), cudaMemcpyDeviceToHost),
-               "cudaMemcpy");
+    copy_sync(&entry.parent, parents + g, sizeof(int64_t), cudaMemcpyDeviceToHost, stream_);
+    copy_sync(&entry.level, levels + g, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
     return entry;
   });
 }
