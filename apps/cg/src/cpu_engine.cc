@@ -165,7 +165,6 @@ class CpuEngine final : public Engine {
   }
 
   double scalar(Scalar which) override { return at(which); }
-  std::vector<double> read_z() override { return z_; }
   void synchronize() override {}
   std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<HostPhaseClock>(); }
 

@@ -107,8 +107,6 @@ class Engine {
 
   // Waits for the engine's work and returns the scalar.
   virtual double scalar(Scalar which) = 0;
-  // z's piece (m elements), after the engine's work.
-  virtual std::vector<double> read_z() = 0;
   virtual void synchronize() = 0;
 
   // A clock for this engine's work (GPU: events on its stream).

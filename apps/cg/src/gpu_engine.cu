@@ -253,13 +253,6 @@ class GpuEngine final : public Engine {
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     return value;
   }
-  std::vector<double> read_z() override {
-    std::vector<double> z(m_);
-    check_cuda(cudaMemcpyAsync(z.data(), z_, m_ * sizeof(double), cudaMemcpyDeviceToHost, stream_),
-               "cudaMemcpyAsync");
-    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    return z;
-  }
   void synchronize() override { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
   std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<EventPhaseClock>(stream_); }
 
