@@ -50,6 +50,26 @@ std::vector<uint64_t> exchange_round(MPI_Comm comm, const std::vector<uint64_t>&
   return received;
 }
 
+// The transpose of this rank's block: for every global u, the local rows that have u as a
+// neighbour (td_offsets over all of the partition's ids).
+void build_td_index(HostGraph& graph, ThreadPool& pool) {
+  constexpr uint64_t kGrain = 1 << 16;
+  const uint64_t n = graph.local_vertices;
+  std::vector<uint32_t> td_counts(graph.partition.padded(), 0);
+  pool.parallel_for(graph.columns.size(), kGrain, [&](uint64_t first, uint64_t last, int) {
+    for (uint64_t i = first; i < last; ++i) atomic_add(td_counts[graph.columns[i]], 1u);
+  });
+  graph.td_offsets = prefix_offsets(td_counts);
+  std::vector<uint64_t> td_cursor(graph.td_offsets.begin(), graph.td_offsets.end() - 1);
+  graph.td_columns.resize(graph.columns.size());
+  pool.parallel_for(n, 4096, [&](uint64_t first, uint64_t last, int) {
+    for (uint64_t row = first; row < last; ++row)
+      for (uint64_t i = graph.row_offsets[row]; i < graph.row_offsets[row + 1]; ++i)
+        graph.td_columns[atomic_add(td_cursor[graph.columns[i]], uint64_t{1})] =
+            static_cast<vertex_t>(row);
+  });
+}
+
 }  // namespace
 
 std::vector<uint64_t> bucket_arcs(const Edge* edges, uint64_t count, const Partition& partition,
@@ -164,22 +184,7 @@ void build_local_graph(std::vector<uint64_t>& arcs, HostGraph& graph, ThreadPool
       std::copy_n(raw.begin() + static_cast<ptrdiff_t>(raw_offsets[row]), kept[row],
                   graph.columns.begin() + static_cast<ptrdiff_t>(graph.row_offsets[row]));
   });
-  if (!graph.has_td_index()) return;
-  // The transpose: for every global u, the local rows that have u as a neighbour.
-  const uint64_t padded = graph.partition.padded();
-  std::vector<uint32_t> td_counts(padded, 0);
-  pool.parallel_for(graph.columns.size(), kGrain, [&](uint64_t first, uint64_t last, int) {
-    for (uint64_t i = first; i < last; ++i) atomic_add(td_counts[graph.columns[i]], 1u);
-  });
-  graph.td_offsets = prefix_offsets(td_counts);
-  std::vector<uint64_t> td_cursor(graph.td_offsets.begin(), graph.td_offsets.end() - 1);
-  graph.td_columns.resize(graph.columns.size());
-  pool.parallel_for(n, 4096, [&](uint64_t first, uint64_t last, int) {
-    for (uint64_t row = first; row < last; ++row)
-      for (uint64_t i = graph.row_offsets[row]; i < graph.row_offsets[row + 1]; ++i)
-        graph.td_columns[atomic_add(td_cursor[graph.columns[i]], uint64_t{1})] =
-            static_cast<vertex_t>(row);
-  });
+  if (graph.has_td_index()) build_td_index(graph, pool);
 }
 
 HostGraph build_graph(MPI_Comm comm, const std::vector<Edge>& edges, const Partition& partition,

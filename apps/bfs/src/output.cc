@@ -34,12 +34,11 @@ std::vector<Field> graph500_fields(const CommRun& run) {
     fields.push_back({"median_" + what, s.median});
     fields.push_back({"thirdquartile_" + what, s.third_quartile});
     fields.push_back({"max_" + what, s.max});
-    if (harmonic) {
+    fields.push_back({"mean_" + what, s.mean});
+    fields.push_back({"stddev_" + what, s.stddev});
+    if (harmonic) {  // rates: the specification compares their harmonic mean
       fields.push_back({"harmonic_mean_" + what, s.harmonic_mean});
       fields.push_back({"harmonic_stddev_" + what, s.harmonic_stddev});
-    } else {
-      fields.push_back({"mean_" + what, s.mean});
-      fields.push_back({"stddev_" + what, s.stddev});
     }
   };
   add("time", tca_harness::summarize(time), false);

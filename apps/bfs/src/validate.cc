@@ -66,20 +66,19 @@ Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const Tree
   return result;
 }
 
-Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
-                         const std::vector<Edge>& edges, uint64_t first_tuple, vertex_t root,
-                         const int64_t* parents, const int32_t* levels, ThreadPool& pool) {
-  const uint64_t n = partition.vertices(), per = partition.per_rank();
-  const uint64_t first_global = partition.first(rank), local = partition.count(rank);
-  const int threads = pool.size();
+namespace {
 
-  // Check 1's walk: tree levels along the parents, resolved round by round.
+// Check 1's walk on the host: tree levels along the parents, resolved pass by pass on this rank
+// and round by round among the ranks (an allgather of every rank's block after each round).
+std::vector<int32_t> host_tree_levels(MPI_Comm comm, const Partition& partition, int rank,
+                                      vertex_t root, const int64_t* parents, ThreadPool& pool) {
+  const uint64_t n = partition.vertices(), first_global = partition.first(rank);
   std::vector<int32_t> tree_levels(partition.padded(), -1);
   for (;;) {
     int changed_round = 0;
     for (bool changed = true; changed;) {
-      std::vector<char> changed_by(threads, 0);
-      pool.parallel_for(local, 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
+      std::vector<char> changed_by(pool.size(), 0);
+      pool.parallel_for(partition.count(rank), 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
         for (uint64_t i = first; i < last; ++i) {
           const uint64_t g = first_global + i;
           if (__atomic_load_n(&tree_levels[g], __ATOMIC_RELAXED) >= 0 || parents[g] == -1) continue;
@@ -96,16 +95,18 @@ Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
       if (changed) changed_round = 1;
     }
     check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, tree_levels.data(),
-                            static_cast<int>(per), MPI_INT32_T, comm),
+                            static_cast<int>(partition.per_rank()), MPI_INT32_T, comm),
               "MPI_Allgather");
     int any = 0;
     check_mpi(MPI_Allreduce(&changed_round, &any, 1, MPI_INT, MPI_LOR, comm), "MPI_Allreduce");
-    if (!any) break;
+    if (!any) return tree_levels;
   }
+}
 
-  // Tuples: checks 3 and 4, and the tree edges for check 5.
-  std::vector<uint64_t> found(partition.padded() / 64, 0);
-  std::vector<LocalVerdict> partial(threads);
+// Checks 3 and 4 on this rank's tuples; marks in `found` the vertices whose tree edge is a tuple.
+void check_tuples_host(const std::vector<Edge>& edges, uint64_t first_tuple, const int64_t* parents,
+                       const int32_t* levels, std::vector<uint64_t>& found,
+                       std::vector<LocalVerdict>& partial, ThreadPool& pool) {
   pool.parallel_for(edges.size(), 1 << 16, [&](uint64_t first, uint64_t last, int thread) {
     LocalVerdict& mine = partial[thread];
     for (uint64_t i = first; i < last; ++i) {
@@ -114,32 +115,17 @@ Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
       if (verdict.in_tree) ++mine.tuples_in_tree;
       if (verdict.parent_of_u) __atomic_fetch_or(&found[e.u >> 6], bit_of(e.u), __ATOMIC_RELAXED);
       if (verdict.parent_of_v) __atomic_fetch_or(&found[e.v >> 6], bit_of(e.v), __ATOMIC_RELAXED);
-      if (verdict.failed != 0) {
-        mine.tuple_failed |= verdict.failed;
-        if (first_tuple + i < mine.first_tuple) {
-          mine.first_tuple = first_tuple + i;
-          mine.first_tuple_edge = e;
-        }
+      if (verdict.failed == 0) continue;
+      mine.tuple_failed |= verdict.failed;
+      if (first_tuple + i < mine.first_tuple) {
+        mine.first_tuple = first_tuple + i;
+        mine.first_tuple_edge = e;
       }
     }
   });
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, found.data(), static_cast<int>(found.size()), MPI_UINT64_T,
-                          MPI_BOR, comm),
-            "MPI_Allreduce");
+}
 
-  // Own vertices: checks 1, 2 and 5.
-  pool.parallel_for(local, 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
-    LocalVerdict& mine = partial[thread];
-    for (uint64_t i = first; i < last; ++i) {
-      const uint64_t g = first_global + i;
-      const unsigned failed = check_vertex(static_cast<int64_t>(g), root, n, parents, levels,
-                                           tree_levels.data(), test_bit(found.data(), g));
-      if (failed == 0) continue;
-      mine.vertex_failed |= failed;
-      mine.first_vertex = std::min(mine.first_vertex, g);
-    }
-  });
-
+LocalVerdict merge(const std::vector<LocalVerdict>& partial) {
   LocalVerdict total;
   for (const LocalVerdict& p : partial) {
     total.tuple_failed |= p.tuple_failed;
@@ -151,6 +137,38 @@ Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
       total.first_tuple_edge = p.first_tuple_edge;
     }
   }
+  return total;
+}
+
+}  // namespace
+
+Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
+                         const std::vector<Edge>& edges, uint64_t first_tuple, vertex_t root,
+                         const int64_t* parents, const int32_t* levels, ThreadPool& pool) {
+  const uint64_t n = partition.vertices(), first_global = partition.first(rank);
+  const std::vector<int32_t> tree_levels = host_tree_levels(comm, partition, rank, root, parents, pool);
+
+  std::vector<uint64_t> found(partition.padded() / 64, 0);
+  std::vector<LocalVerdict> partial(pool.size());
+  check_tuples_host(edges, first_tuple, parents, levels, found, partial, pool);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, found.data(), static_cast<int>(found.size()), MPI_UINT64_T,
+                          MPI_BOR, comm),
+            "MPI_Allreduce");
+
+  // Own vertices: checks 1, 2 and 5.
+  pool.parallel_for(partition.count(rank), 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
+    LocalVerdict& mine = partial[thread];
+    for (uint64_t i = first; i < last; ++i) {
+      const uint64_t g = first_global + i;
+      const unsigned failed = check_vertex(static_cast<int64_t>(g), root, n, parents, levels,
+                                           tree_levels.data(), test_bit(found.data(), g));
+      if (failed == 0) continue;
+      mine.vertex_failed |= failed;
+      mine.first_vertex = std::min(mine.first_vertex, g);
+    }
+  });
+
+  LocalVerdict total = merge(partial);
   total.vertices = n;
   return finish_validation(comm, total, [&](uint64_t g) {
     return TreeEntry{parents[g], levels[g]};

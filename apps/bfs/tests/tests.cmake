@@ -38,6 +38,11 @@ tca_mpi_test(bfs_s12_np3_top_down 3 300 "mpi;apps;bfs" tca-bfs --scale 12 --dire
 tca_mpi_test(bfs_s12_np2_bottom_up 2 300 "mpi;apps;bfs" tca-bfs --scale 12 --direction bottom-up
              --comm tca --comm mpi --nbfs 16)
 tca_mpi_test(bfs_s10_np2_json 2 300 "mpi;apps;bfs" tca-bfs --scale 10 --nbfs 4 --levels --json)
+# tca between CPU ranks of one host over its MPI transport instead of shared memory.
+tca_mpi_test(bfs_s10_np3_mpi_transport 3 300 "mpi;apps;bfs" tca-bfs --scale 10 --nbfs 16
+             --comm tca --comm mpi)
+set_tests_properties(bfs_s10_np3_mpi_transport PROPERTIES
+                     ENVIRONMENT "${TCA_TEST_ENVIRONMENT};TCA_TRANSPORT=mpi")
 
 # Bad input: a clear error naming the value, a non-zero exit, no file left (not even a partial
 # one). tca_bfs_bad_input(NAME RANKS MESSAGE FILE ARGS...)
