@@ -166,7 +166,11 @@ CommRun run_comm(RunContext& c, CommKind kind) {
                                !c.options.validate ? "" : record.validated ? ", valid" : ", WRONG"));
     run.searches.push_back(std::move(record));
   }
-  progress.finish();
+  int valid = 0;
+  for (const SearchRecord& r : run.searches) valid += r.validated ? 1 : 0;
+  progress.finish(c.options.validate ? tca_harness::format("done, %d of %zu valid", valid,
+                                                           run.searches.size())
+                                     : std::string("done"));
   return run;
 }
 
