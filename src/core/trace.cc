@@ -1,0 +1,223 @@
+// The trace writer: events are formatted into a buffer and written to DIR/rank-R.trace when the
+// buffer fills and at tcaFinalize.
+#include "core/trace.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "core/error.h"
+#include "tca/tca_trace.h"
+
+namespace tca::trace {
+
+bool g_enabled = false;
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+constexpr size_t kFlushBytes = size_t{1} << 20;
+
+struct Writer {
+  std::mutex mutex;
+  std::FILE* file = nullptr;
+  std::string path;
+  std::string buffer;
+  uint64_t start = 0;
+  uint64_t kicks = 0;
+  // (peer, slot) -> when the first failed test of a wait happened.
+  std::map<std::pair<int, int>, uint64_t> pending;
+};
+
+Writer& writer() {
+  static Writer* instance = new Writer();  // outlives every static destructor that may trace
+  return *instance;
+}
+
+void flush_locked(Writer& w) {
+  if (w.file == nullptr || w.buffer.empty()) return;
+  std::fwrite(w.buffer.data(), 1, w.buffer.size(), w.file);
+  w.buffer.clear();
+}
+
+// Appends "<t> <event> <fields>\n"; `t` is relative to the trace's start.
+void line(Writer& w, uint64_t at, const char* event, const std::string& fields) {
+  w.buffer += fmt::format("{} {}{}{}\n", at >= w.start ? at - w.start : 0, event,
+                          fields.empty() ? "" : " ", fields);
+  if (w.buffer.size() >= kFlushBytes) flush_locked(w);
+}
+
+void emit(uint64_t at, const char* event, const std::string& fields) {
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.file == nullptr) return;
+  line(w, at, event, fields);
+}
+
+// Names are single words in the file.
+std::string word(const char* name) {
+  std::string out = name != nullptr && *name != 0 ? name : "-";
+  for (char& c : out)
+    if (c <= ' ' || c == '=' || c > '~') c = '_';
+  return out;
+}
+
+std::string transfer_fields(const TransferRecord& t) {
+  return fmt::format("src={} dst={} width={} count={} spitch={} dpitch={} skind={} dkind={} "
+                     "path={} notify={}",
+                     t.src_rank, t.dst_rank, t.width, t.count, t.src_pitch, t.dst_pitch,
+                     kind_name(t.src_kind), kind_name(t.dst_kind), word(t.path), t.notify_slot);
+}
+
+tcaResult make_folder(const std::string& folder) {
+  if (mkdir(folder.c_str(), 0777) == 0 || errno == EEXIST) {
+    struct stat info {};
+    if (stat(folder.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) return TCA_SUCCESS;
+  }
+  TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_TRACE={}: cannot make the folder ({})", folder,
+           std::strerror(errno));
+}
+
+}  // namespace
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+const char* kind_name(tcaMemKind kind) { return kind == TCA_MEM_GPU ? "gpu" : "cpu"; }
+
+tcaResult open(int rank, int world, uint64_t host_hash) {
+  const char* folder = std::getenv("TCA_TRACE");
+  if (folder == nullptr || *folder == 0) return TCA_SUCCESS;
+  TCA_CHECK(make_folder(folder));
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  w.path = fmt::format("{}/rank-{}.trace", folder, rank);
+  w.file = std::fopen(w.path.c_str(), "w");
+  if (w.file == nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_TRACE: cannot write {} ({})", w.path,
+             std::strerror(errno));
+  w.start = now_ns();
+  w.kicks = 0;
+  w.pending.clear();
+  w.buffer = fmt::format("tca-trace {} rank={} world={} host={:016x} clock=steady_ns start={} "
+                         "pid={}\n",
+                         kFormatVersion, rank, world, host_hash, w.start, getpid());
+  g_enabled = true;
+  return TCA_SUCCESS;
+}
+
+void close() {
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  g_enabled = false;
+  if (w.file == nullptr) return;
+  line(w, now_ns(), "end", "");
+  flush_locked(w);
+  std::fclose(w.file);
+  w.file = nullptr;
+}
+
+void kick(uint64_t begin, uint64_t chain, int channel,
+          const std::vector<TransferRecord>& chain_transfers) {
+  const uint64_t end = now_ns();
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.file == nullptr) return;
+  const uint64_t id = ++w.kicks;
+  line(w, begin, "kick",
+       fmt::format("dur={} id={} chain={:x} channel={} n={}", end - begin, id, chain, channel,
+                   chain_transfers.size()));
+  for (const TransferRecord& t : chain_transfers)
+    line(w, begin, "xfer", fmt::format("kick={} {}", id, transfer_fields(t)));
+}
+
+void put_or_get(uint64_t begin, const char* what, const TransferRecord& transfer) {
+  const uint64_t end = now_ns();
+  emit(begin, what, fmt::format("dur={} {}", end - begin, transfer_fields(transfer)));
+}
+
+void notify(uint64_t begin, int dst_rank, int slot, const char* path) {
+  const uint64_t end = now_ns();
+  emit(begin, "notify", fmt::format("dur={} dst={} slot={} path={}", end - begin, dst_rank, slot,
+                                    word(path)));
+}
+
+void test_missed(int peer, int slot) {
+  const uint64_t at = now_ns();
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  w.pending.emplace(std::make_pair(peer, slot), at);  // keeps the first miss
+}
+
+void wait(uint64_t begin, int peer, int slot, int from) {
+  const uint64_t end = now_ns();
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.file == nullptr) return;
+  const auto pending = w.pending.find({peer, slot});
+  if (pending != w.pending.end()) {
+    begin = std::min(begin, pending->second);
+    w.pending.erase(pending);
+  }
+  line(w, begin, "wait",
+       fmt::format("dur={} peer={} slot={} from={}", end - begin, peer, slot, from));
+}
+
+void drain(uint64_t begin, int channel) {
+  const uint64_t end = now_ns();
+  emit(begin, "drain", fmt::format("dur={} channel={}", end - begin, channel));
+}
+
+void pio(int owner, uint64_t offset, uint64_t bytes, tcaMemKind kind, const char* path) {
+  emit(now_ns(), "pio", fmt::format("owner={} offset={} bytes={} kind={} path={}", owner, offset,
+                                    bytes, kind_name(kind), word(path)));
+}
+
+void fence(uint64_t begin) {
+  const uint64_t end = now_ns();
+  emit(begin, "fence", fmt::format("dur={}", end - begin));
+}
+
+void barrier(uint64_t begin) {
+  const uint64_t end = now_ns();
+  emit(begin, "barrier", fmt::format("dur={}", end - begin));
+}
+
+void phase(bool begin, const char* name) {
+  emit(now_ns(), begin ? "phase_begin" : "phase_end", "name=" + word(name));
+}
+
+void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks) {
+  emit(now_ns(), "coll_begin",
+       fmt::format("op={} algorithm={} bytes={} ranks={}", word(kind), word(algorithm), bytes,
+                   ranks));
+}
+
+void collective_end() { emit(now_ns(), "coll_end", ""); }
+
+}  // namespace tca::trace
+
+extern "C" {
+
+int tcaTraceEnabled(void) { return tca::trace::enabled() ? 1 : 0; }
+
+void tcaTracePhaseBegin(const char* name) {
+  if (tca::trace::enabled() && name != nullptr) tca::trace::phase(true, name);
+}
+
+void tcaTracePhaseEnd(const char* name) {
+  if (tca::trace::enabled() && name != nullptr) tca::trace::phase(false, name);
+}
+
+}  // extern "C"

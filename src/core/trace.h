@@ -1,0 +1,57 @@
+// Traces of what tca does (TCA_TRACE=DIR): one text file per rank, DIR/rank-R.trace, a header
+// line and one event a line, timestamps from the steady clock (docs/SIM.md: the format).
+// Off by default; every hook is behind `trace::enabled()`, one load and one branch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tca/tca.h"
+
+namespace tca::trace {
+
+extern bool g_enabled;
+inline bool enabled() { return __builtin_expect(g_enabled, false); }
+
+// Nanoseconds of the steady clock.
+uint64_t now_ns();
+
+// Starts this rank's trace when TCA_TRACE names a folder (created if missing). Fails, with a
+// message naming the file, when the trace cannot be written.
+tcaResult open(int rank, int world, uint64_t host_hash);
+// Writes what is buffered and closes the file (tcaFinalize). Safe when tracing is off.
+void close();
+
+// One transfer as the trace records it.
+struct TransferRecord {
+  int src_rank = 0;
+  int dst_rank = 0;
+  uint64_t width = 0;
+  uint64_t count = 1;
+  uint64_t src_pitch = 0;
+  uint64_t dst_pitch = 0;
+  tcaMemKind src_kind = TCA_MEM_CPU;
+  tcaMemKind dst_kind = TCA_MEM_CPU;
+  const char* path = "";  // transport name
+  int notify_slot = -1;   // -1: no notification
+};
+
+// The events; `begin` is now_ns() at the call's start, the end is taken inside.
+void kick(uint64_t begin, uint64_t chain, int channel, const std::vector<TransferRecord>& chain_transfers);
+void put_or_get(uint64_t begin, const char* what, const TransferRecord& transfer);
+void notify(uint64_t begin, int dst_rank, int slot, const char* path);
+// A failed test starts a wait that a later successful test or wait of (peer, slot) ends.
+void test_missed(int peer, int slot);
+void wait(uint64_t begin, int peer, int slot, int from);
+void drain(uint64_t begin, int channel);
+void pio(int owner, uint64_t offset, uint64_t bytes, tcaMemKind kind, const char* path);
+void fence(uint64_t begin);
+void barrier(uint64_t begin);
+void phase(bool begin, const char* name);
+void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks);
+void collective_end();
+
+const char* kind_name(tcaMemKind kind);
+
+}  // namespace tca::trace
