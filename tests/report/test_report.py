@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""tca-report on the fixtures: every figure kind is written as a valid, non-blank PNG of the
+expected size, the page names every figure, and a report missing a field fails naming it.
+
+Usage: test_report.py TCA_REPORT_SCRIPT. Exits 77 (skipped) where matplotlib or numpy is missing.
+"""
+import glob
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zlib
+
+try:
+    import matplotlib.image
+    import numpy
+except ImportError as missing:
+    print(f"skipped: {missing.name} is not installed (python3 -m pip install matplotlib)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "fixtures")
+SCRIPT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "tools", "report", "tca-report")
+WIDTH, HEIGHT = 1200, 675
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
+def run_report(files, out):
+    return subprocess.run([sys.executable, SCRIPT, *files, "--out", out], capture_output=True, text=True,
+                          timeout=240)
+
+
+def png_size(path):
+    """(width, height) from a PNG's signature and IHDR chunk (its CRC checked)."""
+    with open(path, "rb") as handle:
+        data = handle.read(33)
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise AssertionError(f"{path}: not a PNG (signature)")
+    length, kind = struct.unpack(">I4s", data[8:16])
+    if kind != b"IHDR" or length != 13 or zlib.crc32(data[12:29]) != struct.unpack(">I", data[29:33])[0]:
+        raise AssertionError(f"{path}: no valid IHDR chunk")
+    return struct.unpack(">II", data[16:24])
+
+
+class Figures(unittest.TestCase):
+    def check_png(self, path):
+        self.assertEqual(png_size(path), (WIDTH, HEIGHT), path)
+        pixels = matplotlib.image.imread(path)  # decodes the whole file: a broken one raises
+        self.assertEqual(pixels.shape[:2], (HEIGHT, WIDTH), path)
+        flat = pixels.reshape(-1, pixels.shape[2])
+        self.assertFalse(numpy.all(flat == flat[0]), f"{path}: blank (every pixel alike)")
+        inked = numpy.count_nonzero(numpy.any(pixels[:, :, :3] < 0.5, axis=2))
+        self.assertGreater(inked, WIDTH * HEIGHT // 200, f"{path}: almost nothing drawn")
+
+    def draw(self, files, expected):
+        with tempfile.TemporaryDirectory() as out:
+            result = run_report([fixture(f) for f in files], out)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            written = sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, "*.png")))
+            self.assertEqual(written, sorted(expected))
+            with open(os.path.join(out, "report.md"), encoding="utf-8") as page:
+                text = page.read()
+            for name in expected:
+                self.check_png(os.path.join(out, name))
+                self.assertIn(f"]({name})", text)
+            return text
+
+    def test_pingpong(self):
+        text = self.draw(["pingpong_cpu_2ranks.json"], ["pingpong_latency.png", "pingpong_bandwidth.png"])
+        self.assertIn("date not recorded", text)
+
+    def test_collectives(self):
+        self.draw(["coll_cpu_2ranks.json"], ["coll_allreduce.png", "coll_allgather.png"])
+
+    def test_topology(self):
+        text = self.draw(["topo_h200x8_8ranks.json", "topo_h200x2_2ranks.json"],
+                         ["topo_links_topo_h200x8_8ranks.png", "topo_latency_topo_h200x8_8ranks.png",
+                          "topo_bandwidth_topo_h200x8_8ranks.png", "topo_halo_topo_h200x8_8ranks.png",
+                          "topo_links_topo_h200x2_2ranks.png", "topo_auto_path_topo_h200x2_2ranks.png"])
+        self.assertIn("| rank 1 | 256 MiB | 389.00 | 358.00 | CE |", text)
+
+    def test_bfs_several_scales(self):
+        self.draw(["bfs_scale8_2ranks.json", "bfs_scale10_2ranks.json"],
+                  ["bfs_teps.png", "bfs_phases.png", "bfs_levels.png"])
+
+    def test_cg(self):
+        self.draw(["cg_classS_1rank.json", "cg_classS_2ranks.json", "cg_classS_4ranks_2d.json"],
+                  ["cg_breakdown.png"])
+
+    def test_model_beside_measured(self):
+        text = self.draw(["sim_format_sample.json", "coll_cpu_2ranks.json", "pingpong_cpu_2ranks.json"],
+                         ["pingpong_latency.png", "pingpong_bandwidth.png", "coll_allreduce.png",
+                          "coll_allgather.png", "sim_vs_measured.png", "sim_calibration.png"])
+        self.assertIn("| allreduce time | 1 | model.peach2 | 0.21 |", text)
+
+    def test_provenance_in_captions(self):
+        with tempfile.TemporaryDirectory() as out:
+            with open(fixture("pingpong_cpu_2ranks.json"), encoding="utf-8") as handle:
+                document = json.load(handle)
+            document.update({"date": "2026-11-23T23:00:00Z", "host": "h", "cpu": "a CPU", "gpus": ["NVIDIA H200"],
+                             "command": "tca-pingpong --json"})
+            path = os.path.join(out, "with_provenance.json")
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(document, handle)
+            result = run_report([path], os.path.join(out, "figures"))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(os.path.join(out, "figures", "report.md"), encoding="utf-8") as page:
+                text = page.read()
+            self.assertIn("1× NVIDIA H200; a CPU; host h; 2026-11-23T23:00:00Z; `tca-pingpong --json`", text)
+
+
+class MissingFields(unittest.TestCase):
+    def fails_naming(self, name, edit, field):
+        with tempfile.TemporaryDirectory() as out:
+            with open(fixture(name), encoding="utf-8") as handle:
+                document = json.load(handle)
+            edit(document)
+            path = os.path.join(out, "broken.json")
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(document, handle)
+            target = os.path.join(out, "figures")
+            result = run_report([path], target)
+            self.assertEqual(result.returncode, 1, result.stdout)
+            self.assertIn(f"'{field}'", result.stderr)
+            self.assertIn("broken.json", result.stderr)
+            self.assertFalse(os.path.exists(target), "a failed report wrote its folder")
+
+    def test_pingpong_row(self):
+        self.fails_naming("pingpong_cpu_2ranks.json", lambda d: d["rows"][3].pop("latency_us"), "latency_us")
+
+    def test_collective_row(self):
+        self.fails_naming("coll_cpu_2ranks.json", lambda d: d["rows"][0].pop("busbw_GBps"), "busbw_GBps")
+
+    def test_bfs_scale(self):
+        self.fails_naming("bfs_scale8_2ranks.json", lambda d: d.pop("SCALE"), "SCALE")
+
+    def test_bfs_level(self):
+        self.fails_naming("bfs_scale8_2ranks.json",
+                          lambda d: d["rows"][0]["searches"][0]["per_level"][1].pop("flag_s"), "flag_s")
+
+    def test_cg_breakdown(self):
+        self.fails_naming("cg_classS_2ranks.json", lambda d: d["rows"][1].pop("breakdown"), "breakdown")
+
+    def test_topo_matrix_cell(self):
+        self.fails_naming("topo_h200x8_8ranks.json", lambda d: d["rows"][60].pop("to"), "to")
+
+    def test_calibration_row(self):
+        self.fails_naming("sim_format_sample.json", lambda d: d["rows"][-1].pop("error"), "error")
+
+    def test_rows(self):
+        self.fails_naming("cg_classS_1rank.json", lambda d: d.pop("rows"), "rows")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)

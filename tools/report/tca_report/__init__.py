@@ -1,0 +1,1 @@
+"""tca-report: figures and a page from the JSON reports of tca's programs."""

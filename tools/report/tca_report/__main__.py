@@ -1,0 +1,5 @@
+import sys
+
+from tca_report.cli import main
+
+sys.exit(main())

@@ -1,0 +1,90 @@
+"""tca-report FILE.json... --out DIR: figures (PNG) and a page (report.md) of tca's JSON reports."""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+from tca_report.data import ReportError, load
+
+PROGRAMS = ("tca-pingpong", "tca-coll", "tca-topo", "tca-bfs", "tca-cg", "tca-sim")
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(
+        prog="tca-report",
+        description="Draws the --json output of tca-pingpong, tca-coll, tca-topo, tca-bfs, tca-cg and tca-sim "
+                    "as PNG figures with one Markdown page (report.md) that shows them with their captions. "
+                    "Several files are overlaid in the same figures.")
+    parser.add_argument("files", nargs="+", metavar="FILE.json", help="a program's --json output")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the figures and report.md "
+                        "(created; files of the same names are replaced)")
+    parser.add_argument("--title", default="tca results", help="the page's title (default: %(default)s)")
+    return parser.parse_args(argv)
+
+
+def build(runs, out_dir):
+    """Every figure and table of `runs`, written into out_dir. Returns (items, notes)."""
+    from tca_report import bfs, cg, coll, pingpong, sim, topo
+
+    by_program = {name: [run for run in runs if run.program == name] for name in PROGRAMS}
+    for run in runs:
+        if run.program not in PROGRAMS:
+            raise ReportError(f"{run.path}: benchmark '{run.program}' is not one tca-report draws "
+                              f"({', '.join(PROGRAMS)})")
+    sims = by_program["tca-sim"]
+    sim_coll = [run for run in sims if sim.split(run)[0]]
+    sim_pingpong = [run for run in sims if sim.split(run)[1]]
+    items, notes = [], []
+    if by_program["tca-pingpong"] or sim_pingpong:
+        items += pingpong.figures(by_program["tca-pingpong"] + sim_pingpong, out_dir)
+    if by_program["tca-coll"] or sim_coll:
+        items += coll.figures(by_program["tca-coll"] + sim_coll, out_dir)
+    if by_program["tca-topo"]:
+        figures, tables = topo.figures(by_program["tca-topo"], out_dir)
+        items += figures + tables
+    if by_program["tca-bfs"]:
+        items += bfs.figures(by_program["tca-bfs"], out_dir, notes)
+    if by_program["tca-cg"]:
+        items += cg.figures(by_program["tca-cg"], out_dir)
+    if sims:
+        figures, tables = sim.figures(sims, by_program["tca-coll"], by_program["tca-pingpong"], out_dir)
+        items += figures + tables
+    return items, notes
+
+
+def main(argv=None):
+    arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        import matplotlib  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError as error:
+        print(f"tca-report: error: {error.name} is missing: install it (python3 -m pip install matplotlib, "
+              "or the python3-matplotlib package)", file=sys.stderr)
+        return 1
+    from tca_report import page
+
+    out_dir = os.path.abspath(arguments.out)
+    parent = os.path.dirname(out_dir)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        runs = load(arguments.files)
+        # Written into a scratch folder first: a report that fails leaves nothing half-written.
+        scratch = tempfile.mkdtemp(prefix=".tca-report-", dir=parent)
+        try:
+            items, notes = build(runs, scratch)
+            page.write(os.path.join(scratch, "report.md"), arguments.title, runs, items, notes)
+            os.makedirs(out_dir, exist_ok=True)
+            for name in sorted(os.listdir(scratch)):
+                os.replace(os.path.join(scratch, name), os.path.join(out_dir, name))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    except ReportError as error:
+        print(f"tca-report: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"tca-report: error: {error}", file=sys.stderr)
+        return 1
+    figures = [item for item in items if hasattr(item, "filename")]
+    print(f"tca-report: {len(figures)} figures and report.md in {out_dir}")
+    return 0

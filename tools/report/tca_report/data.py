@@ -1,0 +1,85 @@
+"""Reading the reports: one Run per file, fields checked where a figure needs them."""
+import json
+import os
+
+
+class ReportError(Exception):
+    """A report cannot be drawn: the message names the file and what is wrong with it."""
+
+
+class Run:
+    """One program's JSON report: {"benchmark": name, fields..., "rows": [...], "notes": [...]}."""
+
+    def __init__(self, path, document, label):
+        self.path = path
+        self.document = document
+        self.label = label
+        self.program = document["benchmark"]
+        self.rows = document["rows"]
+
+    def field(self, name):
+        """A top-level field the figure cannot do without."""
+        if name not in self.document:
+            raise ReportError(f"{self.path}: missing field '{name}' (a {self.program} report has it)")
+        return self.document[name]
+
+    def row_field(self, index, row, name):
+        if not isinstance(row, dict) or name not in row:
+            raise ReportError(f"{self.path}: rows[{index}]: missing field '{name}' "
+                              f"(needed for the {self.program} figures)")
+        return row[name]
+
+    def rows_with(self, names, rows=None):
+        """The rows (all, or `rows` as (index, row) pairs) as dicts, each checked for `names`."""
+        pairs = list(enumerate(self.rows)) if rows is None else rows
+        for index, row in pairs:
+            for name in names:
+                self.row_field(index, row, name)
+        return [row for _, row in pairs]
+
+    def provenance(self):
+        """Where, when and how the run was made, as far as its report says."""
+        d = self.document
+        where = []
+        gpus = d.get("gpus")
+        if isinstance(gpus, list) and gpus:
+            names = sorted(set(gpus))
+            where.append(", ".join(f"{gpus.count(n)}× {n}" for n in names))
+        if d.get("cpu"):
+            where.append(str(d["cpu"]))
+        if d.get("device"):
+            where.append(f"device {d['device']}")
+        if d.get("host"):
+            where.append(f"host {d['host']}")
+        parts = ["; ".join(where) if where else "device not recorded",
+                 str(d["date"]) if d.get("date") else "date not recorded",
+                 f"`{d['command']}`" if d.get("command") else "command not recorded"]
+        return f"{self.label} ({os.path.basename(self.path)}): " + "; ".join(parts)
+
+
+def load(paths):
+    """Runs of the files, each labelled by its file name (made unique)."""
+    runs = []
+    used = set()
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                document = json.load(handle)
+        except OSError as error:
+            raise ReportError(f"{path}: cannot read: {error.strerror}") from None
+        except json.JSONDecodeError as error:
+            raise ReportError(f"{path}: not JSON: {error}") from None
+        if not isinstance(document, dict):
+            raise ReportError(f"{path}: not a report (a JSON object is expected)")
+        for name in ("benchmark", "rows"):
+            if name not in document:
+                raise ReportError(f"{path}: missing field '{name}' (every tca report has it)")
+        if not isinstance(document["rows"], list):
+            raise ReportError(f"{path}: field 'rows' is not a list")
+        label = os.path.splitext(os.path.basename(path))[0]
+        base, n = label, 2
+        while label in used:
+            label, n = f"{base}-{n}", n + 1
+        used.add(label)
+        runs.append(Run(path, document, label))
+    return runs
