@@ -74,3 +74,16 @@ function(tca_use_ucx target visibility)
   set_property(TARGET ${target} APPEND PROPERTY BUILD_RPATH "${TCA_UCX_LIBDIR}")
   set_property(TARGET ${target} APPEND PROPERTY INSTALL_RPATH "${TCA_UCX_LIBDIR}")
 endfunction()
+
+if(TCA_HAVE_UCX)
+  set(tca_ucx_dir "${PROJECT_SOURCE_DIR}/src/transport/ucx")
+  target_sources(tca_objects PRIVATE
+    ${tca_ucx_dir}/endpoints.cc
+    ${tca_ucx_dir}/memory.cc
+    ${tca_ucx_dir}/request.cc
+    ${tca_ucx_dir}/worker.cc)
+  target_compile_definitions(tca_objects PUBLIC TCA_HAVE_UCX=1)
+  # tca_internal's users (unit tests) link UCX through the objects' usage requirements.
+  target_link_libraries(tca_objects PUBLIC ucx::ucp ucx::ucs)
+  tca_use_ucx(tca PRIVATE)
+endif()

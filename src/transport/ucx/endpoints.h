@@ -1,0 +1,61 @@
+// An endpoint from this rank's worker to every rank's worker (this rank's own included), made
+// collectively: the worker addresses, of varying length, go round through the bootstrap. Each
+// endpoint reports a failed peer (its process gone, its connection reset) through UCX's error
+// handling, so operations to a dead peer end in an error instead of waiting forever.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <memory>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "tca/tca.h"
+#include "transport/ucx/request.h"
+#include "transport/ucx/worker.h"
+
+namespace tca::ucx {
+
+// The bootstrap's barrier, while a helper thread progresses `worker`: over transports whose data
+// lands only inside the target's progress (tcp), a peer's flush may need this rank's progress
+// to finish before it can reach the barrier.
+tcaResult barrier_with_progress(Bootstrap& bootstrap, const Worker& worker);
+
+class Endpoints {
+ public:
+  Endpoints() = default;
+  // Collective over the bootstrap's ranks.
+  static tcaResult connect(const Worker& worker, Bootstrap& bootstrap, Endpoints* out);
+  Endpoints(Endpoints&& other) noexcept = default;
+  Endpoints& operator=(Endpoints&& other) noexcept;
+  Endpoints(const Endpoints&) = delete;
+  Endpoints& operator=(const Endpoints&) = delete;
+  // Closes whatever close() did not, without waiting for the peers.
+  ~Endpoints();
+
+  int size() const { return static_cast<int>(endpoints_.size()); }
+  ucp_ep_h operator[](int rank) const { return endpoints_[static_cast<size_t>(rank)]; }
+  // UCS_OK while the connection to `rank` is healthy, else the error UCX reported for it.
+  ucs_status_t peer_status(int rank) const { return peers_[static_cast<size_t>(rank)].status; }
+
+  // Collective: completes every operation at its target, then closes every endpoint once every
+  // rank has done so. `check` bounds the waits (see wait()).
+  tcaResult close(Bootstrap& bootstrap, const WaitCheck& check);
+
+ private:
+  struct Peer {  // what UCX's error handler writes (stable address: a heap array)
+    ucs_status_t status = UCS_OK;
+  };
+  static void on_error(void* peer, ucp_ep_h ep, ucs_status_t status);
+  static tcaResult exchange_addresses(const Worker& worker, Bootstrap& bootstrap,
+                                      std::vector<uint8_t>* all, size_t* stride);
+  tcaResult create(int rank, const uint8_t* address);
+  // Starts closing every endpoint (forcibly: nothing is flushed) and progresses until done.
+  void force_close();
+
+  const Worker* worker_ = nullptr;
+  std::vector<ucp_ep_h> endpoints_;
+  std::unique_ptr<Peer[]> peers_;
+};
+
+}  // namespace tca::ucx

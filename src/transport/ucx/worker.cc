@@ -1,0 +1,109 @@
+#include "transport/ucx/worker.h"
+
+#include <utility>
+
+#include "transport/ucx/status.h"
+
+namespace tca::ucx {
+
+tcaResult result_of(ucs_status_t status) {
+  switch (status) {
+    case UCS_OK:
+      return TCA_SUCCESS;
+    case UCS_ERR_NO_MEMORY:
+      return TCA_ERROR_OUT_OF_MEMORY;
+    case UCS_ERR_NO_RESOURCE:
+    case UCS_ERR_EXCEEDS_LIMIT:
+      return TCA_ERROR_OUT_OF_RESOURCES;
+    case UCS_ERR_UNSUPPORTED:
+      return TCA_ERROR_UNSUPPORTED;
+    case UCS_ERR_TIMED_OUT:
+      return TCA_ERROR_TIMEOUT;
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_NOT_CONNECTED:
+    case UCS_ERR_REJECTED:
+      return TCA_ERROR_PEER_FAILED;
+    default:
+      return TCA_ERROR_TRANSPORT;
+  }
+}
+
+// ---- UcpContext ----
+
+tcaResult UcpContext::create(uint64_t features, UcpContext* out) {
+  ucp_config_t* config = nullptr;
+  TCA_UCX_CHECK(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = features;
+  UcpContext made;
+  const ucs_status_t status = ucp_init(&params, config, &made.context_);
+  ucp_config_release(config);
+  TCA_UCX_CHECK(status, "ucp_init (features {:#x})", features);
+  *out = std::move(made);
+  return TCA_SUCCESS;
+}
+
+UcpContext::UcpContext(UcpContext&& other) noexcept
+    : context_(std::exchange(other.context_, nullptr)) {}
+
+UcpContext& UcpContext::operator=(UcpContext&& other) noexcept {
+  if (this != &other) {
+    release();
+    context_ = std::exchange(other.context_, nullptr);
+  }
+  return *this;
+}
+
+UcpContext::~UcpContext() { release(); }
+
+void UcpContext::release() {
+  if (context_ != nullptr) ucp_cleanup(std::exchange(context_, nullptr));
+}
+
+// ---- Worker ----
+
+tcaResult Worker::create(const UcpContext& context, Worker* out) {
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  Worker made;
+  TCA_UCX_CHECK(ucp_worker_create(context.get(), &params, &made.worker_), "ucp_worker_create");
+  *out = std::move(made);
+  return TCA_SUCCESS;
+}
+
+Worker::Worker(Worker&& other) noexcept : worker_(std::exchange(other.worker_, nullptr)) {}
+
+Worker& Worker::operator=(Worker&& other) noexcept {
+  if (this != &other) {
+    release();
+    worker_ = std::exchange(other.worker_, nullptr);
+  }
+  return *this;
+}
+
+Worker::~Worker() { release(); }
+
+void Worker::release() {
+  if (worker_ != nullptr) ucp_worker_destroy(std::exchange(worker_, nullptr));
+}
+
+tcaResult Worker::address(std::vector<uint8_t>* out) const {
+  ucp_worker_attr_t attr{};
+  attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
+  TCA_UCX_CHECK(ucp_worker_query(worker_, &attr), "ucp_worker_query (address)");
+  const auto* bytes = reinterpret_cast<const uint8_t*>(attr.address);
+  out->assign(bytes, bytes + attr.address_length);
+  ucp_worker_release_address(worker_, attr.address);
+  return TCA_SUCCESS;
+}
+
+tcaResult Worker::fence() const {
+  TCA_UCX_CHECK(ucp_worker_fence(worker_), "ucp_worker_fence");
+  return TCA_SUCCESS;
+}
+
+}  // namespace tca::ucx

@@ -1,0 +1,59 @@
+// The UCP context (UCX's global state: the transports and memory domains it opened) and one
+// worker (the progress engine every endpoint and request of this rank belongs to). RAII,
+// move-only: the worker must go before the context it was made from.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tca/tca.h"
+
+namespace tca::ucx {
+
+class UcpContext {
+ public:
+  UcpContext() = default;
+  // Reads UCX's configuration from the environment (UCX_TLS, UCX_NET_DEVICES, ...) and opens
+  // the transports that serve `features` (UCP_FEATURE_*).
+  static tcaResult create(uint64_t features, UcpContext* out);
+  UcpContext(UcpContext&& other) noexcept;
+  UcpContext& operator=(UcpContext&& other) noexcept;
+  UcpContext(const UcpContext&) = delete;
+  UcpContext& operator=(const UcpContext&) = delete;
+  ~UcpContext();
+
+  ucp_context_h get() const { return context_; }
+
+ private:
+  void release();
+  ucp_context_h context_ = nullptr;
+};
+
+class Worker {
+ public:
+  Worker() = default;
+  // A worker whose calls come from one thread at a time (tca serializes its API).
+  static tcaResult create(const UcpContext& context, Worker* out);
+  Worker(Worker&& other) noexcept;
+  Worker& operator=(Worker&& other) noexcept;
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  ~Worker();
+
+  ucp_worker_h get() const { return worker_; }
+  // The bytes a peer needs to connect to this worker.
+  tcaResult address(std::vector<uint8_t>* out) const;
+  // Advances communication; returns how many events it handled.
+  unsigned progress() const { return ucp_worker_progress(worker_); }
+  // Operations issued after the fence are completed at their targets only after every earlier
+  // one (on every endpoint of this worker).
+  tcaResult fence() const;
+
+ private:
+  void release();
+  ucp_worker_h worker_ = nullptr;
+};
+
+}  // namespace tca::ucx
