@@ -153,7 +153,16 @@ TEST_P(TransportTest, HandlesForgedWithAValidChecksumAreRefused) {
         {"an id never issued", TCA_ERROR_INVALID_HANDLE,
          [](WireHandle& w, const WireHandle&) { w.region_id += uint64_t{1} << 40; }},
         {"reserved bytes", TCA_ERROR_INVALID_HANDLE,
-         [](WireHandle& w, const WireHandle&) { w.reserved1[7] = 1; }},
+         [](WireHandle& w, const WireHandle&) { w.reserved1[5] = 1; }},
+        {"a transport record the owner never wrote", TCA_ERROR_INVALID_HANDLE,
+         [](WireHandle& w, const WireHandle&) {
+           // Well framed (transport 0, 4 bytes, padded to 8) after the genuine records.
+           const uint8_t record[8] = {0, 0, 4, 0, 0xde, 0xad, 0xbe, 0xef};
+           std::memcpy(w.records + w.records_bytes, record, sizeof(record));
+           w.records_bytes = static_cast<uint16_t>(w.records_bytes + sizeof(record));
+         }},
+        {"bytes after the transport records", TCA_ERROR_INVALID_HANDLE,
+         [](WireHandle& w, const WireHandle&) { w.records[sizeof(w.records) - 1] = 1; }},
         {"another job's key", TCA_ERROR_FOREIGN_HANDLE,
          [](WireHandle& w, const WireHandle&) { w.job_key ^= 0x1234; }},
     };
@@ -184,8 +193,12 @@ TEST_P(TransportTest, RandomMutationsWithAValidChecksumAcceptNothingNew) {
     WireHandle wire = wire_of(base);
     auto* bytes = reinterpret_cast<unsigned char*>(&wire);
     const int flips = 1 + static_cast<int>(rng() % 3);
-    for (int f = 0; f < flips; ++f)
-      bytes[rng() % offsetof(WireHandle, checksum)] ^= static_cast<unsigned char>(1 + rng() % 255);
+    // Most flips hit the fixed part (and the start of the records), the rest anywhere.
+    const size_t fixed = offsetof(WireHandle, records) + 16;
+    for (int f = 0; f < flips; ++f) {
+      const size_t span = rng() % 4 != 0 ? fixed : offsetof(WireHandle, checksum);
+      bytes[rng() % span] ^= static_cast<unsigned char>(1 + rng() % 255);
+    }
     reseal(wire);
     const tcaHandle mutated = handle_of(wire);
     int owner = -1;

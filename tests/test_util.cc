@@ -208,6 +208,8 @@ const char* path_name(tcaPath path) {
       return "sm";
     case TCA_PATH_CUDA_RESIDENT:
       return "resident";
+    case TCA_PATH_UCX:
+      return "ucx";
   }
   return "?";
 }

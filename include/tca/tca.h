@@ -61,8 +61,9 @@ typedef enum tcaMemKind {
   TCA_MEM_GPU = 1  /* device memory of the rank's current GPU */
 } tcaMemKind;
 
-/* Which engine carries a descriptor's transfers. AUTO picks per peer pair, and takes the CUDA
- * path for every transfer with an end in GPU memory (tca/tca_cuda.h has the GPU API). */
+/* Which engine carries a descriptor's transfers. AUTO picks, per transfer, among the transports
+ * that reach the peer for the memory kinds of its two ends: the first in the registry's order
+ * (docs/ARCHITECTURE.md), or by size where a calibration measured several (tca-topo shows it). */
 typedef enum tcaPath {
   TCA_PATH_AUTO = 0,
   TCA_PATH_SHM = 1, /* CPU shared memory between ranks of one host */
@@ -73,11 +74,18 @@ typedef enum tcaPath {
   /* The SMs, with host kicks of chains up to 32 KiB served by a kernel that stays resident (no
    * launch per kick; it leaves after TCA_CUDA_RESIDENT_IDLE_US without one). Such kicks do not
    * follow the legacy default stream: synchronize with the work that wrote the source first. */
-  TCA_PATH_CUDA_RESIDENT = 6
+  TCA_PATH_CUDA_RESIDENT = 6,
+  TCA_PATH_UCX = 7 /* UCX one-sided puts and gets: CPU and GPU memory, inside and across hosts */
 } tcaPath;
 
-#define TCA_HANDLE_BYTES 192
-/* A registered region, as plain bytes that may travel through any channel. */
+/* A registered region, as plain bytes that may travel through any channel (files, MPI, sockets).
+ * Compatibility: a handle is meaningful only to the ranks of the job that made it, all running the
+ * same tca release. Its bytes start with a magic number and a format version; a handle of another
+ * format is refused with TCA_ERROR_INVALID_HANDLE, never misread. Each transport that can reach
+ * the region appends a record of its own (a UCX remote key, for instance) before the handle is
+ * sealed, so TCA_HANDLE_BYTES may grow in a later release; such a release changes the library's
+ * soname. Programs size handles with sizeof(tcaHandle) or TCA_HANDLE_BYTES, never a literal. */
+#define TCA_HANDLE_BYTES 512
 typedef struct tcaHandle {
   unsigned char bytes[TCA_HANDLE_BYTES];
 } tcaHandle;
@@ -99,7 +107,9 @@ typedef struct tcaDesc_st *tcaDesc;
                                 every earlier transfer of the chain is visible there */
 
 typedef struct tcaConfig {
-  const char *transport; /* "auto", "shm" or "mpi"; NULL: $TCA_TRANSPORT, else "auto" */
+  /* "auto", or a transport's name ("shm", "mpi", "cuda", "ucx" where built) that AUTO then
+   * prefers wherever it reaches; NULL: $TCA_TRANSPORT, else "auto" */
+  const char *transport;
   int timeout_ms;        /* waits give up after this; 0: $TCA_TIMEOUT_MS, else 60000 */
 } tcaConfig;
 
@@ -113,7 +123,7 @@ TCA_API tcaResult tcaSize(int *size);
 TCA_API tcaResult tcaBarrier(void); /* collective; for set-up, not for data ordering */
 TCA_API tcaResult tcaSetTimeout(int timeout_ms);
 TCA_API tcaResult tcaGetTimeout(int *timeout_ms); /* the timeout waits use now */
-/* The transport AUTO uses between this rank and `peer` ("shm", "mpi", ...). */
+/* The transport AUTO uses between this rank's and `peer`'s host memory ("shm", "mpi", ...). */
 TCA_API tcaResult tcaPeerTransport(int peer, const char **name);
 /* Whether `path` can carry transfers between this rank and `peer`. */
 TCA_API tcaResult tcaPathAvailable(tcaPath path, int peer, int *available);

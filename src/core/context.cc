@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/wake.h"
 #include "transport/cuda/cuda_transport.h"
+#include "transport/registry.h"
 
 namespace tca {
 namespace {
@@ -26,7 +27,7 @@ std::atomic<uint64_t>* cell_at(unsigned char* block, uint64_t offset) {
 }
 
 // Same running kernel and same pid namespace: the peer's /proc entries and pids are ours too.
-uint64_t host_hash() {
+uint64_t machine_hash() {
   char hostname[256] = {};
   gethostname(hostname, sizeof(hostname) - 1);
   std::string identity = hostname;
@@ -82,8 +83,31 @@ tcaResult parse_transport(const tcaConfig* config, std::string* forced) {
   const char* value = config != nullptr ? config->transport : nullptr;
   if (value == nullptr) value = std::getenv("TCA_TRANSPORT");
   *forced = value != nullptr ? value : "auto";
-  if (*forced != "auto" && *forced != "shm" && *forced != "mpi")
-    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "transport '{}' is not one of auto, shm, mpi", *forced);
+  if (*forced == "auto" || transport_id(forced->c_str()) >= 0) return TCA_SUCCESS;
+  std::string known = "auto";
+  for (const TransportEntry& entry : transport_registry()) known += std::string(", ") + entry.name;
+  TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "transport '{}' is not one of {}", *forced, known);
+}
+
+// TCA_HOST_ID splits this machine into hosts: "block:K" puts ranks [0, K) on one host, [K, 2K)
+// on the next; "cyclic:K" puts rank r on host r % K; any other text names this rank's host.
+tcaResult parse_host_id(int rank, std::string* host) {
+  host->clear();
+  const char* value = std::getenv("TCA_HOST_ID");
+  if (value == nullptr || *value == '\0') return TCA_SUCCESS;
+  const std::string text = value;
+  for (const char* form : {"block:", "cyclic:"}) {
+    if (text.rfind(form, 0) != 0) continue;
+    const std::string count = text.substr(std::strlen(form));
+    char* end = nullptr;
+    const long k = std::strtol(count.c_str(), &end, 10);
+    if (count.empty() || *end != '\0' || k <= 0 || k > INT32_MAX)
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_HOST_ID='{}': {} needs a positive rank count",
+               text, form);
+    *host = fmt::format("{}{}", form, form[0] == 'b' ? rank / k : rank % k);
+    return TCA_SUCCESS;
+  }
+  *host = "id:" + text;
   return TCA_SUCCESS;
 }
 
@@ -103,6 +127,8 @@ tcaResult Context::init(const tcaConfig* config) {
   TCA_CHECK(parse_timeout(config, &timeout_ms_));
   TCA_CHECK(make_mpi_bootstrap(&bootstrap_));
   rank_ = bootstrap_->rank();
+  std::string fake_host;
+  TCA_CHECK(parse_host_id(rank_, &fake_host));
   size_ = bootstrap_->size();
   set_log_rank(rank_);
 
@@ -115,13 +141,16 @@ tcaResult Context::init(const tcaConfig* config) {
   mine.pid = static_cast<int>(getpid());
   mine.control_fd = control_.fd();
   mine.control_inode = control_.inode();
-  mine.host_hash = host_hash();
+  mine.machine_hash = machine_hash();
+  mine.host_hash = fake_host.empty()
+                       ? mine.machine_hash
+                       : std::hash<std::string>{}(fmt::format("{:x}/{}", mine.machine_hash, fake_host));
   peers_.resize(size_);
   TCA_CHECK(bootstrap_->allgather(&mine, peers_.data(), sizeof(PeerInfo)));
   // Launchers pin ranks to cores, so the host's online cores, not our affinity, are the supply.
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const long ranks_here = std::count_if(peers_.begin(), peers_.end(), [&](const PeerInfo& peer) {
-    return peer.host_hash == mine.host_hash;
+    return peer.machine_hash == mine.machine_hash;
   });
   oversubscribed_ = cores > 0 && ranks_here > cores;
 
@@ -135,27 +164,73 @@ tcaResult Context::init(const tcaConfig* config) {
 }
 
 tcaResult Context::init_transports(const std::string& forced) {
-  std::unique_ptr<Transport> shm;
-  std::unique_ptr<Transport> mpi;
-  TCA_CHECK(make_shm_transport(*this, &shm));
-  TCA_CHECK(make_mpi_transport(*this, &mpi));
-  default_.resize(size_);
-  for (int peer = 0; peer < size_; ++peer) {
-    const bool use_shm = forced != "mpi" && shm->can_reach(peer);
-    default_[peer] = use_shm ? shm.get() : mpi.get();
+  const auto& registry = transport_registry();
+  if (registry.size() > static_cast<size_t>(kMaxTransports))
+    TCA_FAIL(TCA_ERROR_INTERNAL, "{} transports registered, at most {}", registry.size(),
+             kMaxTransports);
+  for (size_t id = 0; id < registry.size(); ++id)
+    TCA_CHECK(registry[id].make(*this, static_cast<int>(id), &transports_));
+  for (const auto& transport : transports_)
+    if (cuda_ == nullptr) cuda_ = dynamic_cast<CudaTransport*>(transport.get());
+  return choose_defaults(forced);
+}
+
+// Per peer and memory kinds, the first transport (of each id, its main path) that reaches it,
+// the forced one, if any, before the others.
+tcaResult Context::choose_defaults(const std::string& forced) {
+  std::vector<Transport*> order;
+  const int forced_id = forced == "auto" ? -1 : transport_id(forced.c_str());
+  for (const auto& transport : transports_) {
+    const bool first_of_id = std::none_of(order.begin(), order.end(), [&](const Transport* t) {
+      return t->id() == transport->id();
+    });
+    if (first_of_id) order.push_back(transport.get());
   }
-  transports_.push_back(std::move(shm));
-  transports_.push_back(std::move(mpi));
-#ifdef TCA_HAVE_CUDA
-  // Last, so that it attaches imports after the CPU transports (and is destroyed first).
-  TCA_CHECK(make_cuda_transport(*this, &transports_, &cuda_));
-#endif
+  std::stable_partition(order.begin(), order.end(),
+                        [&](const Transport* t) { return t->id() == forced_id; });
+  default_.assign(size_, {});
+  controller_.assign(size_, nullptr);
+  for (int peer = 0; peer < size_; ++peer) {
+    for (int local : {TCA_MEM_CPU, TCA_MEM_GPU})
+      for (int remote : {TCA_MEM_CPU, TCA_MEM_GPU})
+        for (Transport* transport : order)
+          if (transport->can_reach(peer, static_cast<tcaMemKind>(local),
+                                   static_cast<tcaMemKind>(remote))) {
+            default_[peer][2 * local + remote] = transport;
+            break;
+          }
+    for (Transport* transport : order)
+      if (transport->controls(peer)) {
+        controller_[peer] = transport;
+        break;
+      }
+    if (controller_[peer] == nullptr)
+      TCA_FAIL(TCA_ERROR_UNREACHABLE, "no transport of this build reaches rank {} from rank {}",
+               peer, rank_);
+  }
   return TCA_SUCCESS;
+}
+
+Transport* Context::find_transport(tcaPath path) const {
+  for (const auto& transport : transports_)
+    if (transport->path() == path) return transport.get();
+  return nullptr;
+}
+
+bool Context::carries_default_traffic(const Transport* transport) const {
+  for (int peer = 0; peer < size_; ++peer) {
+    if (controller_[peer] == transport) return true;
+    for (const Transport* chosen : default_[peer])
+      if (chosen == transport) return true;
+  }
+  return false;
 }
 
 Context::~Context() {
   // Peers may still read or write our memory until every rank has arrived here.
   if (bootstrap_ != nullptr) bootstrap_->barrier();
+  descriptors_ = DescRegistry();  // prepared runs go before the transports that made them
+  while (!transports_.empty()) transports_.pop_back();  // the last registered goes first
 }
 
 std::string Context::memfd_name(int owner, uint32_t serial) const {
@@ -177,7 +252,7 @@ uint64_t* Context::notify_consumed_counter(int src, int slot) {
 }
 
 tcaResult Context::check_peer_alive(int peer) const {
-  if (peer == rank_ || !same_host(peer)) return TCA_SUCCESS;
+  if (peer == rank_ || !same_machine(peer)) return TCA_SUCCESS;
   if (kill(peers_[peer].pid, 0) != 0 && errno == ESRCH)
     TCA_FAIL(TCA_ERROR_PEER_FAILED, "rank {} (pid {}) has exited", peer, peers_[peer].pid);
   return TCA_SUCCESS;
@@ -185,24 +260,48 @@ tcaResult Context::check_peer_alive(int peer) const {
 
 tcaResult Context::transport_for(tcaPath path, int peer, Transport** out) const {
   if (path == TCA_PATH_AUTO) {
-    *out = default_[peer];
+    *out = controller_[peer];
     return TCA_SUCCESS;
   }
   for (const auto& transport : transports_) {
     if (transport->path() != path) continue;
-    if (!transport->can_reach(peer))
-      TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} cannot reach rank {} from rank {}",
-               transport->name(), peer, rank_);
-    *out = transport.get();
-    return TCA_SUCCESS;
+    for (int local : {TCA_MEM_CPU, TCA_MEM_GPU})
+      for (int remote : {TCA_MEM_CPU, TCA_MEM_GPU})
+        if (transport->can_reach(peer, static_cast<tcaMemKind>(local),
+                                 static_cast<tcaMemKind>(remote))) {
+          *out = transport.get();
+          return TCA_SUCCESS;
+        }
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} cannot reach rank {} from rank {}",
+             transport->name(), peer, rank_);
   }
   TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} is not present in this build", static_cast<int>(path));
 }
 
 tcaResult Context::transport_for(tcaPath path, const Transfer& transfer, Transport** out) const {
-  const bool gpu_end = transfer.dst->kind == TCA_MEM_GPU || transfer.src->kind == TCA_MEM_GPU;
-  return transport_for(path == TCA_PATH_AUTO && gpu_end ? TCA_PATH_CUDA : path, transfer.peer,
-                       out);
+  // The end this rank owns is local (a copy inside this rank: the source).
+  const bool dst_local = transfer.dst->owner == rank_ && transfer.src->owner != rank_;
+  const tcaMemKind local = dst_local ? transfer.dst->kind : transfer.src->kind;
+  const tcaMemKind remote = dst_local ? transfer.src->kind : transfer.dst->kind;
+  const auto kind_name = [](tcaMemKind kind) { return kind == TCA_MEM_GPU ? "GPU" : "host"; };
+  if (path == TCA_PATH_AUTO) {
+    *out = default_transport(transfer.peer, local, remote);
+    if (*out == nullptr)
+      TCA_FAIL(TCA_ERROR_UNREACHABLE, "no transport of this build reaches rank {}'s {} memory "
+               "from rank {}'s {} memory", transfer.peer, kind_name(remote), rank_,
+               kind_name(local));
+    return TCA_SUCCESS;
+  }
+  for (const auto& transport : transports_) {
+    if (transport->path() != path) continue;
+    if (!transport->can_reach(transfer.peer, local, remote))
+      TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} cannot reach rank {}'s {} memory from rank {}'s "
+               "{} memory", transport->name(), transfer.peer, kind_name(remote), rank_,
+               kind_name(local));
+    *out = transport.get();
+    return TCA_SUCCESS;
+  }
+  TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} is not present in this build", static_cast<int>(path));
 }
 
 tcaMemKind Context::local_memory_kind(const void* ptr) const {
@@ -309,8 +408,8 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   wire.region_id = id;
   wire.bytes = bytes;
   wire.address = begin;
+  TCA_CHECK(register_with_transports(*region));  // each may append its record to the handle
   seal_handle(wire);
-  TCA_CHECK(register_with_transports(*region));
 
   cell_at(control_block(), issued_id_offset(size_))->store(next_region_id_ - 1,
                                                            std::memory_order_relaxed);
@@ -363,12 +462,13 @@ RegionRecord Context::record_of(const PeerRegion& region) const {
   record.memfd_inode = region.memfd_inode;
   record.device_offset = region.wire.device_offset;
   std::memcpy(record.device_ipc, region.wire.device_ipc, sizeof(record.device_ipc));
+  record.handle_checksum = region.wire.checksum;
   return record;
 }
 
 tcaResult Context::register_with_transports(PeerRegion& region) {
   for (size_t i = 0; i < transports_.size(); ++i) {
-    const tcaResult result = transports_[i]->register_region(region);
+    const tcaResult result = transports_[i]->register_region(region, &region.wire);
     if (result != TCA_SUCCESS) {
       while (i-- > 0) transports_[i]->deregister_region(region);
       return append_frame(result, __FILE__, __LINE__);
@@ -481,7 +581,8 @@ tcaResult Context::import_region(const WireHandle& wire, PeerRegion** out) {
   RegionRecord record;
   bool found = false;
   uint64_t issued = 0;
-  TCA_CHECK(default_[wire.owner]->read_record(wire.owner, wire.region_id, &record, &found, &issued));
+  TCA_CHECK(controller_[wire.owner]->read_record(wire.owner, wire.region_id, &record, &found,
+                                              &issued));
   if (!found && (wire.region_id == 0 || wire.region_id > issued))
     TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "rank {} never registered a region {} (it issued ids up "
              "to {})", wire.owner, wire.region_id, issued);
@@ -498,7 +599,9 @@ tcaResult Context::import_region(const WireHandle& wire, PeerRegion** out) {
   region->memfd_inode = record.memfd_inode;
   region->wire = wire;
   for (auto& transport : transports_)
-    if (transport->can_reach(wire.owner)) TCA_CHECK(transport->attach(*region));
+    if (transport->can_reach(wire.owner, TCA_MEM_CPU, region->kind) ||
+        transport->can_reach(wire.owner, TCA_MEM_GPU, region->kind))
+      TCA_CHECK(transport->attach(*region));
   PeerRegion* imported = region.get();
   known_regions_[{wire.owner, wire.region_id}] = std::move(region);
   *out = imported;
@@ -518,6 +621,7 @@ tcaResult Context::check_against_record(const WireHandle& wire, const RegionReco
            std::memcmp(wire.device_ipc, record.device_ipc, sizeof(record.device_ipc)) != 0)
     differs = "device export";
   else if (wire.owner_pid != peers_[wire.owner].pid) differs = "owner process";
+  else if (wire.checksum != record.handle_checksum) differs = "transport records";
   if (differs != nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} does not match its owner's "
              "record ({} differs): forged or corrupted", wire.region_id, wire.owner, differs);
@@ -530,14 +634,14 @@ tcaResult Context::region_alive(const PeerRegion& region, bool* alive) {
              region.id;
     return TCA_SUCCESS;
   }
-  return default_[region.owner]->region_alive(region, alive);
+  return controller_[region.owner]->region_alive(region, alive);
 }
 
 // ---------------------------------------------------------------- notifications
 
 tcaResult Context::notify(int dst_rank, int slot) {
-  TCA_CHECK(default_[dst_rank]->fence());
-  return default_[dst_rank]->notify(dst_rank, slot, next_notify_value(dst_rank, slot));
+  TCA_CHECK(controller_[dst_rank]->fence());
+  return controller_[dst_rank]->notify(dst_rank, slot, next_notify_value(dst_rank, slot));
 }
 
 bool Context::consume_arrival(int src_rank, int slot, int* from) {
@@ -617,7 +721,7 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
 bool Context::sleeps_waiting_for(int src_rank) const {
   if (!oversubscribed_) return false;
   // An MPI peer's one-sided operations may need this rank inside MPI to complete.
-  const auto on_shm = [&](int peer) { return default_[peer]->path() == TCA_PATH_SHM; };
+  const auto on_shm = [&](int peer) { return controller_[peer]->path() == TCA_PATH_SHM; };
   if (src_rank != TCA_ANY_RANK) return on_shm(src_rank);
   for (int peer = 0; peer < size_; ++peer)
     if (!on_shm(peer)) return false;

@@ -26,7 +26,11 @@ struct PeerInfo {
   int pid = 0;
   int control_fd = -1;
   uint64_t control_inode = 0;  // identity of the control block's memfd
-  uint64_t host_hash = 0;  // hostname and boot id: equal means the same running kernel
+  // Hostname, boot id and pid namespace: equal means the same running kernel.
+  uint64_t machine_hash = 0;
+  // The host as tca treats it: the machine, unless TCA_HOST_ID splits one machine into several
+  // (fake) hosts so that every path between hosts can run on one machine.
+  uint64_t host_hash = 0;
 };
 
 class Context {
@@ -42,6 +46,10 @@ class Context {
   uint64_t job_key() const { return job_key_; }
   const PeerInfo& peer(int rank) const { return peers_[rank]; }
   bool same_host(int rank) const { return peers_[rank].host_hash == peers_[rank_].host_hash; }
+  // Whether `rank` runs on this machine (its pid is meaningful here), whatever TCA_HOST_ID says.
+  bool same_machine(int rank) const {
+    return peers_[rank].machine_hash == peers_[rank_].machine_hash;
+  }
   Bootstrap& bootstrap() { return *bootstrap_; }
   unsigned char* control_block() { return control_.data(); }
   uint64_t control_block_size() const { return control_block_bytes(size_); }
@@ -56,18 +64,30 @@ class Context {
   uint64_t* notify_sent_counter(int peer, int slot);
   uint64_t* notify_consumed_counter(int src, int slot);
   const HostBlock& notify_counter_block() const { return notify_counters_; }
-  // The CUDA transport, or null when this build has none.
-  CudaTransport* cuda() const { return cuda_; }
+  // The first transport of `path` in this build, or null.
+  Transport* find_transport(tcaPath path) const;
+  // The transport that reaches `peer`'s control block (records, liveness, notifications).
+  Transport* control_transport(int peer) const { return controller_[peer]; }
+  // Whether AUTO sends any traffic (data or control) through `transport`.
+  bool carries_default_traffic(const Transport* transport) const;
   // Checks that a waited-for peer still runs (same host: its process exists).
   tcaResult check_peer_alive(int peer) const;
 
   // ---- what the API calls ----
   void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }
-  Transport* default_transport(int peer) const { return default_[peer]; }
-  // The transport for `path` to `peer`, or TCA_ERROR_UNREACHABLE.
+  // The transport AUTO takes between this rank's memory of kind `local` and `peer`'s of kind
+  // `remote` (null where none reaches).
+  Transport* default_transport(int peer, tcaMemKind local, tcaMemKind remote) const {
+    return default_[peer][2 * local + remote];
+  }
+  // The transport AUTO takes between this rank's and `peer`'s host memory (which also carries
+  // the control traffic to `peer`).
+  Transport* default_transport(int peer) const { return controller_[peer]; }
+  // The transport of `path` to `peer` (AUTO: the default between host memories), or
+  // TCA_ERROR_UNREACHABLE where it reaches no memory of `peer`.
   tcaResult transport_for(tcaPath path, int peer, Transport** out) const;
-  // The same for one transfer: AUTO sends every transfer with an end in GPU memory to the
-  // CUDA path, whatever the peer's default.
+  // The transport for one transfer: AUTO takes the default for its memory kinds; a named path
+  // is taken where it reaches, else TCA_ERROR_UNREACHABLE.
   tcaResult transport_for(tcaPath path, const Transfer& transfer, Transport** out) const;
   // TCA_MEM_GPU when `ptr` is device memory (an unregistered tcaPut/tcaGet buffer).
   tcaMemKind local_memory_kind(const void* ptr) const;
@@ -95,6 +115,7 @@ class Context {
   Context() = default;
   tcaResult init(const tcaConfig* config);
   tcaResult init_transports(const std::string& forced);
+  tcaResult choose_defaults(const std::string& forced);
   // Consumes one arrived notification (no progress); true if there was one.
   bool consume_arrival(int src_rank, int slot, int* from);
   tcaResult progress_transports();
@@ -130,8 +151,10 @@ class Context {
   // Every region ever resolved, kept until finalize so prepared chains never dangle.
   std::map<std::pair<int, uint64_t>, std::unique_ptr<PeerRegion>> known_regions_;
 
+  // Every transport's paths, in registry order (destroyed in reverse order).
   std::vector<std::unique_ptr<Transport>> transports_;
-  std::vector<Transport*> default_;  // per peer
+  std::vector<std::array<Transport*, 4>> default_;  // per peer, [2 * local kind + remote kind]
+  std::vector<Transport*> controller_;              // per peer
   CudaTransport* cuda_ = nullptr;    // one of transports_, when built with CUDA
   HostBlock notify_counters_;        // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
   int any_source_cursor_ = 0;

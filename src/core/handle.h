@@ -1,6 +1,9 @@
 // The bytes of a tcaHandle: what a peer needs to find, check and reach a registered region.
+// A fixed part (the region, and the export of the memory domain that owns it), then the records
+// that transports append (e.g. a UCX remote key), then a checksum over everything before it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "tca/tca.h"
@@ -8,7 +11,11 @@
 namespace tca {
 
 constexpr uint32_t kHandleMagic = 0x31414354;  // "TCA1"
-constexpr uint16_t kHandleVersion = 1;
+constexpr uint16_t kHandleVersion = 2;         // 2: transport records, 512 bytes
+
+// Where the transport records start, and how many bytes they may take in all.
+constexpr size_t kHandleFixedBytes = 144;
+constexpr size_t kHandleRecordsBytes = TCA_HANDLE_BYTES - kHandleFixedBytes - sizeof(uint64_t);
 
 // Host byte order: every rank of a job runs on the same architecture.
 struct WireHandle {
@@ -27,16 +34,27 @@ struct WireHandle {
   uint64_t memfd_offset;  // where the region starts inside the memfd
   uint8_t device_ipc[64]; // device-memory export (GPU regions)
   uint64_t device_offset; // where the region starts inside the exported allocation
-  uint8_t reserved1[48];
+  uint16_t records_bytes; // bytes of `records` in use
+  uint8_t reserved1[6];
+  // Transport records, back to back: {uint8 transport id, uint8 0, uint16 length, payload}, each
+  // padded to 8 bytes; bytes after `records_bytes` are zero.
+  uint8_t records[kHandleRecordsBytes];
   uint64_t checksum;      // over every byte above
 };
 static_assert(sizeof(WireHandle) == TCA_HANDLE_BYTES, "wire handle must fill tcaHandle");
+static_assert(offsetof(WireHandle, records) == kHandleFixedBytes, "handle layout");
 
 uint64_t handle_checksum(const WireHandle& wire);
 void seal_handle(WireHandle& wire);          // fills magic, version and checksum
 tcaHandle to_public(const WireHandle& wire);
-// Decodes and checks the bytes alone (format, checksum, job key); not liveness or bounds.
+// Decodes and checks the bytes alone (format, checksum, job key, record framing); not liveness
+// or bounds.
 tcaResult decode_handle(const tcaHandle* handle, uint64_t job_key, int world_size,
                         WireHandle* wire);
+
+// Appends transport `id`'s record (before sealing); TCA_ERROR_OUT_OF_RESOURCES when it does not fit.
+tcaResult append_handle_record(WireHandle& wire, int id, const void* payload, size_t bytes);
+// Transport `id`'s record: *payload null and *bytes 0 when the handle has none.
+void find_handle_record(const WireHandle& wire, int id, const uint8_t** payload, size_t* bytes);
 
 }  // namespace tca

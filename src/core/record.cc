@@ -26,11 +26,13 @@ void encode(const RegionRecord& record, uint64_t (&words)[kRecordWords]) {
   words[6] = record.memfd_inode;
   words[7] = record.device_offset;
   std::memcpy(&words[8], record.device_ipc, sizeof(record.device_ipc));
+  words[16] = record.handle_checksum;
 }
 
 }  // namespace
 
-static_assert(sizeof(RegionRecord::device_ipc) == 8 * sizeof(uint64_t), "record layout");
+static_assert(sizeof(RegionRecord::device_ipc) == 8 * sizeof(uint64_t) && kRecordWords == 17,
+              "record layout");
 
 RegionRecord decode_record(const uint64_t (&words)[kRecordWords]) {
   RegionRecord record;
@@ -45,6 +47,7 @@ RegionRecord decode_record(const uint64_t (&words)[kRecordWords]) {
   record.memfd_inode = words[6];
   record.device_offset = words[7];
   std::memcpy(record.device_ipc, &words[8], sizeof(record.device_ipc));
+  record.handle_checksum = words[16];
   return record;
 }
 

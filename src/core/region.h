@@ -3,12 +3,17 @@
 // notifications and announces its transfers in flight.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/handle.h"
 #include "tca/tca.h"
 
 namespace tca {
+
+// Transports a build may have (ids 0 .. kMaxTransports-1, in the registry's order); each one
+// announces its transfers in flight on the lane of its id.
+constexpr int kMaxTransports = 8;
 
 // One registered region as any rank knows it: the owner's own registration, or an import.
 // An import's fields come from the owner's record (never from handle bytes alone).
@@ -22,9 +27,9 @@ struct PeerRegion {
   unsigned char* mapped = nullptr; // base in this process, when it can load/store directly
   WireHandle wire{};             // the region's handle, as its owner issued it
   uint64_t memfd_inode = 0;      // identity of the backing memfd (mappable host regions)
-  // Transport-private state of the import (e.g. an mmap to undo); owned by that transport.
-  void* shm_state = nullptr;
-  void* device_state = nullptr;
+  // Transport-private state of the registration or import (e.g. an mmap to undo, a UCX remote
+  // key), indexed by transport id (the registry's order); owned by that transport.
+  std::array<void*, kMaxTransports> state{};
 };
 
 // ---- the control block: one per rank, in memory every transport can expose to peers ----
@@ -39,13 +44,10 @@ struct PeerRegion {
 // 0, then publishes the id with a release store, so a reader that sees the id before and after
 // reading the words (a sequence lock whose sequence is the never-reused id) read a whole record.
 constexpr int kMaxLiveRegions = 4096;
-constexpr uint64_t kRecordWords = 16;
+constexpr uint64_t kRecordWords = 17;
 constexpr uint64_t kRecordBytes = kRecordWords * sizeof(uint64_t);
-// In-flight lanes per peer: each transport announces its transfers on lanes of its own.
-constexpr int kInflightLanes = 8;
-constexpr int kShmLane = 0;
-constexpr int kMpiLane = 1;
-constexpr int kFirstCudaLane = 2;
+// In-flight lanes per peer: each transport announces its transfers on the lane of its id.
+constexpr int kInflightLanes = kMaxTransports;
 
 // The owner's authoritative description of one region (the record's words, decoded).
 struct RegionRecord {
@@ -60,6 +62,9 @@ struct RegionRecord {
   uint64_t memfd_inode = 0;
   uint64_t device_offset = 0;
   uint8_t device_ipc[64] = {};
+  // The checksum of the handle the owner issued: covers what the words above do not (the
+  // transport records), so an import accepts only the owner's exact bytes.
+  uint64_t handle_checksum = 0;
 };
 
 inline uint64_t record_offset(uint64_t region_id) {

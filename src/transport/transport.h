@@ -1,7 +1,8 @@
 // A transport is a table of operations (here a C++ interface: its vtable is the table) that
-// moves data between this rank and some peers. The context picks one per peer pair, as NCCL
-// picks among its transports and libfabric among its providers. docs/ARCHITECTURE.md shows how
-// a new transport plugs in.
+// moves data between this rank and some peers. The registry (transport/registry.h) lists them in
+// order of preference; the context asks each whether it can reach a peer for the memory kinds of
+// a transfer's two ends, as NCCL asks its transports canConnect and libfabric its providers, and
+// takes the first that can. docs/ARCHITECTURE.md shows how a new transport plugs in.
 #pragma once
 
 #include <cstdint>
@@ -44,14 +45,25 @@ class PreparedRun {
 
 class Transport {
  public:
+  explicit Transport(int id) : id_(id) {}
   virtual ~Transport() = default;
+  // The transport's place in the registry: the index of its state in PeerRegion::state, of its
+  // records in handles and of its in-flight lane. The paths of one transport share one id.
+  int id() const { return id_; }
   virtual const char* name() const = 0;
   virtual tcaPath path() const = 0;
-  virtual bool can_reach(int peer) const = 0;
-  // Makes this rank's region reachable by peers (e.g. attach it to an RMA window).
-  virtual tcaResult register_region(PeerRegion& own) = 0;
+  // Whether this transport carries transfers between this rank's memory of kind `local` and
+  // `peer`'s memory of kind `remote` (either end may be the writer).
+  virtual bool can_reach(int peer, tcaMemKind local, tcaMemKind remote) const = 0;
+  // Whether it can also carry the control traffic to `peer`: region records, liveness,
+  // notifications and in-flight announcements in the peer's control block (core/region.h).
+  virtual bool controls(int peer) const = 0;
+  // Makes this rank's region reachable by peers (e.g. attach it to an RMA window) and appends
+  // to `wire` (not yet sealed) what peers need to reach it, if anything (append_handle_record).
+  virtual tcaResult register_region(PeerRegion& own, WireHandle* wire) = 0;
   virtual tcaResult deregister_region(PeerRegion& own) = 0;
-  // Makes a peer's imported region reachable from here (e.g. map its memfd).
+  // Makes a peer's imported region reachable from here (e.g. map its memfd, unpack its key);
+  // called only where can_reach(owner, any kind, region kind).
   virtual tcaResult attach(PeerRegion& remote) = 0;
   // Reads the owner's liveness cell: false once the owner freed or deregistered it.
   virtual tcaResult region_alive(const PeerRegion& region, bool* alive) = 0;
@@ -70,10 +82,9 @@ class Transport {
   virtual tcaResult fence() = 0;
   // Lets the transport advance work it owes others (called while a rank waits).
   virtual tcaResult progress() = 0;
-};
 
-// Factories; each is collective over all ranks (called by every rank in tcaInit).
-tcaResult make_shm_transport(Context& context, std::unique_ptr<Transport>* out);
-tcaResult make_mpi_transport(Context& context, std::unique_ptr<Transport>* out);
+ private:
+  int id_;
+};
 
 }  // namespace tca

@@ -12,8 +12,8 @@ namespace {
 tcaResult get_cuda(Context** context, CudaTransportImpl** cuda) {
   *context = current_context();
   if (*context == nullptr) TCA_FAIL(TCA_ERROR_NOT_INITIALIZED, "call tcaInit first");
-  // The CUDA transport is the only implementation of the interface.
-  *cuda = static_cast<CudaTransportImpl*>((*context)->cuda());
+  *cuda = dynamic_cast<CudaTransportImpl*>((*context)->find_transport(TCA_PATH_CUDA));
+  if (*cuda == nullptr) TCA_FAIL(TCA_ERROR_UNSUPPORTED, "this build has no CUDA transport");
   return (*cuda)->require_device();
 }
 
@@ -92,7 +92,7 @@ tcaResult tcaCudaCrossover(int peer, size_t* bytes) {
   TCA_CUDA_CONTEXT(context, cuda);
   if (bytes == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "bytes is NULL");
   TCA_CHECK(tca::check_rank(*context, peer));
-  if (!cuda->can_reach(peer))
+  if (!cuda->reaches(peer))
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {} is not reachable through CUDA", peer);
   *bytes = static_cast<size_t>(cuda->crossover(peer));
   return TCA_SUCCESS;
@@ -102,7 +102,7 @@ tcaResult tcaCudaAutoPath(int peer, size_t bytes, tcaPath* path) {
   TCA_CUDA_CONTEXT(context, cuda);
   if (path == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "path is NULL");
   TCA_CHECK(tca::check_rank(*context, peer));
-  if (!cuda->can_reach(peer))
+  if (!cuda->reaches(peer))
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {} is not reachable through CUDA", peer);
   const tca::Engine engine = cuda->choose_engine(peer, bytes, UINT64_MAX);
   *path = engine == tca::Engine::kCopyEngine ? TCA_PATH_CUDA_CE : TCA_PATH_CUDA_SM;

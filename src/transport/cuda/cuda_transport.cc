@@ -89,11 +89,14 @@ bool refresh_requested() {
 class CudaPathView final : public Transport {
  public:
   CudaPathView(CudaTransportImpl& cuda, Engine engine, const char* name, tcaPath path)
-      : cuda_(cuda), engine_(engine), name_(name), path_(path) {}
+      : Transport(cuda.id()), cuda_(cuda), engine_(engine), name_(name), path_(path) {}
   const char* name() const override { return name_; }
   tcaPath path() const override { return path_; }
-  bool can_reach(int peer) const override { return cuda_.can_reach(peer); }
-  tcaResult register_region(PeerRegion&) override { return TCA_SUCCESS; }
+  bool can_reach(int peer, tcaMemKind local, tcaMemKind remote) const override {
+    return cuda_.can_reach(peer, local, remote);
+  }
+  bool controls(int) const override { return false; }  // the main transport does
+  tcaResult register_region(PeerRegion&, WireHandle*) override { return TCA_SUCCESS; }
   tcaResult deregister_region(PeerRegion&) override { return TCA_SUCCESS; }
   tcaResult attach(PeerRegion&) override { return TCA_SUCCESS; }
   tcaResult region_alive(const PeerRegion& region, bool* alive) override {
@@ -672,21 +675,21 @@ tcaResult CudaTransportImpl::export_device_range(const void* ptr, size_t bytes, 
 
 // ------------------------------------------------------------------ regions
 
-tcaResult CudaTransportImpl::register_region(PeerRegion& own) {
+tcaResult CudaTransportImpl::register_region(PeerRegion& own, WireHandle* /*wire*/) {
   // GPU regions are reached at their own address; host regions are pinned when first used.
-  if (own.kind == TCA_MEM_GPU) own.device_state = reinterpret_cast<void*>(own.address);
+  if (own.kind == TCA_MEM_GPU) own.state[id()] = reinterpret_cast<void*>(own.address);
   return TCA_SUCCESS;
 }
 
 tcaResult CudaTransportImpl::deregister_region(PeerRegion& own) {
-  own.device_state = nullptr;
+  own.state[id()] = nullptr;
   if (pinned_regions_.count(own.id) != 0) stop_resident();
   pinned_regions_.erase(own.id);
   return TCA_SUCCESS;
 }
 
 tcaResult CudaTransportImpl::attach(PeerRegion& remote) {
-  if (remote.kind != TCA_MEM_GPU || !can_reach(remote.owner)) return TCA_SUCCESS;
+  if (remote.kind != TCA_MEM_GPU || !reaches(remote.owner)) return TCA_SUCCESS;
   TCA_CHECK(use_device());
   cudaIpcMemHandle_t handle;
   std::memcpy(&handle, remote.wire.device_ipc, sizeof(handle));
@@ -712,7 +715,7 @@ tcaResult CudaTransportImpl::attach(PeerRegion& remote) {
     import.mapping = std::move(mapping);
   }
   import.region_ids.push_back(remote.id);
-  remote.device_state =
+  remote.state[id()] =
       static_cast<unsigned char*>(import.mapping.get()) + remote.wire.device_offset;
   return TCA_SUCCESS;
 }
@@ -796,7 +799,7 @@ tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
       }
       pinned_regions_[region.id] = std::move(pinned);
     }
-    if (region.id != 0) region.device_state = *out;
+    if (region.id != 0) region.state[id()] = *out;
     return TCA_SUCCESS;
   }
   if (!region.wire.mappable)
@@ -810,15 +813,15 @@ tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
       context_.memfd_name(region.owner, region.wire.memfd_serial).c_str(), region.memfd_inode,
       &import.mapping));
   TCA_CHECK(pin(import.mapping.data(), region.bytes, &import.pinned, out));
-  region.device_state = *out;
+  region.state[id()] = *out;
   host_imports_.push_back(std::move(import));
   return TCA_SUCCESS;
 }
 
 tcaResult CudaTransportImpl::end_address(PeerRegion& end, std::vector<HostRegistration>* temporary,
                                          unsigned char** out) {
-  if (end.device_state != nullptr) {
-    *out = static_cast<unsigned char*>(end.device_state);
+  if (end.state[id()] != nullptr) {
+    *out = static_cast<unsigned char*>(end.state[id()]);
     return TCA_SUCCESS;
   }
   if (end.kind == TCA_MEM_CPU) return host_device_address(end, temporary, out);
@@ -833,7 +836,7 @@ tcaResult CudaTransportImpl::end_address(PeerRegion& end, std::vector<HostRegist
 tcaResult CudaTransportImpl::device_address(PeerRegion& region, unsigned char** out) {
   TCA_CHECK(require_device());
   TCA_CHECK(use_device());
-  if (!can_reach(region.owner))
+  if (!reaches(region.owner))
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {} cannot reach rank {}'s memory from its GPU",
              context_.rank(), region.owner);
   std::vector<HostRegistration> none;  // registered regions keep their pinning
@@ -881,7 +884,7 @@ tcaResult CudaTransportImpl::prepare_with(std::optional<Engine> engine,
   uint64_t total_bytes = 0;
   uint64_t narrowest_row = UINT64_MAX;
   for (const Transfer& transfer : run) {
-    if (!can_reach(transfer.peer))
+    if (!reaches(transfer.peer))
       TCA_FAIL(TCA_ERROR_UNREACHABLE,
                "rank {} cannot reach rank {} through CUDA (another host, "
                "no GPU on one side, or no peer access)",
@@ -977,7 +980,7 @@ void CudaTransportImpl::announce_kick(const std::vector<int>& owners) {
   for (int owner : owners) {
     if (peers_[owner].control == nullptr) continue;
     cell_at(peers_[owner].control,
-            inflight_cell_offset(context_.size(), context_.rank(), kFirstCudaLane, false))
+            inflight_cell_offset(context_.size(), context_.rank(), id(), false))
         ->store(++kick_sequences_[owner], std::memory_order_relaxed);
     kick_unpublished_[owner] = true;
   }
@@ -996,7 +999,7 @@ tcaResult CudaTransportImpl::publish_completed_kicks(bool wait) {
   for (int owner = 0; owner < context_.size(); ++owner) {
     if (!kick_unpublished_[owner]) continue;
     cell_at(peers_[owner].control,
-            inflight_cell_offset(context_.size(), context_.rank(), kFirstCudaLane, true))
+            inflight_cell_offset(context_.size(), context_.rank(), id(), true))
         ->store(kick_sequences_[owner], std::memory_order_release);
     kick_unpublished_[owner] = false;
   }
@@ -1074,9 +1077,9 @@ tcaResult CudaTransportImpl::check_stream_waits() {
   return TCA_SUCCESS;
 }
 
-tcaResult make_cuda_transport(Context& context, std::vector<std::unique_ptr<Transport>>* transports,
-                              CudaTransport** cuda) {
-  auto transport = std::make_unique<CudaTransportImpl>(context);
+tcaResult make_cuda_transport(Context& context, int id,
+                              std::vector<std::unique_ptr<Transport>>* transports) {
+  auto transport = std::make_unique<CudaTransportImpl>(context, id);
   TCA_CHECK(transport->init());
   CudaTransportImpl& impl = *transport;
   transports->push_back(std::move(transport));
@@ -1086,7 +1089,6 @@ tcaResult make_cuda_transport(Context& context, std::vector<std::unique_ptr<Tran
       std::make_unique<CudaPathView>(impl, Engine::kSm, "cuda.sm", TCA_PATH_CUDA_SM));
   transports->push_back(std::make_unique<CudaPathView>(impl, Engine::kResident, "cuda.resident",
                                                        TCA_PATH_CUDA_RESIDENT));
-  *cuda = &impl;
   return TCA_SUCCESS;
 }
 

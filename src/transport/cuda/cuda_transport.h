@@ -14,6 +14,7 @@ namespace tca {
 
 class CudaTransport : public Transport {
  public:
+  using Transport::Transport;
   // cudaMalloc on this rank's device; UNSUPPORTED on a rank that has no GPU.
   virtual tcaResult allocate(size_t bytes, void** ptr) = 0;
   // Whether `ptr` starts an allocation made by allocate(), and its size.
@@ -31,8 +32,8 @@ class CudaTransport : public Transport {
 
 // Collective. Chooses this rank's GPU, exchanges what peers need to reach it, calibrates the
 // copy-engine/SM crossover when the cache lacks it, and appends the transports of the paths
-// TCA_PATH_CUDA, TCA_PATH_CUDA_CE and TCA_PATH_CUDA_SM to `transports`; *cuda is the first.
-tcaResult make_cuda_transport(Context& context, std::vector<std::unique_ptr<Transport>>* transports,
-                              CudaTransport** cuda);
+// TCA_PATH_CUDA (first), TCA_PATH_CUDA_CE, _SM and _RESIDENT to `transports`.
+tcaResult make_cuda_transport(Context& context, int id,
+                              std::vector<std::unique_ptr<Transport>>* transports);
 
 }  // namespace tca

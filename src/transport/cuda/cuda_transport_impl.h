@@ -68,14 +68,18 @@ class CudaRun final : public PreparedRun {
 
 class CudaTransportImpl final : public CudaTransport {
  public:
-  explicit CudaTransportImpl(Context& context) : context_(context) {}
+  CudaTransportImpl(Context& context, int id) : CudaTransport(id), context_(context) {}
   tcaResult init();  // collective
 
   // ---- the transport table ----
   const char* name() const override { return "cuda"; }
   tcaPath path() const override { return TCA_PATH_CUDA; }
-  bool can_reach(int peer) const override { return peers_[peer].reachable; }
-  tcaResult register_region(PeerRegion& own) override;
+  // Ranks of this host whose GPU this process can map, for transfers with a GPU end (and, when
+  // a program names the path, between host memories pinned for the GPU).
+  bool can_reach(int peer, tcaMemKind, tcaMemKind) const override { return reaches(peer); }
+  bool controls(int peer) const override { return reaches(peer); }
+  bool reaches(int peer) const { return peers_[peer].reachable; }
+  tcaResult register_region(PeerRegion& own, WireHandle* wire) override;
   tcaResult deregister_region(PeerRegion& own) override;
   tcaResult attach(PeerRegion& remote) override;
   tcaResult region_alive(const PeerRegion& region, bool* alive) override;

@@ -159,7 +159,7 @@ struct PageRange {
 
 class MpiTransport final : public Transport {
  public:
-  explicit MpiTransport(Context& context) : context_(context) {}
+  MpiTransport(Context& context, int id) : Transport(id), context_(context) {}
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
   ~MpiTransport() override;
@@ -168,11 +168,15 @@ class MpiTransport final : public Transport {
 
   const char* name() const override { return "mpi"; }
   tcaPath path() const override { return TCA_PATH_MPI; }
-  bool can_reach(int peer) const override {
+  // Host memory of every rank (through the window; this rank's own without one).
+  bool can_reach(int peer, tcaMemKind local, tcaMemKind remote) const override {
+    return controls(peer) && local == TCA_MEM_CPU && remote == TCA_MEM_CPU;
+  }
+  bool controls(int peer) const override {
     return peer == context_.rank() ||
            (window_ != MPI_WIN_NULL && peer >= 0 && peer < context_.size());
   }
-  tcaResult register_region(PeerRegion& own) override;
+  tcaResult register_region(PeerRegion& own, WireHandle* wire) override;
   tcaResult deregister_region(PeerRegion& own) override;
   tcaResult attach(PeerRegion&) override { return TCA_SUCCESS; }
   tcaResult region_alive(const PeerRegion& region, bool* alive) override;
@@ -376,11 +380,11 @@ tcaResult MpiTransport::check_reachable(int peer) const {
 
 bool MpiTransport::carries_default_traffic() const {
   for (int peer = 0; peer < context_.size(); ++peer)
-    if (context_.default_transport(peer) == this) return true;
+    if (context_.control_transport(peer) == this) return true;
   return false;
 }
 
-tcaResult MpiTransport::register_region(PeerRegion& own) {
+tcaResult MpiTransport::register_region(PeerRegion& own, WireHandle* /*wire*/) {
   // GPU memory stays out of the window.
   if (window_ == MPI_WIN_NULL || own.kind != TCA_MEM_CPU || own.bytes == 0) return TCA_SUCCESS;
   const PageRange pages = pages_of(own);
@@ -546,7 +550,7 @@ tcaResult MpiTransport::announce(int owner, bool done) {
   uint64_t& sequence = sequences_[owner];
   if (!done) ++sequence;
   const auto cell = control_blocks_[owner] + static_cast<MPI_Aint>(inflight_cell_offset(
-                                                 context_.size(), context_.rank(), kMpiLane, done));
+                                                 context_.size(), context_.rank(), id(), done));
   // Accumulate, like notifications: the owner reads the cell while it may change.
   TCA_MPI_CHECK(MPI_Accumulate(&sequence, 1, MPI_UINT64_T, owner, cell, 1, MPI_UINT64_T,
                                MPI_REPLACE, window_),
@@ -825,10 +829,11 @@ tcaResult MpiRun::wait() {
 
 }  // namespace
 
-tcaResult make_mpi_transport(Context& context, std::unique_ptr<Transport>* out) {
-  auto transport = std::make_unique<MpiTransport>(context);
+tcaResult make_mpi_transport(Context& context, int id,
+                             std::vector<std::unique_ptr<Transport>>* out) {
+  auto transport = std::make_unique<MpiTransport>(context, id);
   TCA_CHECK(transport->init());
-  *out = std::move(transport);
+  out->push_back(std::move(transport));
   return TCA_SUCCESS;
 }
 

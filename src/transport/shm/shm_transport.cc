@@ -153,7 +153,7 @@ class ShmRun final : public PreparedRun {
 
 class ShmTransport final : public Transport {
  public:
-  explicit ShmTransport(Context& context) : context_(context) {}
+  ShmTransport(Context& context, int id) : Transport(id), context_(context) {}
 
   tcaResult init() {
     const int size = context_.size();
@@ -177,10 +177,14 @@ class ShmTransport final : public Transport {
 
   const char* name() const override { return "shm"; }
   tcaPath path() const override { return TCA_PATH_SHM; }
-  bool can_reach(int peer) const override { return control_[peer] != nullptr; }
+  // Host memory of ranks on this host (whose control blocks are mapped here).
+  bool can_reach(int peer, tcaMemKind local, tcaMemKind remote) const override {
+    return control_[peer] != nullptr && local == TCA_MEM_CPU && remote == TCA_MEM_CPU;
+  }
+  bool controls(int peer) const override { return control_[peer] != nullptr; }
 
   // Peers map tcaMalloc memfds or use cross-memory attach: nothing to publish.
-  tcaResult register_region(PeerRegion&) override { return TCA_SUCCESS; }
+  tcaResult register_region(PeerRegion&, WireHandle*) override { return TCA_SUCCESS; }
   tcaResult deregister_region(PeerRegion&) override { return TCA_SUCCESS; }
 
   tcaResult attach(PeerRegion& remote) override {
@@ -292,8 +296,8 @@ class ShmTransport final : public Transport {
   Announcement announcement_to(int owner) {
     const int world = context_.size();
     const int me = context_.rank();
-    return {cell_at(control_[owner], inflight_cell_offset(world, me, kShmLane, false)),
-            cell_at(control_[owner], inflight_cell_offset(world, me, kShmLane, true)),
+    return {cell_at(control_[owner], inflight_cell_offset(world, me, id(), false)),
+            cell_at(control_[owner], inflight_cell_offset(world, me, id(), true)),
             &sequences_[owner]};
   }
 
@@ -306,10 +310,11 @@ class ShmTransport final : public Transport {
 
 }  // namespace
 
-tcaResult make_shm_transport(Context& context, std::unique_ptr<Transport>* out) {
-  auto transport = std::make_unique<ShmTransport>(context);
+tcaResult make_shm_transport(Context& context, int id,
+                             std::vector<std::unique_ptr<Transport>>* out) {
+  auto transport = std::make_unique<ShmTransport>(context, id);
   TCA_CHECK(transport->init());
-  *out = std::move(transport);
+  out->push_back(std::move(transport));
   return TCA_SUCCESS;
 }
 

@@ -32,7 +32,28 @@ tcaResult result_of(ucs_status_t status) {
 
 // ---- UcpContext ----
 
+namespace {
+
+// The libucp in this process must be at least the one tca was compiled against: an older one
+// got there first when another UCX was loaded before libtca (LD_LIBRARY_PATH, LD_PRELOAD, or
+// Open MPI's UCX components in a program that loads tca later), and its structures differ.
+tcaResult check_library_version() {
+  unsigned major = 0;
+  unsigned minor = 0;
+  unsigned release = 0;
+  ucp_get_version(&major, &minor, &release);
+  if (major == UCP_API_MAJOR && minor >= UCP_API_MINOR) return TCA_SUCCESS;
+  TCA_FAIL(TCA_ERROR_TRANSPORT,
+           "the UCX library in this process is {}.{}.{} (libucp.so.0 as loaded first), but tca "
+           "was built against UCX {}.{}: another UCX was loaded before tca's (LD_LIBRARY_PATH, "
+           "LD_PRELOAD, or Open MPI's own UCX components; docs/UCX.md says what to set)",
+           major, minor, release, UCP_API_MAJOR, UCP_API_MINOR);
+}
+
+}  // namespace
+
 tcaResult UcpContext::create(uint64_t features, UcpContext* out) {
+  TCA_CHECK(check_library_version());
   ucp_config_t* config = nullptr;
   TCA_UCX_CHECK(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
   ucp_params_t params{};

@@ -1,0 +1,31 @@
+// The transports of this build, in order of preference. Adding a transport is a folder under
+// src/transport/ and one line in registry.cc.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "transport/transport.h"
+
+namespace tca {
+
+class Context;
+
+// Collective over all ranks (every rank calls it in tcaInit, in registry order). Appends the
+// transport's paths to `out` (most have one; the CUDA transport has one per engine), all with
+// the given id. A transport that cannot work here (no GPU, no network) still succeeds: its
+// can_reach answers no.
+using TransportFactory = tcaResult (*)(Context& context, int id,
+                                       std::vector<std::unique_ptr<Transport>>* out);
+
+struct TransportEntry {
+  const char* name;
+  TransportFactory make;
+};
+
+// The registry: at most kMaxTransports entries; an entry's index is its transports' id.
+const std::vector<TransportEntry>& transport_registry();
+// The id of the transport called `name`, or -1.
+int transport_id(const char* name);
+
+}  // namespace tca
