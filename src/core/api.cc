@@ -6,6 +6,7 @@
 #include "core/desc.h"
 #include "core/error.h"
 #include "core/reserved.h"
+#include "core/trace.h"
 
 namespace tca {
 namespace {
@@ -61,6 +62,14 @@ tcaResult tcaInit(void) { return tcaInitWithConfig(nullptr); }
 tcaResult tcaInitWithConfig(const tcaConfig* config) {
   if (tca::g_context != nullptr) TCA_FAIL(TCA_ERROR_ALREADY_INITIALIZED, "tcaInit called twice");
   TCA_CHECK(Context::create(config, &tca::g_context));
+  const Context& context = *tca::g_context;
+  const tcaResult traced = tca::trace::open(context.rank(), context.size(),
+                                            context.peer(context.rank()).host_hash);
+  if (traced != TCA_SUCCESS) {
+    tca::ErrorKeeper keep;
+    tca::g_context.reset();
+    return traced;
+  }
   return TCA_SUCCESS;
 }
 
@@ -68,6 +77,7 @@ tcaResult tcaFinalize(void) {
   TCA_CONTEXT(context);
   for (int channel = 0; channel < TCA_DMA_CHANNELS; ++channel)
     TCA_CHECK(context->wait_channel(channel));
+  tca::trace::close();
   tca::g_context.reset();
   return TCA_SUCCESS;
 }
@@ -88,7 +98,11 @@ tcaResult tcaSize(int* size) {
 
 tcaResult tcaBarrier(void) {
   TCA_CONTEXT(context);
-  return context->bootstrap().barrier();
+  if (!tca::trace::enabled()) return context->bootstrap().barrier();
+  const uint64_t begin = tca::trace::now_ns();
+  TCA_CHECK(context->bootstrap().barrier());
+  tca::trace::barrier(begin);
+  return TCA_SUCCESS;
 }
 
 tcaResult tcaSetTimeout(int timeout_ms) {
@@ -219,20 +233,34 @@ tcaResult tcaStartDMADesc(tcaDesc desc) {
   TCA_CONTEXT(context);
   tcaDesc_st* chain = nullptr;
   TCA_CHECK(tca::get_desc(context, desc, &chain));
-  return tca::desc_start(*context, *chain);
+  if (!tca::trace::enabled()) return tca::desc_start(*context, *chain);
+  const uint64_t begin = tca::trace::now_ns();
+  TCA_CHECK(tca::desc_start(*context, *chain));
+  tca::trace_kick(*context, *chain, reinterpret_cast<uintptr_t>(desc), begin);
+  return TCA_SUCCESS;
 }
 
 tcaResult tcaWaitDMAC(int channel) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_channel(channel));
-  return context->wait_channel(channel);
+  if (!tca::trace::enabled()) return context->wait_channel(channel);
+  const uint64_t begin = tca::trace::now_ns();
+  TCA_CHECK(context->wait_channel(channel));
+  tca::trace::drain(begin, channel);
+  return TCA_SUCCESS;
 }
 
 tcaResult tcaWaitDMARecvDesc(int src_rank, int slot, int* from) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_rank(*context, src_rank, true));
   TCA_CHECK(tca::check_slot(slot));
-  return context->wait_notification(src_rank, slot, from);
+  if (!tca::trace::enabled()) return context->wait_notification(src_rank, slot, from);
+  const uint64_t begin = tca::trace::now_ns();
+  int sender = src_rank;
+  TCA_CHECK(context->wait_notification(src_rank, slot, &sender));
+  if (from != nullptr) *from = sender;
+  tca::trace::wait(begin, src_rank, slot, sender);
+  return TCA_SUCCESS;
 }
 
 tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int* arrived, int* from) {
@@ -240,7 +268,16 @@ tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int* arrived, int* from) {
   TCA_CHECK(tca::check_rank(*context, src_rank, true));
   TCA_CHECK(tca::check_slot(slot));
   if (arrived == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "arrived is NULL");
-  return context->test_notification(src_rank, slot, arrived, from);
+  if (!tca::trace::enabled()) return context->test_notification(src_rank, slot, arrived, from);
+  const uint64_t begin = tca::trace::now_ns();
+  int sender = src_rank;
+  TCA_CHECK(context->test_notification(src_rank, slot, arrived, &sender));
+  if (from != nullptr) *from = sender;
+  if (*arrived)
+    tca::trace::wait(begin, src_rank, slot, sender);
+  else
+    tca::trace::test_missed(src_rank, slot);
+  return TCA_SUCCESS;
 }
 
 tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_t bytes) {
@@ -255,7 +292,7 @@ tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_
   transfer.dst_offset = dst_offset;
   transfer.dst_pitch = transfer.src_pitch = transfer.width = bytes;
   transfer.peer = transfer.dst->owner;
-  return tca::run_immediate(*context, transfer);
+  return tca::run_traced(*context, transfer, "put");
 }
 
 tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t bytes) {
@@ -270,7 +307,7 @@ tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t byte
   transfer.src_offset = src_offset;
   transfer.dst_pitch = transfer.src_pitch = transfer.width = bytes;
   transfer.peer = transfer.src->owner;
-  return tca::run_immediate(*context, transfer);
+  return tca::run_traced(*context, transfer, "get");
 }
 
 tcaResult tcaPIOPointer(void** ptr, const tcaHandle* handle, size_t offset, size_t bytes) {
@@ -282,21 +319,35 @@ tcaResult tcaPIOPointer(void** ptr, const tcaHandle* handle, size_t offset, size
   // The caller's own host memory needs no transport, whichever reaches the peers.
   if (region->owner == context->rank() && region->mapped != nullptr) {
     *ptr = region->mapped + offset;
+    if (tca::trace::enabled())
+      tca::trace::pio(region->owner, offset, bytes, region->kind, "local");
     return TCA_SUCCESS;
   }
-  return context->default_transport(region->owner)->pio_pointer(*region, offset, ptr);
+  tca::Transport* transport = context->default_transport(region->owner);
+  TCA_CHECK(transport->pio_pointer(*region, offset, ptr));
+  if (tca::trace::enabled())
+    tca::trace::pio(region->owner, offset, bytes, region->kind, transport->name());
+  return TCA_SUCCESS;
 }
 
 tcaResult tcaPIOFence(void) {
   TCA_CONTEXT(context);
-  return context->fence();
+  if (!tca::trace::enabled()) return context->fence();
+  const uint64_t begin = tca::trace::now_ns();
+  TCA_CHECK(context->fence());
+  tca::trace::fence(begin);
+  return TCA_SUCCESS;
 }
 
 tcaResult tcaNotify(int dst_rank, int slot) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_rank(*context, dst_rank, false));
   TCA_CHECK(tca::check_slot(slot));
-  return context->notify(dst_rank, slot);
+  if (!tca::trace::enabled()) return context->notify(dst_rank, slot);
+  const uint64_t begin = tca::trace::now_ns();
+  TCA_CHECK(context->notify(dst_rank, slot));
+  tca::trace::notify(begin, dst_rank, slot, context->default_transport(dst_rank)->name());
+  return TCA_SUCCESS;
 }
 
 }  // extern "C"

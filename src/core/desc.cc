@@ -5,6 +5,7 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/reserved.h"
+#include "core/trace.h"
 
 namespace tca {
 
@@ -169,6 +170,46 @@ tcaResult run_immediate(Context& context, Transfer transfer) {
   TCA_CHECK(transport->prepare({transfer}, &run));
   TCA_CHECK(run->start());
   return run->wait();
+}
+
+namespace {
+
+trace::TransferRecord record_of(Context& context, tcaPath path, const Transfer& transfer) {
+  trace::TransferRecord record;
+  record.src_rank = transfer.src->owner;
+  record.dst_rank = transfer.dst->owner;
+  record.width = transfer.width;
+  record.count = transfer.count;
+  record.src_pitch = transfer.src_pitch;
+  record.dst_pitch = transfer.dst_pitch;
+  record.src_kind = transfer.src->kind;
+  record.dst_kind = transfer.dst->kind;
+  Transport* transport = nullptr;
+  record.path = context.transport_for(path, transfer, &transport) == TCA_SUCCESS
+                    ? transport->name()
+                    : "unknown";
+  if (transport == nullptr) clear_last_error();
+  record.notify_slot = (transfer.flags & TCA_FLAG_NOTIFY) ? transfer.slot : -1;
+  return record;
+}
+
+}  // namespace
+
+void trace_kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
+  std::vector<trace::TransferRecord> records;
+  records.reserve(chain.transfers.size());
+  for (const Transfer& transfer : chain.transfers)
+    records.push_back(record_of(context, chain.path, transfer));
+  trace::kick(begin, token, chain.channel, records);
+}
+
+tcaResult run_traced(Context& context, Transfer transfer, const char* what) {
+  if (!trace::enabled()) return run_immediate(context, transfer);
+  const uint64_t begin = trace::now_ns();
+  const trace::TransferRecord record = record_of(context, TCA_PATH_AUTO, transfer);
+  TCA_CHECK(run_immediate(context, transfer));
+  trace::put_or_get(begin, what, record);
+  return TCA_SUCCESS;
 }
 
 }  // namespace tca

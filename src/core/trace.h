@@ -9,6 +9,20 @@
 
 #include "tca/tca.h"
 
+struct tcaDesc_st;
+
+namespace tca {
+class Context;
+struct Transfer;
+
+// Hooks defined beside the descriptors (core/desc.cc), where the transfers are known.
+// Records a kick of `chain` (token `token`) that began at `begin`: every transfer with its ends,
+// shape, memory kinds and the transport that carries it.
+void trace_kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin);
+// run_immediate (tcaPut, tcaGet), recorded as `what` when tracing.
+tcaResult run_traced(Context& context, Transfer transfer, const char* what);
+}  // namespace tca
+
 namespace tca::trace {
 
 extern bool g_enabled;
