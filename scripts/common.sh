@@ -1,40 +1,194 @@
 # shellcheck shell=bash
-# Shared by run.sh and test.sh (sourced, not run): installs what a fresh Debian 12 machine
-# lacks, then configures and builds one build directory.
+# Shared by run.sh and test.sh (sourced, not run). Finds what the build needs by capability —
+# the tools on PATH, and the packages as CMake itself finds them — whatever installed them
+# (distribution packages, pip, conda, modules, CMAKE_PREFIX_PATH). Installs only what is missing
+# and only where it can: apt-get on Debian-like systems as root or through sudo, pip for the
+# Python pieces and for cmake and ninja where apt cannot. What is still missing is named with
+# the ways to provide it. Then configures and builds one build directory.
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-REQUIRED_PACKAGES=(build-essential cmake ninja-build libopenmpi-dev openmpi-bin libgtest-dev
-                   libfmt-dev libcli11-dev nlohmann-json3-dev pkg-config)
+CMAKE_MINIMUM="$(sed -n 's/^cmake_minimum_required(VERSION \([0-9.]*\).*/\1/p' "$REPO_ROOT/CMakeLists.txt" | head -n 1)"
+APT_STATE=""      # "", "ready" (updated once), "unusable"
+PROBE_LINES=""    # the last probe's "tca-probe: <name> found|missing" lines
 
-# Runs a command as root: directly when we are root, else through sudo.
+say() { echo "== $*"; }
+note() { echo "note: $*" >&2; }
+
+# Runs a command as root: directly when we are root, else through sudo that needs no password.
 as_root() {
   if [[ "$(id -u)" -eq 0 ]]; then
     "$@"
-  elif command -v sudo >/dev/null; then
-    sudo "$@"
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo -n "$@"
   else
-    echo "error: need root (or sudo) to run: $*" >&2
     return 1
   fi
 }
 
-# apt-get only when something is missing, so that a ready machine needs no network and no root.
-install_missing_packages() {
-  if ! command -v dpkg-query >/dev/null; then
-    echo "note: not a Debian system; install these yourself: ${REQUIRED_PACKAGES[*]}" >&2
-    return 0
+version_at_least() {  # HAVE NEED
+  [[ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" == "$2" ]]
+}
+
+# apt-get install PACKAGES..., where apt-get exists, we can be root and the archive answers.
+apt_install() {
+  [[ "$APT_STATE" == "unusable" ]] && return 1
+  if [[ -z "$APT_STATE" ]]; then
+    if ! command -v apt-get >/dev/null || ! as_root true 2>/dev/null; then
+      APT_STATE=unusable
+      return 1
+    fi
+    say "apt-get update"
+    if ! as_root env DEBIAN_FRONTEND=noninteractive timeout 300 apt-get update -q; then
+      note "apt-get update failed (no network?): nothing is installed with apt-get"
+      APT_STATE=unusable
+      return 1
+    fi
+    APT_STATE=ready
   fi
-  local missing=() package
-  for package in "${REQUIRED_PACKAGES[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
-      missing+=("$package")
+  say "apt-get install $*"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+}
+
+# python3 -m pip install PACKAGES..., then the folders pip puts programs in go onto PATH.
+pip_install() {
+  command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 || return 1
+  say "python3 -m pip install $*"
+  python3 -m pip install -q --disable-pip-version-check --retries 1 --timeout 20 "$@" || return 1
+  local folder
+  for folder in "$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')" \
+                "$(python3 -m site --user-base 2>/dev/null)/bin"; do
+    [[ -d "$folder" && ":$PATH:" != *":$folder:"* ]] && PATH="$folder:$PATH"
+  done
+  hash -r
+  return 0
+}
+
+have_cmake() {
+  command -v cmake >/dev/null &&
+    version_at_least "$(cmake --version | sed -n 's/^cmake version \([0-9.]*\).*/\1/p')" "$CMAKE_MINIMUM"
+}
+have_build_tool() { command -v ninja >/dev/null || command -v make >/dev/null; }
+have_compilers() {
+  { command -v c++ || command -v g++ || command -v clang++; } >/dev/null &&
+    { command -v cc || command -v gcc || command -v clang; } >/dev/null
+}
+have_mpi_tools() {
+  { command -v mpicc || command -v mpicxx || command -v mpic++; } >/dev/null &&
+    { command -v mpirun || command -v mpiexec; } >/dev/null
+}
+mpi_launcher() { command -v mpirun || command -v mpiexec; }
+
+# The tools: cmake >= the required version, ninja or make, C and C++ compilers, MPI's
+# compiler wrapper and launcher.
+ensure_tools() {
+  local apt=()
+  have_cmake || apt+=(cmake)
+  have_build_tool || apt+=(ninja-build)
+  have_compilers || apt+=(build-essential)
+  have_mpi_tools || apt+=(libopenmpi-dev openmpi-bin)
+  [[ ${#apt[@]} -gt 0 ]] && apt_install "${apt[@]}"
+  have_cmake || pip_install "cmake>=$CMAKE_MINIMUM" || true
+  have_build_tool || pip_install ninja || true
+  local missing=()
+  have_cmake || missing+=("cmake >= $CMAKE_MINIMUM on PATH (apt-get install cmake, or python3 -m pip install cmake, or a release from cmake.org)")
+  have_build_tool || missing+=("a build tool: ninja or make on PATH (apt-get install ninja-build, or python3 -m pip install ninja)")
+  have_compilers || missing+=("C and C++17 compilers: cc and c++ on PATH (apt-get install build-essential)")
+  have_mpi_tools || missing+=("MPI's compiler wrapper (mpicc, mpicxx) and launcher (mpirun or mpiexec) on PATH (apt-get install libopenmpi-dev openmpi-bin, or load your site's MPI module)")
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "error: missing, and not installable here (needs root or sudo, and a network for apt-get or pip):" >&2
+    printf '  - %s\n' "${missing[@]}" >&2
+    return 1
+  fi
+}
+
+# Asks CMake what it finds (scripts/probe): fills PROBE_LINES.
+probe_packages() {
+  local dir
+  dir="$(mktemp -d)"
+  PROBE_LINES="$(cmake -S "$REPO_ROOT/scripts/probe" -B "$dir" -DTCA_SOURCE_DIR="$REPO_ROOT" 2>&1 |
+                 sed -n 's/^-- tca-probe: //p')"
+  rm -rf "$dir"
+}
+probe_found() { grep -qx "$1 found" <<<"$PROBE_LINES"; }
+
+# The packages CMake looks for. MODE run: MPI, fmt, CLI11, nlohmann-json; MODE test: and
+# GoogleTest and pkg-config. SimGrid (for tca-sim) where apt-get can install it.
+ensure_packages() {
+  local mode=$1 required=(mpi fmt cli11 nlohmann_json) name apt=()
+  [[ "$mode" == test ]] && required+=(gtest pkg_config)
+  declare -A debian=([mpi]="libopenmpi-dev openmpi-bin" [fmt]=libfmt-dev [cli11]=libcli11-dev
+                     [nlohmann_json]=nlohmann-json3-dev [gtest]=libgtest-dev [pkg_config]=pkg-config
+                     [simgrid]=libsimgrid-dev)
+  declare -A how=([mpi]="MPI with its development files (apt-get install libopenmpi-dev openmpi-bin; or load your site's MPI module)"
+                  [fmt]="fmt's CMake package (apt-get install libfmt-dev; conda install fmt; or CMAKE_PREFIX_PATH=<its prefix>)"
+                  [cli11]="CLI11's CMake package (apt-get install libcli11-dev; conda install cli11; or CMAKE_PREFIX_PATH=<its prefix>)"
+                  [nlohmann_json]="nlohmann-json 3's CMake package (apt-get install nlohmann-json3-dev; conda install nlohmann_json; or CMAKE_PREFIX_PATH=<its prefix>)"
+                  [gtest]="GoogleTest (apt-get install libgtest-dev; conda install gtest; or CMAKE_PREFIX_PATH=<its prefix>)"
+                  [pkg_config]="pkg-config or pkgconf on PATH (apt-get install pkg-config)")
+  probe_packages
+  local more=()
+  for name in "${required[@]}" simgrid; do
+    if ! probe_found "$name"; then
+      read -r -a more <<<"${debian[$name]}"
+      apt+=("${more[@]}")
     fi
   done
-  [[ ${#missing[@]} -eq 0 ]] && return 0
-  echo "== installing: ${missing[*]}"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    "${missing[@]}"
+  if [[ ${#apt[@]} -gt 0 ]]; then
+    apt_install "${apt[@]}" || true
+    probe_packages
+  fi
+  local missing=()
+  for name in "${required[@]}"; do
+    probe_found "$name" || missing+=("${how[$name]}")
+  done
+  probe_found simgrid || note "SimGrid not found: tca-sim is not built (apt-get install libsimgrid-dev, or CMAKE_PREFIX_PATH=<its prefix>)"
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "error: CMake does not find, and this machine cannot install (needs root or sudo, and a network):" >&2
+    printf '  - %s\n' "${missing[@]}" >&2
+    return 1
+  fi
+}
+
+python_has() { command -v python3 >/dev/null && python3 -c "import $1" 2>/dev/null; }
+
+# python3 with matplotlib for tca-report (optional: without it the figures are not drawn).
+ensure_matplotlib() {
+  python_has matplotlib && return 0
+  if command -v python3 >/dev/null; then
+    pip_install matplotlib 2>/dev/null || apt_install python3-matplotlib || true
+  else
+    apt_install python3 python3-matplotlib || true
+  fi
+  python_has matplotlib && return 0
+  note "python3 with matplotlib is missing, so tca-report draws no figures (python3 -m pip install matplotlib, or apt-get install python3-matplotlib)"
+  return 1
+}
+
+# UCX for the UCX transport (optional): the libucx-cu13 wheel where CMake finds no UCX and pip
+# can install it; its prefix (lib/cmake/ucx) goes onto CMAKE_PREFIX_PATH.
+ensure_ucx() {
+  local find_wheel='import importlib.util as u; s = u.find_spec("libucx"); print(s.submodule_search_locations[0] if s else "")'
+  local prefix=""
+  if command -v python3 >/dev/null; then
+    prefix="$(python3 -c "$find_wheel" 2>/dev/null || true)"
+    if [[ -z "$prefix" ]] && ! probe_found ucx; then
+      pip_install libucx-cu13 2>/dev/null && prefix="$(python3 -c "$find_wheel" 2>/dev/null || true)"
+    fi
+  fi
+  if [[ -n "$prefix" && -d "$prefix/lib/cmake/ucx" ]]; then
+    export CMAKE_PREFIX_PATH="$prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  elif ! probe_found ucx; then
+    note "UCX not found: the UCX transport is not built (python3 -m pip install libucx-cu13, or CMAKE_PREFIX_PATH=<a UCX prefix>)"
+  fi
+}
+
+# Everything run.sh (MODE run) or test.sh (MODE test) needs, found or installed.
+ensure_prerequisites() {
+  ensure_tools || exit 1
+  ensure_packages "$1" || exit 1
+  ensure_matplotlib || true
+  ensure_ucx
+  set_mpirun
 }
 
 # CMake finds nvcc only on PATH; a stock CUDA install puts it in /usr/local/cuda/bin.
@@ -49,16 +203,19 @@ cuda_compiler_args() {
   fi
 }
 
-# configure DIR [CMAKE_ARGS...]: configures DIR (relative to the repository) with Ninja.
+# configure DIR [CMAKE_ARGS...]: configures DIR (relative to the repository), with Ninja where
+# it is on PATH, else make.
 configure() {
   local build_dir="$REPO_ROOT/$1"
   shift
   local generator=()
   # The generator can only be chosen the first time; later runs reuse the cache.
-  [[ -f "$build_dir/CMakeCache.txt" ]] || generator=(-G Ninja)
+  if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+    if command -v ninja >/dev/null; then generator=(-G Ninja); else generator=(-G "Unix Makefiles"); fi
+  fi
   local cuda_args
   cuda_args="$(cuda_compiler_args)"
-  echo "== configuring $build_dir"
+  say "configuring $build_dir"
   cmake -S "$REPO_ROOT" -B "$build_dir" "${generator[@]}" ${cuda_args:+"$cuda_args"} "$@"
 }
 
@@ -68,12 +225,17 @@ build() {
   shift
   local targets=()
   [[ $# -gt 0 ]] && targets=(--target "$@")
-  echo "== building $build_dir ${*:-(all)}"
-  cmake --build "$build_dir" "${targets[@]}"
+  say "building $build_dir ${*:-(all)}"
+  cmake --build "$build_dir" --parallel "$(nproc 2>/dev/null || echo 2)" "${targets[@]}"
 }
 
-# mpirun refuses root unless told, and may count fewer slots than the ranks a run needs.
-MPIRUN_FLAGS=(--oversubscribe)
-if [[ "$(id -u)" -eq 0 ]]; then
-  MPIRUN_FLAGS+=(--allow-run-as-root)
-fi
+# MPIRUN and MPIRUN_FLAGS: the launcher, and for Open MPI the flags for root and for more ranks
+# than cores.
+set_mpirun() {
+  MPIRUN="$(mpi_launcher)"
+  MPIRUN_FLAGS=()
+  if "$MPIRUN" --version 2>/dev/null | grep -q 'Open MPI\|OpenRTE'; then
+    MPIRUN_FLAGS=(--oversubscribe)
+    [[ "$(id -u)" -eq 0 ]] && MPIRUN_FLAGS+=(--allow-run-as-root)
+  fi
+}

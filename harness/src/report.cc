@@ -1,7 +1,17 @@
 #include "tca_harness/report.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <ctime>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+#include <thread>
+
+#ifdef TCA_HARNESS_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 namespace tca_harness {
 
@@ -18,16 +28,96 @@ void Report::add_note(const std::string& text) {
   if (std::find(notes_.begin(), notes_.end(), text) == notes_.end()) notes_.push_back(text);
 }
 
-nlohmann::ordered_json Report::document() const {
-  nlohmann::ordered_json document = head_;
+namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
+
+// "<model name>, <n> hardware threads" (the model from /proc/cpuinfo where it says one).
+std::string cpu_description() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, model;
+  while (model.empty() && std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      model = line.substr(line.find(':') + 2);
+  }
+  const std::string threads = std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
+  return model.empty() ? threads : model + ", " + threads;
+}
+
+// The program's command line as it was started (/proc/self/cmdline), "" where unreadable.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string command;
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t end = all.find('\0', start);
+    if (end == std::string::npos) end = all.size();
+    std::string argument = all.substr(start, end - start);
+    if (argument.empty() || argument.find_first_of(" \t'\"") != std::string::npos)
+      argument = "'" + argument + "'";
+    command += (command.empty() ? "" : " ") + argument;
+    start = end + 1;
+  }
+  return command;
+}
+
+// Names of the GPUs this process sees (CUDA builds; none where CUDA reports no device).
+nlohmann::ordered_json gpu_names() {
+  nlohmann::ordered_json names = nlohmann::ordered_json::array();
+#ifdef TCA_HARNESS_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return names;
+  }
+  for (int device = 0; device < count; ++device) {
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, device) == cudaSuccess) names.push_back(properties.name);
+  }
+#endif
+  return names;
+}
+
+}  // namespace
+
+nlohmann::ordered_json Report::document() const { return with_rows(head_); }
+
+nlohmann::ordered_json Report::with_rows(nlohmann::ordered_json document) const {
   document["rows"] = nlohmann::ordered_json::array();
   for (const nlohmann::ordered_json& row : rows_) document["rows"].push_back(row);
   if (!notes_.empty()) document["notes"] = notes_;
   return document;
 }
 
+nlohmann::ordered_json Report::run_description() {
+  nlohmann::ordered_json run = {{"date", utc_now()}, {"host", host_name()}, {"cpu", cpu_description()}};
+  const nlohmann::ordered_json gpus = gpu_names();
+  if (!gpus.empty()) run["gpus"] = gpus;
+  run["command"] = command_line();
+  return run;
+}
+
 void Report::print() const {
-  if (active_) std::cout << document().dump(2) << std::endl;
+  if (!active_) return;
+  nlohmann::ordered_json head = head_;
+  const nlohmann::ordered_json run = run_description();
+  for (auto item = run.cbegin(); item != run.cend(); ++item) {
+    if (!head.contains(item.key())) head[item.key()] = *item;
+  }
+  std::cout << with_rows(std::move(head)).dump(2) << std::endl;
 }
 
 void skip_note(const Table& table, Report& report, const std::string& text) {

@@ -27,10 +27,14 @@ class Report {
 
   // {"<key>": program, fields..., "rows": [...], "notes": [...] (only when there are notes)}.
   nlohmann::ordered_json document() const;
-  // The document, indented, on stdout.
+  // The document, indented, on stdout, with where, when and how the run was made after the
+  // program's fields (those it did not set itself): "date" (UTC, ISO 8601), "host", "cpu",
+  // "gpus" (CUDA builds, where devices exist) and "command" (the program's command line).
   void print() const;
+  static nlohmann::ordered_json run_description();
 
  private:
+  nlohmann::ordered_json with_rows(nlohmann::ordered_json head) const;
   nlohmann::ordered_json head_;
   std::vector<nlohmann::ordered_json> rows_;
   std::vector<std::string> notes_;
