@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "coll/status.h"
+#include "core/trace.h"
 
 using tca::coll::Action;
 using tca::coll::Buffer;
@@ -316,6 +317,9 @@ tcaResult tcaColl_st::start() {
              "an earlier iteration of this collective failed; free it and make a new one");
   if (running_)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: tcaCollWait first");
+  if (tca::trace::enabled())  // the steps are the kicks, notifications and waits that follow
+    tca::trace::collective_begin(recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
+                                 tcaCollAlgorithmName(algorithm_), recv_bytes_, ranks_);
   if (memory_ == TCA_MEM_GPU) {  // GPU programs have their own signals: no exclusion needed
     if (device_ != nullptr) TCA_CHECK(finish_or_fail(device_->start()));
     running_ = true;
@@ -340,12 +344,14 @@ tcaResult tcaColl_st::progress(bool block, bool* done) {
     if (device_ != nullptr)
       TCA_CHECK(finish_or_fail(block ? device_->wait() : device_->test(done)));
     if (*done) running_ = false;
+    if (*done && tca::trace::enabled()) tca::trace::collective_end();
     return TCA_SUCCESS;
   }
   TCA_CHECK(finish_or_fail(advance(block, done)));
   if (*done) {
     running_ = false;
     g_in_flight = nullptr;
+    if (tca::trace::enabled()) tca::trace::collective_end();
   }
   return TCA_SUCCESS;
 }

@@ -1,0 +1,362 @@
+// The SimGrid side: hosts, links and routes from a built Fabric, one actor per rank replaying its
+// program, detached actors for the chains in flight, notification counters per rank.
+#include <simgrid/s4u.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <tuple>
+
+#include "job.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace tca_sim {
+namespace {
+
+// A message ready to go: its plan and the SimGrid hosts its route joins.
+struct Ready {
+  Plan plan;
+  sg4::Host* from = nullptr;
+  sg4::Host* to = nullptr;
+  double bytes = 0;
+  int dst_rank = 0;
+  int notify_slot = -1;
+  bool charge_block = true;
+};
+
+struct RankState {
+  sg4::MutexPtr mutex;
+  sg4::ConditionVariablePtr changed;
+  std::map<std::pair<int, int>, long> arrived;   // (source rank, slot) -> notifications
+  std::map<std::pair<int, int>, long> consumed;  // waits that returned
+  std::vector<sg4::ActorPtr> in_flight;          // chains started and not drained
+  std::map<std::string, double> open_phases;
+  std::map<std::string, double> phase_totals;
+};
+
+class World {
+ public:
+  World(const Fabric& fabric, const Job& job) : fabric_(fabric), job_(job) {}
+
+  void build() {
+    auto* zone = sg4::create_full_zone("fabric");
+    for (const LinkSpec& spec : fabric_.links())
+      links_.push_back(zone->create_link(spec.name, std::max(spec.bandwidth, 1.0))
+                           ->set_latency(spec.latency));
+    const int ranks = static_cast<int>(job_.ranks.size());
+    for (int n = 0; n < fabric_.nodes(); ++n) receivers_.push_back(zone->create_host("n" + std::to_string(n), 1e9));
+    // Every message's route, before the zone is sealed.
+    ready_.resize(ranks);
+    for (int r = 0; r < ranks; ++r)
+      for (const Step& step : job_.ranks[r])
+        for (size_t i = 0; i < step.messages.size(); ++i)
+          ready_[r].push_back(prepare(zone, r, step.messages[i], i == 0 || !chained_kick()));
+    notify_plans_.resize(ranks);
+    for (int r = 0; r < ranks; ++r)
+      for (const Step& step : job_.ranks[r])
+        if (step.kind == Step::kNotify) {
+          Message m;
+          m.dst_rank = step.peer;
+          m.bytes = 8;
+          m.op = Op::kNotify;
+          notify_plans_[r].push_back(prepare(zone, r, m, true));
+        }
+    zone->seal();
+    states_.resize(ranks);
+    for (RankState& state : states_) {
+      state.mutex = sg4::Mutex::create();
+      state.changed = sg4::ConditionVariable::create();
+    }
+    barrier_ = sg4::Barrier::create(ranks);
+    barrier_cost_ = 0;
+    if (ranks > 1) {
+      Request probe;
+      probe.src = node(0);
+      probe.dst = node(1);
+      probe.bytes = 8;
+      probe.op = Op::kNotify;
+      barrier_cost_ = 2 * std::ceil(std::log2(ranks)) * fabric_.zero_load(probe);
+    }
+    result_.rank_end.assign(ranks, 0);
+    for (int r = 0; r < ranks; ++r)
+      sg4::Actor::create("rank" + std::to_string(r), receivers_[node(r)], [this, r] { run_rank(r); });
+  }
+
+  Result result() const { return result_; }
+
+ private:
+  bool chained_kick() const { return fabric_.family() == "tca"; }
+  int node(int rank) const {
+    return job_.node_of_rank.empty() ? rank : job_.node_of_rank[rank];
+  }
+
+  Ready prepare(sg4::NetZone* zone, int rank, const Message& m, bool charge_block) {
+    Request request;
+    request.src = node(m.src_rank >= 0 ? m.src_rank : rank);
+    request.dst = node(m.dst_rank);
+    request.bytes = m.bytes;
+    request.src_kind = m.src_kind;
+    request.dst_kind = m.dst_kind;
+    request.op = m.op;
+    request.register_mode = job_.register_mode;
+    Ready ready;
+    ready.plan = fabric_.plan(request);
+    ready.bytes = m.op == Op::kDma ? m.bytes : 0;
+    ready.dst_rank = m.dst_rank;
+    ready.notify_slot = m.notify_slot;
+    ready.charge_block = charge_block;
+    ready.to = receivers_[request.dst];
+    // A sender host per distinct route from this node to that one.
+    const auto key = std::make_tuple(request.src, request.dst, ready.plan.links);
+    auto found = senders_.find(key);
+    if (found == senders_.end()) {
+      const int index = next_sender_[request.src]++;
+      sg4::Host* host = zone->create_host("n" + std::to_string(request.src) + ".s" + std::to_string(index), 1e9);
+      std::vector<sg4::LinkInRoute> route;
+      for (int link : ready.plan.links) route.emplace_back(links_[link]);
+      zone->add_route(host->get_netpoint(), ready.to->get_netpoint(), nullptr, nullptr, route, false);
+      found = senders_.emplace(key, host).first;
+    }
+    ready.from = found->second;
+    return ready;
+  }
+
+  // Moves one message and raises its notification at the destination.
+  void deliver(int rank, const Ready& m) {
+    if (m.plan.pre > 0) sg4::this_actor::sleep_for(m.plan.pre);
+    sg4::Comm::sendto(m.from, m.to, static_cast<uint64_t>(std::max(m.bytes, 1.0)));
+    if (m.plan.post > 0) sg4::this_actor::sleep_for(m.plan.post);
+    const int slot = m.notify_slot;
+    if (slot >= 0) raise(m.dst_rank, rank, slot);
+  }
+
+  void raise(int dst, int src, int slot) {
+    RankState& state = states_[dst];
+    std::unique_lock<sg4::Mutex> lock(*state.mutex);
+    ++state.arrived[{src, slot}];
+    state.changed->notify_all();
+  }
+
+  void drain(int rank) {
+    RankState& state = states_[rank];
+    std::vector<sg4::ActorPtr> flying;
+    flying.swap(state.in_flight);
+    for (auto& actor : flying) actor->join();
+  }
+
+  void run_rank(int rank) {
+    RankState& state = states_[rank];
+    size_t next_message = 0, next_notify = 0;
+    for (const Step& step : job_.ranks[rank]) {
+      switch (step.kind) {
+        case Step::kCompute:
+          if (step.seconds > 0) sg4::this_actor::sleep_for(step.seconds);
+          break;
+        case Step::kKick: {
+          std::vector<Ready> chain(ready_[rank].begin() + next_message,
+                                   ready_[rank].begin() + next_message + step.messages.size());
+          next_message += step.messages.size();
+          double block = 0;
+          for (const Ready& m : chain)
+            if (m.charge_block) block += m.plan.block;
+          if (block > 0) sg4::this_actor::sleep_for(block);
+          if (!chain.empty() && chain.front().plan.synchronous) {
+            for (const Ready& m : chain) deliver(rank, m);
+          } else {
+            state.in_flight.push_back(sg4::Actor::create(
+                "chain", sg4::this_actor::get_host(), [this, rank, chain] {
+                  for (const Ready& m : chain) deliver(rank, m);
+                }));
+          }
+          break;
+        }
+        case Step::kPut: {
+          const Ready& m = ready_[rank][next_message++];
+          if (m.plan.block > 0) sg4::this_actor::sleep_for(m.plan.block);
+          deliver(rank, m);
+          break;
+        }
+        case Step::kNotify: {
+          Ready m = notify_plans_[rank][next_notify++];
+          m.notify_slot = step.slot;
+          if (m.plan.block > 0) sg4::this_actor::sleep_for(m.plan.block);
+          // After everything this rank started before it (tca's ordering).
+          std::vector<sg4::ActorPtr> before = state.in_flight;
+          state.in_flight.push_back(sg4::Actor::create(
+              "notify", sg4::this_actor::get_host(), [this, rank, m, before] {
+                for (auto& actor : before) actor->join();
+                deliver(rank, m);
+              }));
+          break;
+        }
+        case Step::kWait: {
+          std::unique_lock<sg4::Mutex> lock(*state.mutex);
+          const std::pair<int, int> key{step.peer, step.slot};
+          while (state.arrived[key] <= state.consumed[key]) state.changed->wait(lock);
+          ++state.consumed[key];
+          break;
+        }
+        case Step::kDrain:
+          drain(rank);
+          break;
+        case Step::kBarrier:
+          drain(rank);
+          barrier_->wait();
+          if (barrier_cost_ > 0) sg4::this_actor::sleep_for(barrier_cost_);
+          break;
+        case Step::kPhaseBegin:
+          state.open_phases[step.name] = sg4::Engine::get_clock();
+          break;
+        case Step::kPhaseEnd: {
+          const auto open = state.open_phases.find(step.name);
+          if (open != state.open_phases.end()) {
+            PhaseTotal& total = result_.phases[step.name];
+            total.seconds += sg4::Engine::get_clock() - open->second;
+            state.phase_totals[step.name] += sg4::Engine::get_clock() - open->second;
+            ++total.count;
+            state.open_phases.erase(open);
+          }
+          break;
+        }
+      }
+    }
+    drain(rank);
+    for (const auto& [name, seconds] : state.phase_totals) {
+      PhaseTotal& total = result_.phases[name];
+      total.max_seconds = std::max(total.max_seconds, seconds);
+    }
+    result_.rank_end[rank] = sg4::Engine::get_clock();
+    result_.makespan = std::max(result_.makespan, result_.rank_end[rank]);
+  }
+
+  const Fabric& fabric_;
+  const Job& job_;
+  std::vector<sg4::Link*> links_;
+  std::vector<sg4::Host*> receivers_;
+  std::map<std::tuple<int, int, std::vector<int>>, sg4::Host*> senders_;
+  std::map<int, int> next_sender_;
+  std::vector<std::vector<Ready>> ready_;
+  std::vector<std::vector<Ready>> notify_plans_;
+  std::vector<RankState> states_;
+  sg4::BarrierPtr barrier_;
+  double barrier_cost_ = 0;
+  Result result_;
+};
+
+std::string serialize(const Result& r) {
+  std::ostringstream out;
+  out.precision(17);
+  out << "makespan " << r.makespan << "\n";
+  for (double end : r.rank_end) out << "rank " << end << "\n";
+  for (const auto& [name, total] : r.phases) out << "phase " << name << " " << total.seconds << " " << total.count << " " << total.max_seconds << "\n";
+  return out.str();
+}
+
+Result deserialize(const std::string& text) {
+  Result r;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) {
+    if (word == "makespan") {
+      in >> r.makespan;
+    } else if (word == "rank") {
+      double end = 0;
+      in >> end;
+      r.rank_end.push_back(end);
+    } else if (word == "phase") {
+      std::string name;
+      PhaseTotal total;
+      in >> name >> total.seconds >> total.count >> total.max_seconds;
+      r.phases[name] = total;
+    } else if (word == "error") {
+      std::string rest;
+      std::getline(in, rest);
+      throw Error(rest.empty() ? "simulation failed" : rest.substr(1));
+    }
+  }
+  return r;
+}
+
+void run_child(const Fabric& fabric, const Job& job, int fd) {
+  std::string text;
+  try {
+    int argc = 2;
+    char program[] = "tca-sim";
+    char quiet[] = "--log=root.thres:critical";
+    char* argv[] = {program, quiet, nullptr};
+    sg4::Engine engine(&argc, argv);
+    // Flow-level sharing without the TCP-derived corrections: a message takes the sum of its
+    // links' latencies plus its bytes over its share of the narrowest link.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:0");
+    World world(fabric, job);
+    world.build();
+    engine.run();
+    text = serialize(world.result());
+  } catch (const std::exception& error) {
+    text = std::string("error ") + error.what() + "\n";
+  }
+  const char* data = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    const ssize_t wrote = write(fd, data, left);
+    if (wrote <= 0) break;
+    data += wrote;
+    left -= static_cast<size_t>(wrote);
+  }
+}
+
+}  // namespace
+
+Result simulate(const Fabric& fabric, const Job& job) {
+  if (job.ranks.empty()) throw Error("a simulation needs at least one rank");
+  for (size_t r = 0; r < job.ranks.size(); ++r) {
+    const int n = job.node_of_rank.empty() ? static_cast<int>(r) : job.node_of_rank[r];
+    if (n < 0 || n >= fabric.nodes())
+      throw Error("rank " + std::to_string(r) + " is on node " + std::to_string(n) + ", outside the " +
+                  std::to_string(fabric.nodes()) + " nodes of " + fabric.name());
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  int fds[2];
+  if (pipe(fds) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child < 0) throw Error(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    close(fds[0]);
+    run_child(fabric, job, fds[1]);
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buffer[65536];
+  for (ssize_t got; (got = read(fds[0], buffer, sizeof buffer)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("the simulation process ended abnormally" + (text.empty() ? "" : ": " + text));
+  if (text.empty()) throw Error("the simulation process returned nothing");
+  Result result = deserialize(text);
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return result;
+}
+
+}  // namespace tca_sim

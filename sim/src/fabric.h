@@ -1,0 +1,115 @@
+// Fabric descriptions (sim/fabrics/*.fabric) and the routes and per-message costs they imply.
+// Nothing here needs SimGrid: engine.cc turns the links into SimGrid links and the routes into
+// SimGrid routes; the flow-level sharing and the timing are SimGrid's.
+//
+// Families:
+//   tca    PEACH2/PEACH3: a torus of PEACH routers (a ring is 1-D, the double ring 2xN), each
+//          node's host port N into its router, address routing one dimension after the other;
+//          sub-clusters of `subcluster` nodes joined by the fabric named by `inter` (InfiniBand).
+//   apenet APEnet+: a 3-D torus of cards; GPU sends by P2P read or staged through the host,
+//          whichever is faster at the size.
+//   ib     InfiniBand fat tree (two levels, D-mod-k) with MVAPICH2 host overheads; GPU data by
+//          GPUDirect RDMA up to a threshold, staged through host memory above it.
+//   host   one host's insides: endpoints under PCIe switches under CPU sockets (K40 blog), or
+//          under one NVSwitch (H200), or ranks on one host's memory or on one GPU.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "params.h"
+
+namespace tca_sim {
+
+enum class MemKind { kCpu, kGpu, kGpuFar };  // kGpuFar: a GPU behind the other CPU socket
+enum class Op { kDma, kPio, kNotify };
+
+const char* mem_kind_name(MemKind kind);
+MemKind parse_mem_kind(const std::string& text);  // cpu, gpu, gpu-far
+
+struct LinkSpec {
+  std::string name;
+  double bandwidth = 0;  // bytes/s
+  double latency = 0;    // s
+};
+
+// How one message travels: the caller is busy for `block`, the message leaves `pre` later,
+// crosses `links` (SimGrid: latencies plus the shared bandwidths), and is delivered `post`
+// after its last byte arrived.
+struct Plan {
+  double block = 0;
+  double pre = 0;
+  double post = 0;
+  std::vector<int> links;
+  bool synchronous = false;  // the caller copies (CPU engines): busy until delivered
+  std::string protocol;      // for tables and tests: "dma", "gdr", "staged", "p2p", ...
+};
+
+struct Request {
+  int src = 0, dst = 0;  // nodes
+  double bytes = 0;
+  MemKind src_kind = MemKind::kCpu, dst_kind = MemKind::kCpu;
+  Op op = Op::kDma;
+  bool register_mode = false;  // tca: descriptors pre-registered in the chip (no fetch)
+  bool gdr = true;             // ib: GPUDirect RDMA on (off: CUDA copies around each message)
+  std::string force;           // apenet: "p2p" or "staged" instead of the faster of the two
+};
+
+class Fabric {
+ public:
+  // Loads `dir/name.fabric` (and the inter-cluster fabric it names from the same folder).
+  static std::unique_ptr<Fabric> load(const std::string& dir, const std::string& name);
+  static std::unique_ptr<Fabric> from_params(const ParamFile& params, const std::string& dir);
+
+  const std::string& name() const { return name_; }
+  const std::string& family() const { return family_; }
+  int max_nodes() const { return max_nodes_; }
+  // Makes the fabric's links for `nodes` nodes (throws when it cannot hold them).
+  void build(int nodes);
+  int nodes() const { return nodes_; }
+  const std::vector<LinkSpec>& links() const { return links_; }
+  Plan plan(const Request& request) const;
+  // Router-to-router hops between two nodes (0 on one node; inter-cluster: the IB hops).
+  int hops(int a, int b) const;
+  // Zero-load time of a request (pre + block + post + latencies + bytes / narrowest link).
+  double zero_load(const Request& request) const;
+  // ib, apenet: one CUDA copy between GPU and host memory of `bytes` (staged collectives).
+  double cuda_copy(double bytes) const;
+  // The node's position in the torus (tca, apenet), for mappings and tests.
+  std::vector<int> coordinates(int node) const;
+  const std::vector<int>& dims() const { return dims_; }
+  int subcluster() const { return subcluster_; }
+
+ private:
+  int add_link(const std::string& name, double bandwidth, double latency);
+  void build_torus(int nodes);
+  void build_fat_tree(int nodes);
+  void build_host(int nodes);
+  std::vector<int> torus_route(int a, int b) const;
+  std::vector<int> fat_tree_route(int a, int b) const;
+  std::vector<int> host_route(int a, int b) const;
+  Plan plan_tca(const Request& r) const;
+  Plan plan_apenet(const Request& r) const;
+  Plan plan_ib(const Request& r) const;
+  Plan plan_host(const Request& r) const;
+  double p(const char* key) const;  // a loaded parameter by key
+
+  std::string name_, family_, topology_;
+  std::vector<int> dims_;
+  int subcluster_ = 0;
+  int max_nodes_ = 0;
+  int nodes_ = 0;
+  std::vector<std::pair<std::string, double>> values_;
+  std::unique_ptr<Fabric> inter_;
+  int inter_offset_ = 0;  // index of the inter fabric's first link in links_
+  std::vector<LinkSpec> links_;
+  // Per-node and per-structure link indices.
+  std::vector<int> port_out_, port_in_, gpu_read_, gpu_read_large_, gpu_far_, staged_;
+  std::vector<std::vector<int>> torus_links_;  // [node][2*dim + dir]
+  std::vector<std::vector<int>> leaf_up_, spine_down_;  // [leaf][spine], [spine][leaf]
+  std::vector<int> group_up_, group_down_, socket_up_, socket_down_;
+  int leaf_radix_ = 0;
+};
+
+}  // namespace tca_sim

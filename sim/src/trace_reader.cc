@@ -1,0 +1,264 @@
+#include "trace_reader.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace tca_sim {
+namespace {
+
+[[noreturn]] void fail(const std::string& file, int line, const std::string& message) {
+  throw Error(file + ":" + std::to_string(line) + ": " + message);
+}
+
+uint64_t to_u64(const std::string& text, const std::string& file, int line, const std::string& what) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19)
+    fail(file, line, what + " '" + text + "' is not a non-negative integer");
+  return std::stoull(text);
+}
+
+long to_int(const std::string& text, const std::string& file, int line, const std::string& what) {
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::string digits = negative ? text.substr(1) : text;
+  const uint64_t value = to_u64(digits, file, line, what);
+  if (value > 1u << 30) fail(file, line, what + " '" + text + "' is out of range");
+  return negative ? -static_cast<long>(value) : static_cast<long>(value);
+}
+
+std::map<std::string, std::string> key_values(std::istringstream& in, const std::string& file, int line) {
+  std::map<std::string, std::string> out;
+  std::string token;
+  while (in >> token) {
+    const size_t eq = token.find('=');
+    if (eq == std::string::npos || eq == 0) fail(file, line, "expected key=value, got '" + token + "'");
+    out[token.substr(0, eq)] = token.substr(eq + 1);
+  }
+  return out;
+}
+
+const std::string& need(const TraceEvent& e, const std::string& key, const std::string& file) {
+  const auto found = e.fields.find(key);
+  if (found == e.fields.end()) fail(file, e.line, e.kind + " without " + key + "=");
+  return found->second;
+}
+
+const char* const kKinds[] = {"kick", "xfer", "put", "get", "notify", "wait", "drain", "pio",
+                              "fence", "barrier", "phase_begin", "phase_end", "coll_begin",
+                              "coll_end", "end"};
+
+}  // namespace
+
+RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
+  RankTrace trace;
+  trace.file = file;
+  std::istringstream in(text);
+  std::string raw;
+  int line = 0;
+  if (!std::getline(in, raw)) fail(file, 1, "empty trace (no header line)");
+  ++line;
+  {
+    std::istringstream head(raw);
+    std::string magic, version;
+    head >> magic >> version;
+    if (magic != "tca-trace") fail(file, line, "not a tca trace (header must start with 'tca-trace')");
+    if (version != "1") fail(file, line, "trace format version '" + version + "' is not 1");
+    const auto fields = key_values(head, file, line);
+    for (const char* key : {"rank", "world", "host", "clock", "start"})
+      if (fields.count(key) == 0) fail(file, line, std::string("header without ") + key + "=");
+    if (fields.at("clock") != "steady_ns") fail(file, line, "clock '" + fields.at("clock") + "' is not steady_ns");
+    trace.rank = static_cast<int>(to_int(fields.at("rank"), file, line, "rank"));
+    trace.world = static_cast<int>(to_int(fields.at("world"), file, line, "world"));
+    if (trace.world < 1 || trace.rank < 0 || trace.rank >= trace.world)
+      fail(file, line, "rank " + fields.at("rank") + " outside world " + fields.at("world"));
+    trace.host = fields.at("host");
+    trace.start = to_u64(fields.at("start"), file, line, "start");
+  }
+  size_t expect_xfers = 0;
+  bool ended = false;
+  while (std::getline(in, raw)) {
+    ++line;
+    if (raw.empty()) continue;
+    if (ended) fail(file, line, "event after 'end'");
+    std::istringstream fields(raw);
+    std::string t;
+    TraceEvent e;
+    e.line = line;
+    if (!(fields >> t >> e.kind)) fail(file, line, "expected '<time> <event> key=value...'");
+    e.t = to_u64(t, file, line, "time");
+    if (std::find(std::begin(kKinds), std::end(kKinds), e.kind) == std::end(kKinds))
+      fail(file, line, "unknown event '" + e.kind + "'");
+    e.fields = key_values(fields, file, line);
+    if (e.fields.count("dur")) e.dur = to_u64(e.fields["dur"], file, line, "dur");
+    if (e.kind == "xfer") {
+      if (expect_xfers == 0) fail(file, line, "xfer without a kick before it");
+      --expect_xfers;
+    } else if (expect_xfers != 0) {
+      fail(file, line, "kick announced " + std::to_string(expect_xfers) + " more xfer lines");
+    }
+    if (e.kind == "kick") expect_xfers = to_u64(need(e, "n", file), file, line, "n");
+    if (!trace.events.empty() && e.t < trace.events.back().t && e.kind != "xfer")
+      fail(file, line, "time goes backwards");
+    if (e.kind == "end") ended = true;
+    trace.events.push_back(std::move(e));
+  }
+  if (expect_xfers != 0) fail(file, line, "the file ends inside a kick's xfer lines");
+  if (!ended) fail(file, line, "the trace has no 'end' line (was tcaFinalize called?)");
+  return trace;
+}
+
+std::vector<RankTrace> read_trace_dir(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) throw Error(dir + ": cannot open the trace folder");
+  std::vector<std::string> files;
+  while (dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name.rfind("rank-", 0) == 0 && name.size() > 11 && name.substr(name.size() - 6) == ".trace")
+      files.push_back(dir + "/" + name);
+  }
+  closedir(d);
+  if (files.empty()) throw Error(dir + ": no rank-R.trace files");
+  std::vector<RankTrace> traces;
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    traces.push_back(parse_rank_trace(text.str(), file));
+  }
+  std::sort(traces.begin(), traces.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+  const int world = traces.front().world;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (traces[i].world != world) throw Error(traces[i].file + ":1: world differs from the other ranks'");
+    if (traces[i].rank != static_cast<int>(i))
+      throw Error(dir + ": rank " + std::to_string(i) + "'s trace is missing or duplicated");
+  }
+  if (static_cast<int>(traces.size()) != world)
+    throw Error(dir + ": " + std::to_string(traces.size()) + " traces for a world of " + std::to_string(world));
+  return traces;
+}
+
+namespace {
+
+Message message_of(const TraceEvent& e, int me, const std::string& file) {
+  Message m;
+  const int src = static_cast<int>(to_int(need(e, "src", file), file, e.line, "src"));
+  const int dst = static_cast<int>(to_int(need(e, "dst", file), file, e.line, "dst"));
+  m.src_rank = src == me ? -1 : src;
+  m.dst_rank = dst;
+  m.bytes = static_cast<double>(to_u64(need(e, "width", file), file, e.line, "width")) *
+            static_cast<double>(to_u64(need(e, "count", file), file, e.line, "count"));
+  try {
+    m.src_kind = parse_mem_kind(need(e, "skind", file));
+    m.dst_kind = parse_mem_kind(need(e, "dkind", file));
+  } catch (const Error& error) {
+    if (std::string(error.what()).rfind(file, 0) == 0) throw;
+    fail(file, e.line, error.what());
+  }
+  const auto notify = e.fields.find("notify");
+  m.notify_slot = notify == e.fields.end() ? -1 : static_cast<int>(to_int(notify->second, file, e.line, "notify"));
+  return m;
+}
+
+}  // namespace
+
+TraceJob job_from_traces(const std::vector<RankTrace>& traces) {
+  TraceJob out;
+  const int world = static_cast<int>(traces.size());
+  out.job.ranks.resize(world);
+  out.common_clock = std::all_of(traces.begin(), traces.end(),
+                                 [&](const RankTrace& t) { return t.host == traces.front().host; });
+  // Each rank's origin: its first event (on one host, the earliest first event of all ranks).
+  uint64_t origin = std::numeric_limits<uint64_t>::max();
+  for (const RankTrace& t : traces)
+    if (!t.events.empty()) origin = std::min(origin, t.start + t.events.front().t);
+  for (int r = 0; r < world; ++r) {
+    const RankTrace& trace = traces[r];
+    Program& program = out.job.ranks[r];
+    if (trace.events.empty()) continue;
+    uint64_t cursor = out.common_clock ? origin - trace.start : trace.events.front().t;
+    std::map<std::string, std::vector<uint64_t>> open;
+    std::map<std::string, double> rank_phase;
+    std::vector<std::string> coll_stack;
+    auto gap_to = [&](uint64_t t) {
+      if (t > cursor) {
+        Step s;
+        s.kind = Step::kCompute;
+        s.seconds = static_cast<double>(t - cursor) * 1e-9;
+        program.push_back(s);
+        cursor = t;
+      }
+    };
+    const auto& events = trace.events;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const TraceEvent& e = events[i];
+      if (e.kind == "xfer") continue;  // taken with their kick
+      gap_to(e.t);
+      Step s;
+      bool emit = true;
+      if (e.kind == "kick") {
+        s.kind = Step::kKick;
+        for (size_t j = i + 1; j < events.size() && events[j].kind == "xfer"; ++j)
+          s.messages.push_back(message_of(events[j], r, trace.file));
+        out.transfers += static_cast<long>(s.messages.size());
+        ++out.kicks;
+      } else if (e.kind == "put" || e.kind == "get") {
+        s.kind = Step::kPut;
+        s.messages.push_back(message_of(e, r, trace.file));
+        ++out.transfers;
+      } else if (e.kind == "notify") {
+        s.kind = Step::kNotify;
+        s.peer = static_cast<int>(to_int(need(e, "dst", trace.file), trace.file, e.line, "dst"));
+        s.slot = static_cast<int>(to_int(need(e, "slot", trace.file), trace.file, e.line, "slot"));
+      } else if (e.kind == "wait") {
+        s.kind = Step::kWait;
+        s.peer = static_cast<int>(to_int(need(e, "from", trace.file), trace.file, e.line, "from"));
+        s.slot = static_cast<int>(to_int(need(e, "slot", trace.file), trace.file, e.line, "slot"));
+        ++out.waits;
+      } else if (e.kind == "drain") {
+        s.kind = Step::kDrain;
+      } else if (e.kind == "barrier") {
+        s.kind = Step::kBarrier;
+      } else if (e.kind == "phase_begin" || e.kind == "phase_end" || e.kind == "coll_begin" ||
+                 e.kind == "coll_end") {
+        const bool begin = e.kind == "phase_begin" || e.kind == "coll_begin";
+        std::string name;
+        if (e.kind.rfind("coll", 0) == 0) {
+          if (begin) coll_stack.push_back("coll." + need(e, "op", trace.file));
+          if (coll_stack.empty()) fail(trace.file, e.line, "coll_end without coll_begin");
+          name = coll_stack.back();
+          if (!begin) coll_stack.pop_back();
+        } else {
+          name = need(e, "name", trace.file);
+        }
+        s.kind = begin ? Step::kPhaseBegin : Step::kPhaseEnd;
+        s.name = name;
+        if (begin) {
+          open[name].push_back(e.t);
+        } else if (!open[name].empty()) {
+          PhaseTotal& total = out.measured_phases[name];
+          total.seconds += static_cast<double>(e.t - open[name].back()) * 1e-9;
+          rank_phase[name] += static_cast<double>(e.t - open[name].back()) * 1e-9;
+          ++total.count;
+          open[name].pop_back();
+        }
+      } else if (e.kind == "end") {
+        emit = false;
+        const double end = static_cast<double>(trace.start + e.t - (out.common_clock ? origin : trace.start + trace.events.front().t)) * 1e-9;
+        out.measured = std::max(out.measured, end);
+      } else {
+        emit = false;  // pio, fence: their time stays in the gaps (stores are invisible)
+      }
+      if (!emit) continue;
+      program.push_back(s);
+      // The call's own duration is the model's to predict (kick cost, wait, drain, barrier).
+      cursor = std::max(cursor, e.t + e.dur);
+    }
+    for (const auto& [name, seconds] : rank_phase)
+      out.measured_phases[name].max_seconds = std::max(out.measured_phases[name].max_seconds, seconds);
+  }
+  return out;
+}
+
+}  // namespace tca_sim

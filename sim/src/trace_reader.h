@@ -1,0 +1,47 @@
+// Reads the traces tca writes with TCA_TRACE=DIR (docs/SIM.md: the format) and turns them into
+// a job: the time between tca calls becomes compute steps, the calls become kicks, puts,
+// notifications, waits, drains, barriers and phase marks, in the order each rank recorded them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "job.h"
+
+namespace tca_sim {
+
+struct TraceEvent {
+  uint64_t t = 0;    // ns since the rank's start
+  uint64_t dur = 0;  // ns (0 for instants)
+  std::string kind;
+  std::map<std::string, std::string> fields;
+  int line = 0;
+};
+
+struct RankTrace {
+  std::string file;
+  int rank = 0, world = 0;
+  std::string host;
+  uint64_t start = 0;  // steady clock, ns
+  std::vector<TraceEvent> events;
+};
+
+// Parses one file's text; errors name file:line.
+RankTrace parse_rank_trace(const std::string& text, const std::string& file);
+// Reads DIR/rank-*.trace; every rank of the header's world must be there.
+std::vector<RankTrace> read_trace_dir(const std::string& dir);
+
+struct TraceJob {
+  Job job;
+  double measured = 0;  // the recorded run: first event to the last rank's end, s
+  std::map<std::string, PhaseTotal> measured_phases;
+  bool common_clock = false;  // every rank on one host: ranks aligned on the steady clock
+  long transfers = 0, waits = 0, kicks = 0;
+};
+
+// Builds the job: on one host the ranks start where the clock puts them (the earliest first
+// event is time 0); across hosts each rank starts at its first event.
+TraceJob job_from_traces(const std::vector<RankTrace>& traces);
+
+}  // namespace tca_sim
