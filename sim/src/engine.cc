@@ -38,7 +38,11 @@ struct RankState {
   sg4::ConditionVariablePtr changed;
   std::map<std::pair<int, int>, long> arrived;   // (source rank, slot) -> notifications
   std::map<std::pair<int, int>, long> consumed;  // waits that returned
-  std::vector<sg4::ActorPtr> in_flight;          // chains started and not drained
+  // The rank's DMA engine: chains (and notifications, ordered after them) run one after
+  // another by one actor, as a DMA controller walks its descriptors.
+  std::deque<std::vector<Ready>> queue;
+  bool busy = false;
+  sg4::ConditionVariablePtr engine_changed;
   std::map<std::string, double> open_phases;
   std::map<std::string, double> phase_totals;
 };
@@ -75,6 +79,7 @@ class World {
     for (RankState& state : states_) {
       state.mutex = sg4::Mutex::create();
       state.changed = sg4::ConditionVariable::create();
+      state.engine_changed = sg4::ConditionVariable::create();
     }
     barrier_ = sg4::Barrier::create(ranks);
     barrier_cost_ = 0;
@@ -87,8 +92,11 @@ class World {
       barrier_cost_ = 2 * std::ceil(std::log2(ranks)) * fabric_.zero_load(probe);
     }
     result_.rank_end.assign(ranks, 0);
-    for (int r = 0; r < ranks; ++r)
+    for (int r = 0; r < ranks; ++r) {
       sg4::Actor::create("rank" + std::to_string(r), receivers_[node(r)], [this, r] { run_rank(r); });
+      // Daemons: they end with the last rank.
+      sg4::Actor::create("dma" + std::to_string(r), receivers_[node(r)], [this, r] { run_engine(r); })->daemonize();
+    }
   }
 
   Result result() const { return result_; }
@@ -148,9 +156,33 @@ class World {
 
   void drain(int rank) {
     RankState& state = states_[rank];
-    std::vector<sg4::ActorPtr> flying;
-    flying.swap(state.in_flight);
-    for (auto& actor : flying) actor->join();
+    std::unique_lock<sg4::Mutex> lock(*state.mutex);
+    while (!state.queue.empty() || state.busy) state.engine_changed->wait(lock);
+  }
+
+  void enqueue(int rank, std::vector<Ready> chain) {
+    RankState& state = states_[rank];
+    std::unique_lock<sg4::Mutex> lock(*state.mutex);
+    state.queue.push_back(std::move(chain));
+    state.engine_changed->notify_all();
+  }
+
+  void run_engine(int rank) {
+    RankState& state = states_[rank];
+    for (;;) {
+      std::vector<Ready> chain;
+      {
+        std::unique_lock<sg4::Mutex> lock(*state.mutex);
+        while (state.queue.empty()) state.engine_changed->wait(lock);
+        chain = std::move(state.queue.front());
+        state.queue.pop_front();
+        state.busy = true;
+      }
+      for (const Ready& m : chain) deliver(rank, m);
+      std::unique_lock<sg4::Mutex> lock(*state.mutex);
+      state.busy = false;
+      state.engine_changed->notify_all();
+    }
   }
 
   void run_rank(int rank) {
@@ -172,10 +204,7 @@ class World {
           if (!chain.empty() && chain.front().plan.synchronous) {
             for (const Ready& m : chain) deliver(rank, m);
           } else {
-            state.in_flight.push_back(sg4::Actor::create(
-                "chain", sg4::this_actor::get_host(), [this, rank, chain] {
-                  for (const Ready& m : chain) deliver(rank, m);
-                }));
+            enqueue(rank, std::move(chain));
           }
           break;
         }
@@ -190,12 +219,10 @@ class World {
           m.notify_slot = step.slot;
           if (m.plan.block > 0) sg4::this_actor::sleep_for(m.plan.block);
           // After everything this rank started before it (tca's ordering).
-          std::vector<sg4::ActorPtr> before = state.in_flight;
-          state.in_flight.push_back(sg4::Actor::create(
-              "notify", sg4::this_actor::get_host(), [this, rank, m, before] {
-                for (auto& actor : before) actor->join();
-                deliver(rank, m);
-              }));
+          if (m.plan.synchronous)
+            deliver(rank, m);
+          else
+            enqueue(rank, {m});
           break;
         }
         case Step::kWait: {

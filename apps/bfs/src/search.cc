@@ -1,5 +1,6 @@
 #include "search.h"
 
+#include "tca/tca_trace.h"
 #include "tca_harness/timer.h"
 
 
@@ -68,8 +69,10 @@ SearchResult run_search(Engine& engine, Exchange& exchange, vertex_t root, int64
     result.per_level[l].seconds = per_level[l];
 
   const tca_harness::Timer tree_started;
+  tcaTracePhaseBegin("COMM.TREE");
   exchange.gather_tree();
   engine.synchronize();
+  tcaTracePhaseEnd("COMM.TREE");
   result.phases[static_cast<int>(Phase::kTree)] = tree_started.seconds();
   return result;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "tca/tca_trace.h"
 #include "tca_harness/timer.h"
 
 namespace tca_cg {
@@ -14,7 +15,9 @@ CgStepper::CgStepper(Engine& engine, Comm& comm, const Layout& layout, PhaseCloc
 
 void CgStepper::allreduce(Scalar local, int count) {
   clock_->mark(Phase::kAllreduce);
+  tcaTracePhaseBegin("DOT");  // the PEACH3 paper's names (Table 3)
   comm_.allreduce(local, count);
+  tcaTracePhaseEnd("DOT");
 }
 
 void CgStepper::multiply(bool dot) {
@@ -22,12 +25,16 @@ void CgStepper::multiply(bool dot) {
   const bool w_is_q = layout_.partition == Partition::kOneD || layout_.grid == 1;
   const bool fuse = dot && fused_ && w_is_q;
   clock_->mark(Phase::kExchange);
+  tcaTracePhaseBegin("EXCH");
   comm_.gather_p();
+  tcaTracePhaseEnd("EXCH");
   clock_->mark(Phase::kSpmv);
   engine_.spmv(fuse);
   if (!w_is_q) {
     clock_->mark(Phase::kReduce);
+    tcaTracePhaseBegin("SPMV");
     comm_.reduce_w();
+    tcaTracePhaseEnd("SPMV");
   }
   if (dot && !fuse) {
     clock_->mark(Phase::kDot);
