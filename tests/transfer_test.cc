@@ -1,6 +1,8 @@
 // Data movement on every transport: sizes and offsets, block-stride, halo faces, chains,
 // repeated kicks, puts, gets and user memory. Every destination starts poisoned and is
 // compared byte for byte with a reference model, guard bytes included.
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "test_util.h"
@@ -22,6 +24,25 @@ TEST_P(TransportTest, EveryPeerIsReachableOnTheForcedTransport) {
     ASSERT_TCA_OK(tcaPeerTransport(peer, &name));
     ASSERT_NE(name, nullptr);
     EXPECT_EQ(std::string(name), GetParam()) << "peer " << peer;
+  }
+}
+
+// With TCA_HOST_ID=cyclic:2 (as the fake-host runs set it) ranks of unlike parity are on other
+// hosts as tca sees them: shared memory does not reach them, a path between hosts does.
+TEST_P(TransportTest, FakeHostsKeepSharedMemoryInsideAHost) {
+  const char* host_id = std::getenv("TCA_HOST_ID");
+  if (host_id == nullptr || std::string(host_id) != "cyclic:2")
+    GTEST_SKIP() << "runs under TCA_HOST_ID=cyclic:2";
+  for (int peer = 0; peer < size_; ++peer) {
+    const bool same_host = peer % 2 == rank_ % 2;
+    int shm = -1;
+    ASSERT_TCA_OK(tcaPathAvailable(TCA_PATH_SHM, peer, &shm));
+    EXPECT_EQ(shm, same_host ? 1 : 0) << "peer " << peer;
+    const char* name = nullptr;
+    ASSERT_TCA_OK(tcaPeerTransport(peer, &name));
+    if (!same_host) {
+      EXPECT_NE(std::string(name), "shm") << "peer " << peer;
+    }
   }
 }
 

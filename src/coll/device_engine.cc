@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "coll/status.h"
+#include "core/settings.h"
 #include "tca/detail/coll_program.h"
 #include "tca/tca_coll_cuda.h"
 #include "tca/tca_cuda.h"
@@ -118,18 +119,15 @@ bool read_later(const std::vector<Op>& ops, size_t first, Place place, size_t by
 
 // Environment overrides, which must be equal on every rank.
 tcaResult protocol_from_environment(tcaCollKind kind, size_t result_bytes, bool* inline_protocol) {
-  const char* value = std::getenv("TCA_COLL_PROTOCOL");
-  const std::string choice = value != nullptr ? value : "auto";
+  std::string choice;
+  TCA_CHECK(setting_choice("TCA_COLL_PROTOCOL", &choice));
   if (choice == "ll" || choice == "inline") {
     *inline_protocol = true;
   } else if (choice == "simple") {
     *inline_protocol = false;
-  } else if (choice == "auto" || choice.empty()) {
+  } else {
     *inline_protocol = result_bytes <= (kind == TCA_COLL_ALLREDUCE ? kInlineMaxAllreduceBytes
                                                                    : kInlineMaxAllgatherBytes);
-  } else {
-    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_COLL_PROTOCOL={} is none of ll, simple, auto",
-             choice);
   }
   return TCA_SUCCESS;
 }
@@ -138,14 +136,10 @@ tcaResult channels_from_environment(size_t result_bytes, bool inline_protocol, s
                                     int* channels) {
   const size_t per_channel = inline_protocol ? kInlineBytesPerChannel : kSimpleBytesPerChannel;
   size_t wanted = std::clamp<size_t>(result_bytes / per_channel, 1, kMaxChannels);
-  if (const char* value = std::getenv("TCA_COLL_CHANNELS"); value != nullptr && *value != 0) {
-    char* end = nullptr;
-    const long parsed = std::strtol(value, &end, 10);
-    if (*end != 0 || parsed < 1 || parsed > 1024)
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_COLL_CHANNELS={} is not a count in [1, 1024]",
-               value);
-    wanted = static_cast<size_t>(parsed);
-  }
+  int64_t parsed = 0;
+  bool set = false;
+  TCA_CHECK(setting_count("TCA_COLL_CHANNELS", &parsed, &set));
+  if (set) wanted = static_cast<size_t>(parsed);
   *channels = static_cast<int>(std::min(wanted, count));  // every channel has an element
   return TCA_SUCCESS;
 }

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/settings.h"
 #include "core/wake.h"
 #include "transport/cuda/cuda_transport.h"
 #include "transport/registry.h"
@@ -69,20 +70,18 @@ tcaResult parse_timeout(const tcaConfig* config, int* timeout_ms) {
     *timeout_ms = config->timeout_ms;
     return TCA_SUCCESS;
   }
-  if (const char* env = std::getenv("TCA_TIMEOUT_MS")) {
-    char* end = nullptr;
-    const long value = std::strtol(env, &end, 10);
-    if (end == env || *end != '\0' || value <= 0 || value > INT32_MAX)
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_TIMEOUT_MS='{}' is not a positive number", env);
-    *timeout_ms = static_cast<int>(value);
-  }
+  int64_t value = *timeout_ms;
+  TCA_CHECK(setting_count("TCA_TIMEOUT_MS", &value));
+  *timeout_ms = static_cast<int>(value);
   return TCA_SUCCESS;
 }
 
 tcaResult parse_transport(const tcaConfig* config, std::string* forced) {
-  const char* value = config != nullptr ? config->transport : nullptr;
-  if (value == nullptr) value = std::getenv("TCA_TRANSPORT");
-  *forced = value != nullptr ? value : "auto";
+  if (config != nullptr && config->transport != nullptr) {
+    *forced = config->transport;
+  } else {
+    TCA_CHECK(setting_text("TCA_TRANSPORT", forced));
+  }
   if (*forced == "auto" || transport_id(forced->c_str()) >= 0) return TCA_SUCCESS;
   std::string known = "auto";
   for (const TransportEntry& entry : transport_registry()) known += std::string(", ") + entry.name;
@@ -92,10 +91,10 @@ tcaResult parse_transport(const tcaConfig* config, std::string* forced) {
 // TCA_HOST_ID splits this machine into hosts: "block:K" puts ranks [0, K) on one host, [K, 2K)
 // on the next; "cyclic:K" puts rank r on host r % K; any other text names this rank's host.
 tcaResult parse_host_id(int rank, std::string* host) {
+  std::string text;
+  TCA_CHECK(setting_text("TCA_HOST_ID", &text));
   host->clear();
-  const char* value = std::getenv("TCA_HOST_ID");
-  if (value == nullptr || *value == '\0') return TCA_SUCCESS;
-  const std::string text = value;
+  if (text.empty()) return TCA_SUCCESS;
   for (const char* form : {"block:", "cyclic:"}) {
     if (text.rfind(form, 0) != 0) continue;
     const std::string count = text.substr(std::strlen(form));

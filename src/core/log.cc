@@ -3,19 +3,26 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <strings.h>
+#include <string>
+
+#include "core/error.h"
+#include "core/settings.h"
 
 namespace tca {
 namespace {
 int g_rank = -1;
 
 LogLevel parse_level() {
-  const char* value = std::getenv("TCA_DEBUG");
-  if (value == nullptr) return LogLevel::kNone;
-  if (strcasecmp(value, "WARN") == 0) return LogLevel::kWarn;
-  if (strcasecmp(value, "INFO") == 0) return LogLevel::kInfo;
-  if (strcasecmp(value, "TRACE") == 0) return LogLevel::kTrace;
+  std::string value;
+  if (setting_choice("TCA_DEBUG", &value) != TCA_SUCCESS) {
+    // Logging has no caller to return the error to: say it once, and log nothing.
+    std::fprintf(stderr, "[tca] %s; logging stays off\n", last_error_message());
+    clear_last_error();
+    return LogLevel::kNone;
+  }
+  if (value == "warn") return LogLevel::kWarn;
+  if (value == "info") return LogLevel::kInfo;
+  if (value == "trace") return LogLevel::kTrace;
   return LogLevel::kNone;
 }
 

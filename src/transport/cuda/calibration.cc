@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/settings.h"
 #include "transport/cuda/cuda_util.h"
 
 namespace tca {
@@ -146,7 +147,8 @@ uint64_t PairCalibration::crossover() const {
 }
 
 std::string calibration_path() {
-  if (const char* file = std::getenv("TCA_CUDA_CALIBRATION_FILE")) return file;
+  std::string file;
+  if (setting_text("TCA_CUDA_CALIBRATION_FILE", &file) == TCA_SUCCESS && !file.empty()) return file;
   std::string base;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
     base = xdg;

@@ -9,6 +9,7 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "core/log.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
@@ -26,8 +27,6 @@ constexpr uint64_t kDefaultCrossover = uint64_t{64} << 10;
 constexpr int kCalibrationSlot = TCA_NOTIFY_SLOTS - 1;
 // How long the resident kernel stays without a kick (TCA_CUDA_RESIDENT_IDLE_US), and the most
 // it may: while it runs, cudaDeviceSynchronize and cudaFree wait for it.
-constexpr uint64_t kDefaultResidentIdleUs = 1000;
-constexpr uint64_t kMaxResidentIdleUs = 1000000;
 
 std::atomic<uint64_t>* cell_at(unsigned char* block, uint64_t offset) {
   return reinterpret_cast<std::atomic<uint64_t>*>(block + offset);
@@ -69,19 +68,9 @@ tcaResult allocation_range(const void* ptr, uintptr_t* base, size_t* bytes) {
   return TCA_SUCCESS;
 }
 
-tcaResult parse_unsigned(const char* name, const char* text, uint64_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || text[0] == '-')
-    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}='{}' is not a whole number", name, text);
-  *out = value;
-  return TCA_SUCCESS;
-}
-
 bool refresh_requested() {
-  const char* value = std::getenv("TCA_CUDA_CALIBRATE");
-  return value != nullptr && std::strcmp(value, "1") == 0;
+  std::string value;
+  return setting_choice("TCA_CUDA_CALIBRATE", &value) == TCA_SUCCESS && value == "1";
 }
 
 // One of TCA_PATH_CUDA_CE / _SM / _RESIDENT: the CUDA transport with its engine fixed. The
@@ -208,30 +197,17 @@ tcaResult CudaTransportImpl::init() {
 }
 
 tcaResult CudaTransportImpl::read_path_overrides() {
-  if (const char* path = std::getenv("TCA_CUDA_PATH"); path != nullptr && *path != '\0') {
-    if (std::strcmp(path, "ce") == 0) {
-      path_override_ = PathOverride::kCopyEngine;
-    } else if (std::strcmp(path, "sm") == 0) {
-      path_override_ = PathOverride::kSm;
-    } else if (std::strcmp(path, "auto") != 0) {
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_CUDA_PATH='{}' is not one of auto, ce, sm", path);
-    }
-  }
-  if (const char* crossover = std::getenv("TCA_CUDA_CROSSOVER");
-      crossover != nullptr && *crossover != '\0') {
-    uint64_t bytes = 0;
-    TCA_CHECK(parse_unsigned("TCA_CUDA_CROSSOVER", crossover, &bytes));
-    crossover_override_ = bytes;
-  }
-  uint64_t idle_us = kDefaultResidentIdleUs;
-  if (const char* idle = std::getenv("TCA_CUDA_RESIDENT_IDLE_US");
-      idle != nullptr && *idle != '\0') {
-    TCA_CHECK(parse_unsigned("TCA_CUDA_RESIDENT_IDLE_US", idle, &idle_us));
-    if (idle_us == 0 || idle_us > kMaxResidentIdleUs)
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_CUDA_RESIDENT_IDLE_US={} is not in 1..{}", idle,
-               kMaxResidentIdleUs);
-  }
-  resident_idle_ns_ = idle_us * 1000;
+  std::string path;
+  TCA_CHECK(setting_choice("TCA_CUDA_PATH", &path));
+  if (path == "ce") path_override_ = PathOverride::kCopyEngine;
+  if (path == "sm") path_override_ = PathOverride::kSm;
+  int64_t bytes = 0;
+  bool set = false;
+  TCA_CHECK(setting_count("TCA_CUDA_CROSSOVER", &bytes, &set));
+  if (set) crossover_override_ = static_cast<uint64_t>(bytes);
+  int64_t idle_us = 0;
+  TCA_CHECK(setting_count("TCA_CUDA_RESIDENT_IDLE_US", &idle_us));
+  resident_idle_ns_ = static_cast<uint64_t>(idle_us) * 1000;
   return TCA_SUCCESS;
 }
 

@@ -1,0 +1,133 @@
+#include "core/settings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace tca {
+namespace {
+
+constexpr int64_t kNoMax = INT64_MAX;
+
+// The one table. Keep docs/SETTINGS.md in step (a unit test compares them).
+const std::vector<SettingSpec> kSettings = {
+    {"TCA_TIMEOUT_MS", SettingKind::kCount, "60000", 1, INT32_MAX, "",
+     "how long a wait (notification, DMA, deregistration) may take before TCA_ERROR_TIMEOUT; "
+     "tcaConfig.timeout_ms and tcaSetTimeout take precedence"},
+    {"TCA_TRANSPORT", SettingKind::kText, "auto", 0, 0, "auto, or a transport's name",
+     "the transport AUTO prefers wherever it reaches (shm, cuda, ucx, mpi where built); "
+     "tcaConfig.transport takes precedence"},
+    {"TCA_HOST_ID", SettingKind::kText, "", 0, 0, "block:K, cyclic:K or a host name",
+     "splits one machine into hosts for tca: block:K puts ranks [0,K) on one host, [K,2K) on "
+     "the next; cyclic:K puts rank r on host r % K; other text names this rank's host. Paths "
+     "between hosts (mpi, ucx) then carry traffic between ranks of one machine"},
+    {"TCA_DEBUG", SettingKind::kChoice, "none", 0, 0, "none|warn|info|trace",
+     "log level of the library's messages on stderr"},
+    {"TCA_TRACE", SettingKind::kText, "", 0, 0, "a folder",
+     "writes a trace per rank (rank-R.trace) into this folder; docs/SIM.md has the format"},
+    {"TCA_CUDA_PATH", SettingKind::kChoice, "auto", 0, 0, "auto|ce|sm",
+     "engine of TCA_PATH_CUDA: per size from the calibration, or always the copy engines / SMs"},
+    {"TCA_CUDA_CROSSOVER", SettingKind::kCount, "", 0, kNoMax, "",
+     "bytes from which TCA_PATH_CUDA takes the copy engines, instead of the calibration"},
+    {"TCA_CUDA_RESIDENT_IDLE_US", SettingKind::kCount, "1000", 1, 1000000, "",
+     "microseconds the resident kernel of TCA_PATH_CUDA_RESIDENT waits for a kick before it "
+     "leaves"},
+    {"TCA_CUDA_CALIBRATE", SettingKind::kChoice, "0", 0, 0, "0|1",
+     "1 measures the engine crossover (and the transport choice) again instead of reading the "
+     "cache"},
+    {"TCA_CUDA_CALIBRATION_FILE", SettingKind::kText, "", 0, 0, "a file",
+     "the calibration cache; default $XDG_CACHE_HOME/tca (else ~/.cache/tca)/"
+     "calibration-HOST.json"},
+    {"TCA_COLL_PROTOCOL", SettingKind::kChoice, "auto", 0, 0, "auto|ll|inline|simple",
+     "protocol of the device-initiated collectives: inline flags with the data (ll, inline) or "
+     "data then a flag (simple); must be equal on every rank"},
+    {"TCA_COLL_CHANNELS", SettingKind::kCount, "", 1, 1024, "",
+     "channels (blocks) of the device-initiated collectives; must be equal on every rank"},
+};
+
+const char* environment(const char* name, bool* set) {
+  const char* value = std::getenv(name);
+  const bool present = value != nullptr && *value != '\0';
+  if (set != nullptr) *set = present;
+  return present ? value : nullptr;
+}
+
+tcaResult lookup(const char* name, SettingKind kind, const SettingSpec** out) {
+  *out = find_setting(name);
+  if (*out == nullptr || (*out)->kind != kind)
+    TCA_FAIL(TCA_ERROR_INTERNAL, "{} is not a setting of that kind in the settings table", name);
+  return TCA_SUCCESS;
+}
+
+}  // namespace
+
+const std::vector<SettingSpec>& settings_table() { return kSettings; }
+
+const SettingSpec* find_setting(const char* name) {
+  for (const SettingSpec& spec : kSettings)
+    if (std::strcmp(spec.name, name) == 0) return &spec;
+  return nullptr;
+}
+
+tcaResult parse_count(const SettingSpec& spec, const std::string& text, int64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  const bool digits_first = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) ||
+                                              (text[0] == '-' && text.size() > 1));
+  if (!digits_first || *end != '\0' || errno != 0 || value < spec.min || value > spec.max) {
+    if (spec.max == kNoMax)
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}='{}' is not a whole number of at least {}",
+               spec.name, text, spec.min);
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}='{}' is not a whole number in [{}, {}]", spec.name,
+             text, spec.min, spec.max);
+  }
+  *out = value;
+  return TCA_SUCCESS;
+}
+
+tcaResult parse_choice(const SettingSpec& spec, const std::string& text) {
+  const std::string choices = spec.choices;
+  size_t begin = 0;
+  while (begin <= choices.size()) {
+    const size_t end = std::min(choices.find('|', begin), choices.size());
+    if (choices.compare(begin, end - begin, text) == 0 && end - begin == text.size())
+      return TCA_SUCCESS;
+    begin = end + 1;
+  }
+  TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}='{}' is not one of {}", spec.name, text, choices);
+}
+
+tcaResult setting_count(const char* name, int64_t* out, bool* set) {
+  const SettingSpec* spec = nullptr;
+  TCA_CHECK(lookup(name, SettingKind::kCount, &spec));
+  const char* value = environment(name, set);
+  if (value == nullptr && *spec->default_text == '\0') return TCA_SUCCESS;  // *out stays
+  return parse_count(*spec, value != nullptr ? value : spec->default_text, out);
+}
+
+tcaResult setting_choice(const char* name, std::string* out, bool* set) {
+  const SettingSpec* spec = nullptr;
+  TCA_CHECK(lookup(name, SettingKind::kChoice, &spec));
+  const char* value = environment(name, set);
+  std::string text = value != nullptr ? value : spec->default_text;
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  TCA_CHECK(parse_choice(*spec, text));
+  *out = text;
+  return TCA_SUCCESS;
+}
+
+tcaResult setting_text(const char* name, std::string* out, bool* set) {
+  const SettingSpec* spec = nullptr;
+  TCA_CHECK(lookup(name, SettingKind::kText, &spec));
+  const char* value = environment(name, set);
+  *out = value != nullptr ? value : spec->default_text;
+  return TCA_SUCCESS;
+}
+
+}  // namespace tca

@@ -1,0 +1,366 @@
+// Unit tests of the library's internals, linked against the static tca_internal: the handle
+// codec and its transport records, the region records, the settings table, the transport
+// registry, collective schedules and (CUDA builds) the engine calibration's picks.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "coll/schedule.h"
+#include "core/error.h"
+#include "core/handle.h"
+#include "core/region.h"
+#include "core/settings.h"
+#include "transport/registry.h"
+#ifdef TCA_HAVE_CUDA
+#include "transport/cuda/calibration.h"
+#endif
+
+namespace tca {
+namespace {
+
+constexpr uint64_t kJob = 0x1234abcd;
+
+WireHandle sample_wire() {
+  WireHandle wire{};
+  wire.kind = TCA_MEM_CPU;
+  wire.owner = 1;
+  wire.owner_pid = 4242;
+  wire.job_key = kJob;
+  wire.region_id = 7;
+  wire.bytes = 4096;
+  wire.address = 0x7f0000001000;
+  wire.memfd = -1;
+  return wire;
+}
+
+tcaResult decode(const WireHandle& wire, WireHandle* out) {
+  const tcaHandle handle = to_public(wire);
+  return decode_handle(&handle, kJob, 4, out);
+}
+
+// ---- handle codec ----
+
+TEST(HandleCodec, SealedHandleDecodesToTheSameBytes) {
+  WireHandle wire = sample_wire();
+  seal_handle(wire);
+  WireHandle out;
+  ASSERT_EQ(TCA_SUCCESS, decode(wire, &out));
+  EXPECT_EQ(0, std::memcmp(&wire, &out, sizeof(wire)));
+}
+
+TEST(HandleCodec, RecordsRoundTripInOrderAndPadToEightBytes) {
+  WireHandle wire = sample_wire();
+  const unsigned char key[5] = {1, 2, 3, 4, 5};
+  const unsigned char other[13] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 7};
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(wire, 3, key, sizeof(key)));
+  EXPECT_EQ(16u, wire.records_bytes);  // 4-byte header + 5 bytes, padded to 8
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(wire, 5, other, sizeof(other)));
+  EXPECT_EQ(16u + 24u, wire.records_bytes);
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(wire, 6, nullptr, 0));
+  seal_handle(wire);
+  WireHandle out;
+  ASSERT_EQ(TCA_SUCCESS, decode(wire, &out));
+  const uint8_t* payload = nullptr;
+  size_t bytes = 0;
+  find_handle_record(out, 3, &payload, &bytes);
+  ASSERT_EQ(sizeof(key), bytes);
+  EXPECT_EQ(0, std::memcmp(payload, key, sizeof(key)));
+  find_handle_record(out, 5, &payload, &bytes);
+  ASSERT_EQ(sizeof(other), bytes);
+  EXPECT_EQ(0, std::memcmp(payload, other, sizeof(other)));
+  find_handle_record(out, 6, &payload, &bytes);
+  EXPECT_NE(nullptr, payload);
+  EXPECT_EQ(0u, bytes);
+  find_handle_record(out, 4, &payload, &bytes);
+  EXPECT_EQ(nullptr, payload);
+  EXPECT_EQ(0u, bytes);
+}
+
+TEST(HandleCodec, RecordsThatDoNotFitAreRefusedAndChangeNothing) {
+  WireHandle wire = sample_wire();
+  std::vector<unsigned char> big(kHandleRecordsBytes, 0xab);
+  EXPECT_EQ(TCA_ERROR_OUT_OF_RESOURCES, append_handle_record(wire, 1, big.data(), big.size()));
+  EXPECT_EQ(0u, wire.records_bytes);
+  // The largest record that fits, then nothing more.
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(wire, 1, big.data(), kHandleRecordsBytes - 4));
+  EXPECT_EQ(kHandleRecordsBytes, wire.records_bytes);
+  const WireHandle before = wire;
+  EXPECT_EQ(TCA_ERROR_OUT_OF_RESOURCES, append_handle_record(wire, 2, nullptr, 0));
+  EXPECT_EQ(0, std::memcmp(&before, &wire, sizeof(wire)));
+  EXPECT_EQ(TCA_ERROR_INTERNAL, append_handle_record(wire, 300, nullptr, 0));
+}
+
+TEST(HandleCodec, MalformedRecordFramingIsRefused) {
+  const auto refused = [](void (*damage)(WireHandle&)) {
+    WireHandle wire = sample_wire();
+    const unsigned char key[6] = {1, 2, 3, 4, 5, 6};
+    EXPECT_EQ(TCA_SUCCESS, append_handle_record(wire, 2, key, sizeof(key)));
+    damage(wire);
+    seal_handle(wire);  // a valid checksum: only the framing is wrong
+    WireHandle out;
+    return decode(wire, &out) == TCA_ERROR_INVALID_HANDLE;
+  };
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records[2] = 200; }));       // length runs past
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records[1] = 1; }));         // header's zero byte
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records[11] = 1; }));        // padding not zero
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 4; }));      // not a multiple of 8
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 8; }));      // cuts the record
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records[100] = 1; }));       // bytes after the end
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 0x7fff; })); // beyond the area
+  EXPECT_TRUE(refused([](WireHandle& w) { w.reserved1[0] = 1; }));
+}
+
+TEST(HandleCodec, FormatJobOwnerAndChecksumAreChecked) {
+  WireHandle wire = sample_wire();
+  seal_handle(wire);
+  WireHandle out;
+  WireHandle other = wire;
+  other.version = 1;  // the earlier 192-byte format
+  other.checksum = handle_checksum(other);
+  EXPECT_EQ(TCA_ERROR_INVALID_HANDLE, decode(other, &out));
+  other = wire;
+  other.job_key ^= 1;
+  other.checksum = handle_checksum(other);
+  EXPECT_EQ(TCA_ERROR_FOREIGN_HANDLE, decode(other, &out));
+  other = wire;
+  other.owner = 4;
+  other.checksum = handle_checksum(other);
+  EXPECT_EQ(TCA_ERROR_INVALID_HANDLE, decode(other, &out));
+  other = wire;
+  other.bytes += 1;  // checksum not recomputed
+  EXPECT_EQ(TCA_ERROR_INVALID_HANDLE, decode(other, &out));
+}
+
+TEST(HandleCodec, EverySingleBitFlipIsRefused) {
+  WireHandle wire = sample_wire();
+  const unsigned char key[16] = {1, 2, 3};
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(wire, 2, key, sizeof(key)));
+  seal_handle(wire);
+  for (size_t byte = 0; byte < sizeof(wire); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      WireHandle flipped = wire;
+      reinterpret_cast<unsigned char*>(&flipped)[byte] ^= static_cast<unsigned char>(1u << bit);
+      WireHandle out;
+      ASSERT_NE(TCA_SUCCESS, decode(flipped, &out)) << "byte " << byte << " bit " << bit;
+    }
+  }
+}
+
+// ---- region records ----
+
+TEST(RegionRecords, PublishedRecordReadsBackWhole) {
+  std::vector<unsigned char> block(control_block_bytes(4), 0);
+  RegionRecord record;
+  record.id = kMaxLiveRegions + 5;  // slot 5
+  record.bytes = 12345;
+  record.address = 0xdeadbeef000;
+  record.kind = TCA_MEM_GPU;
+  record.mappable = 0;
+  record.memfd = -1;
+  record.device_offset = 64;
+  for (size_t i = 0; i < sizeof(record.device_ipc); ++i)
+    record.device_ipc[i] = static_cast<uint8_t>(i);
+  record.handle_checksum = 0x0123456789abcdefull;
+  publish_record(block.data(), record);
+  RegionRecord out;
+  ASSERT_TRUE(read_record(block.data(), record.id, &out));
+  EXPECT_EQ(record.bytes, out.bytes);
+  EXPECT_EQ(record.address, out.address);
+  EXPECT_EQ(record.kind, out.kind);
+  EXPECT_EQ(record.memfd, out.memfd);
+  EXPECT_EQ(record.device_offset, out.device_offset);
+  EXPECT_EQ(0, std::memcmp(record.device_ipc, out.device_ipc, sizeof(out.device_ipc)));
+  EXPECT_EQ(record.handle_checksum, out.handle_checksum);
+  // The same slot under another id (an earlier or later region) is not this record.
+  EXPECT_FALSE(read_record(block.data(), 5, &out));
+}
+
+TEST(RegionRecords, ControlBlockPartsDoNotOverlap) {
+  for (int world : {1, 2, 7, 64}) {
+    EXPECT_EQ(kRecordsBytes, notify_cell_offset(0, 0));
+    EXPECT_LT(notify_cell_offset(world - 1, TCA_NOTIFY_SLOTS - 1),
+              inflight_cell_offset(world, 0, 0, false));
+    EXPECT_LT(inflight_cell_offset(world, world - 1, kInflightLanes - 1, true),
+              wake_word_offset(world));
+    EXPECT_LT(issued_id_offset(world), control_block_bytes(world));
+  }
+}
+
+// ---- settings ----
+
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST(Settings, DefaultsParseAndBadValuesAreRefusedWithTheirName) {
+  unsetenv("TCA_TIMEOUT_MS");
+  int64_t value = 0;
+  bool set = true;
+  ASSERT_EQ(TCA_SUCCESS, setting_count("TCA_TIMEOUT_MS", &value, &set));
+  EXPECT_EQ(60000, value);
+  EXPECT_FALSE(set);
+  for (const char* bad : {"0", "-5", "12x", "99999999999", " 5"}) {
+    ScopedEnv env("TCA_TIMEOUT_MS", bad);
+    value = 77;
+    EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, setting_count("TCA_TIMEOUT_MS", &value)) << bad;
+    EXPECT_EQ(77, value) << "a refused value changes nothing";
+    EXPECT_NE(nullptr, std::strstr(last_error_message(), "TCA_TIMEOUT_MS"))
+        << last_error_message();
+  }
+  {
+    ScopedEnv env("TCA_TIMEOUT_MS", "250");
+    ASSERT_EQ(TCA_SUCCESS, setting_count("TCA_TIMEOUT_MS", &value, &set));
+    EXPECT_EQ(250, value);
+    EXPECT_TRUE(set);
+  }
+  std::string choice;
+  {
+    ScopedEnv env("TCA_CUDA_PATH", "SM");
+    ASSERT_EQ(TCA_SUCCESS, setting_choice("TCA_CUDA_PATH", &choice));
+    EXPECT_EQ("sm", choice);
+  }
+  {
+    ScopedEnv env("TCA_CUDA_PATH", "s");
+    EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, setting_choice("TCA_CUDA_PATH", &choice));
+    EXPECT_NE(nullptr, std::strstr(last_error_message(), "auto|ce|sm")) << last_error_message();
+  }
+  EXPECT_EQ(TCA_ERROR_INTERNAL, setting_count("TCA_NO_SUCH_SETTING", &value));
+  EXPECT_EQ(TCA_ERROR_INTERNAL, setting_count("TCA_CUDA_PATH", &value));  // wrong kind
+}
+
+TEST(Settings, TableIsWellFormedAndDefaultsAreAccepted) {
+  std::set<std::string> names;
+  for (const SettingSpec& spec : settings_table()) {
+    EXPECT_TRUE(names.insert(spec.name).second) << spec.name << " twice";
+    EXPECT_EQ(0, std::strncmp(spec.name, "TCA_", 4)) << spec.name;
+    EXPECT_GT(std::strlen(spec.meaning), 10u) << spec.name;
+    if (*spec.default_text == '\0') continue;
+    int64_t value = 0;
+    if (spec.kind == SettingKind::kCount) {
+      EXPECT_EQ(TCA_SUCCESS, parse_count(spec, spec.default_text, &value)) << spec.name;
+    }
+    if (spec.kind == SettingKind::kChoice) {
+      EXPECT_EQ(TCA_SUCCESS, parse_choice(spec, spec.default_text)) << spec.name;
+    }
+  }
+}
+
+// docs/SETTINGS.md documents exactly the table's settings, with the same defaults.
+TEST(Settings, DocumentedTableMatchesTheCode) {
+  std::ifstream file(TCA_SOURCE_DIR "/docs/SETTINGS.md");
+  ASSERT_TRUE(file) << "docs/SETTINGS.md is missing";
+  std::map<std::string, std::string> documented;  // name -> default column
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.rfind("| `TCA_", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    std::string cell;
+    while (std::getline(row, cell, '|')) cells.push_back(cell);
+    ASSERT_GE(cells.size(), 3u) << line;
+    const auto strip = [](std::string text) {
+      const auto begin = text.find_first_not_of(" `");
+      const auto end = text.find_last_not_of(" `");
+      return begin == std::string::npos ? std::string() : text.substr(begin, end - begin + 1);
+    };
+    documented[strip(cells[0])] = strip(cells[1]);
+  }
+  for (const SettingSpec& spec : settings_table()) {
+    const auto found = documented.find(spec.name);
+    ASSERT_NE(found, documented.end()) << spec.name << " is not in docs/SETTINGS.md";
+    const std::string expected = *spec.default_text != '\0' ? spec.default_text : "unset";
+    EXPECT_EQ(expected, found->second) << spec.name << "'s default";
+    documented.erase(found);
+  }
+  for (const auto& [name, value] : documented)
+    ADD_FAILURE() << name << " is documented but not read";
+}
+
+// ---- registry ----
+
+TEST(Registry, NamesAreUniqueAndFitTheLimits) {
+  const auto& registry = transport_registry();
+  ASSERT_GE(registry.size(), 2u);
+  ASSERT_LE(registry.size(), static_cast<size_t>(kMaxTransports));
+  for (size_t i = 0; i < registry.size(); ++i) {
+    EXPECT_EQ(static_cast<int>(i), transport_id(registry[i].name));
+    EXPECT_NE(nullptr, registry[i].make);
+  }
+  EXPECT_EQ(-1, transport_id("auto"));
+  EXPECT_EQ(-1, transport_id("nope"));
+  // Host memory anywhere: mpi is the last resort, so it comes last; shm is the first choice.
+  EXPECT_STREQ("shm", registry.front().name);
+  EXPECT_STREQ("mpi", registry.back().name);
+}
+
+// ---- collective schedules ----
+
+// Every send of every rank has the await of the same step at its receiver, and vice versa.
+TEST(Schedules, EverySendMeetsItsAwait) {
+  for (tcaCollKind kind : {TCA_COLL_ALLREDUCE, TCA_COLL_ALLGATHER}) {
+    for (tcaCollAlgorithm algorithm :
+         {TCA_COLL_RING, TCA_COLL_RECURSIVE_DOUBLING, TCA_COLL_DISSEMINATION, TCA_COLL_DIRECT}) {
+      for (int ranks : {1, 2, 3, 4, 5, 8}) {
+        coll::Shape shape;
+        shape.kind = kind;
+        shape.algorithm = algorithm;
+        shape.ranks = ranks;
+        shape.count = 1000;
+        shape.element_bytes = 8;
+        for (int r = 0; r < ranks; ++r) shape.rank_at.push_back(r);
+        std::multiset<std::tuple<int, int, int>> sends, awaits;  // (from, to, step)
+        for (int rank = 0; rank < ranks; ++rank) {
+          const coll::Schedule schedule = coll::build_schedule(shape, rank);
+          for (const coll::Op& op : schedule.ops) {
+            if (op.kind == coll::OpKind::kSend) sends.insert({rank, op.peer, op.step});
+            if (op.kind == coll::OpKind::kAwait) awaits.insert({op.peer, rank, op.step});
+          }
+        }
+        EXPECT_EQ(sends, awaits) << "kind " << kind << " algorithm " << algorithm << " ranks "
+                                 << ranks;
+      }
+    }
+  }
+}
+
+#ifdef TCA_HAVE_CUDA
+// ---- engine calibration ----
+
+TEST(Calibration, PickAndCrossoverFollowTheMeasuredRates) {
+  PairCalibration pair;
+  pair.sizes = {64, 128, 256, 512, 1024};
+  pair.ce_gbps = {0.1, 0.2, 5.0, 8.0, 20.0};
+  pair.sm_gbps = {1.0, 2.0, 3.0, 9.0, 10.0};
+  EXPECT_EQ(Engine::kSm, pair.pick(1));
+  EXPECT_EQ(Engine::kSm, pair.pick(200));
+  EXPECT_EQ(Engine::kCopyEngine, pair.pick(256));
+  EXPECT_EQ(Engine::kSm, pair.pick(600));  // the SMs win at 512 again
+  EXPECT_EQ(Engine::kCopyEngine, pair.pick(uint64_t{1} << 40));
+  EXPECT_EQ(1024u, pair.crossover());
+  pair.ce_gbps.back() = 1.0;
+  EXPECT_EQ(kNeverCopyEngine, pair.crossover());
+}
+#endif
+
+}  // namespace
+}  // namespace tca
