@@ -38,8 +38,12 @@ apt_install() {
       return 1
     fi
     say "apt-get update"
-    if ! as_root env DEBIAN_FRONTEND=noninteractive timeout 300 apt-get update -q; then
-      note "apt-get update failed (no network?): nothing is installed with apt-get"
+    local log
+    # apt-get update exits 0 when it reaches no archive: its "Failed to fetch" lines tell.
+    if ! log="$(as_root env DEBIAN_FRONTEND=noninteractive timeout 180 apt-get update -q \
+                  -o Acquire::Retries=1 -o Acquire::http::Timeout=20 2>&1)" ||
+       grep -q 'Failed to fetch\|Temporary failure resolving' <<<"$log"; then
+      note "apt-get update reached no package archive (no network?): nothing is installed with apt-get"
       APT_STATE=unusable
       return 1
     fi
@@ -237,5 +241,13 @@ set_mpirun() {
   if "$MPIRUN" --version 2>/dev/null | grep -q 'Open MPI\|OpenRTE'; then
     MPIRUN_FLAGS=(--oversubscribe)
     [[ "$(id -u)" -eq 0 ]] && MPIRUN_FLAGS+=(--allow-run-as-root)
+    # An image that turns Open MPI's single-copy mechanism off leaves it no component for the
+    # RMA windows of tca's MPI transport: use CMA, unless the caller chose otherwise.
+    if [[ -z "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" ]] && command -v ompi_info >/dev/null &&
+       ompi_info --param btl vader --level 9 --parsable 2>/dev/null |
+         grep -q 'btl_vader_single_copy_mechanism:value:none$'; then
+      export OMPI_MCA_btl_vader_single_copy_mechanism=cma
+      note "Open MPI's single-copy mechanism is off here: using OMPI_MCA_btl_vader_single_copy_mechanism=cma"
+    fi
   fi
 }

@@ -39,12 +39,19 @@ measure() {
   "$MPIRUN" "${MPIRUN_FLAGS[@]}" "$@" --json >"$results/$name.json" 2> >(tee -a "$results/$name.txt" >&2)
 }
 
+# Two ranks on one GPU take turns on it: each GPU round trip costs a time slice (100 us or more),
+# so the latency-bound sizes get fewer iterations per batch unless the caller chose them.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+if [[ "$gpus" -eq 1 && -n "$(cuda_compiler_args)" && " ${pingpong_args[*]} " != *" -i "* &&
+      " ${pingpong_args[*]} " != *" --iters"* ]]; then
+  note "one GPU for both ranks: tca-pingpong -i 100 (100 round trips per batch)"
+  pingpong_args+=(-i 100)
+fi
 measure pingpong -n 2 "$bin/tca-pingpong" "${pingpong_args[@]}"
 
 coll_ranks=4
 coll_args=(-b 8 -e 1M -f 4 -c 1)
 coll_env=()
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 if [[ "$gpus" -gt 0 && -n "$(cuda_compiler_args)" ]]; then
   coll_ranks=$gpus
   coll_args+=(--memory gpu)
