@@ -19,6 +19,12 @@ run(${CMAKE_COMMAND} --install ${TCA_BUILD_DIR} --prefix ${prefix})
 string(REPLACE "|" ";" mpiexec_args "${MPIEXEC_ARGS}")
 separate_arguments(flags UNIX_COMMAND "${FLAGS}")
 
+# The installed tca-report finds its package under share/tca/report (--help needs no matplotlib).
+run(${prefix}/bin/tca-report --help)
+if(NOT run_output MATCHES "FILE.json")
+  message(FATAL_ERROR "the installed tca-report --help says:\n${run_output}")
+endif()
+
 set(programs "")
 if(MODE STREQUAL "cmake")
   foreach(lang c cxx)
