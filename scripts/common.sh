@@ -14,10 +14,13 @@ PROBE_LINES=""    # the last probe's "tca-probe: <name> found|missing" lines
 say() { echo "== $*"; }
 note() { echo "note: $*" >&2; }
 
-# Runs a command as root: directly when we are root, else through sudo that needs no password.
+# Runs a command as root: directly when we are root, else through sudo (asking for the password
+# only on a terminal).
 as_root() {
   if [[ "$(id -u)" -eq 0 ]]; then
     "$@"
+  elif command -v sudo >/dev/null && [[ -t 0 ]]; then
+    sudo "$@"  # may ask for the password once
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
     sudo -n "$@"
   else
