@@ -269,12 +269,12 @@ tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int* arrived, int* from) {
   TCA_CHECK(tca::check_slot(slot));
   if (arrived == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "arrived is NULL");
   if (!tca::trace::enabled()) return context->test_notification(src_rank, slot, arrived, from);
-  const uint64_t begin = tca::trace::now_ns();
   int sender = src_rank;
   TCA_CHECK(context->test_notification(src_rank, slot, arrived, &sender));
   if (from != nullptr) *from = sender;
+  // A polled wait: it began at the first miss (a hit at once is a wait of no length).
   if (*arrived)
-    tca::trace::wait(begin, src_rank, slot, sender);
+    tca::trace::wait(tca::trace::now_ns(), src_rank, slot, sender);
   else
     tca::trace::test_missed(src_rank, slot);
   return TCA_SUCCESS;

@@ -196,8 +196,8 @@ trace::TransferRecord record_of(Context& context, tcaPath path, const Transfer& 
 }  // namespace
 
 void trace_kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
-  std::vector<trace::TransferRecord> records;
-  records.reserve(chain.transfers.size());
+  static thread_local std::vector<trace::TransferRecord> records;  // reused: no allocation
+  records.clear();
   for (const Transfer& transfer : chain.transfers)
     records.push_back(record_of(context, chain.path, transfer));
   trace::kick(begin, token, chain.channel, records);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -30,7 +31,7 @@ struct Writer {
   std::mutex mutex;
   std::FILE* file = nullptr;
   std::string path;
-  std::string buffer;
+  fmt::memory_buffer buffer;  // fmt's own buffer: formatting appends without per-char calls
   uint64_t start = 0;
   uint64_t kicks = 0;
   // (peer, slot) -> when the first failed test of a wait happened.
@@ -43,23 +44,29 @@ Writer& writer() {
 }
 
 void flush_locked(Writer& w) {
-  if (w.file == nullptr || w.buffer.empty()) return;
+  if (w.file == nullptr || w.buffer.size() == 0) return;
   std::fwrite(w.buffer.data(), 1, w.buffer.size(), w.file);
   w.buffer.clear();
 }
 
-// Appends "<t> <event> <fields>\n"; `t` is relative to the trace's start.
-void line(Writer& w, uint64_t at, const char* event, const std::string& fields) {
-  w.buffer += fmt::format("{} {}{}{}\n", at >= w.start ? at - w.start : 0, event,
-                          fields.empty() ? "" : " ", fields);
+// Appends "<t> <event> <fields>\n"; `t` is relative to the trace's start. Formats straight
+// into the buffer (no temporaries): a traced call should stay close to an untraced one.
+template <typename... Args>
+void line(Writer& w, uint64_t at, const char* event, fmt::format_string<Args...> format,
+          Args&&... args) {
+  auto out = std::back_inserter(w.buffer);
+  fmt::format_to(out, "{} {}", at >= w.start ? at - w.start : 0, event);
+  fmt::format_to(out, format, std::forward<Args>(args)...);
+  w.buffer.push_back('\n');
   if (w.buffer.size() >= kFlushBytes) flush_locked(w);
 }
 
-void emit(uint64_t at, const char* event, const std::string& fields) {
+template <typename... Args>
+void emit(uint64_t at, const char* event, fmt::format_string<Args...> format, Args&&... args) {
   Writer& w = writer();
   std::lock_guard<std::mutex> lock(w.mutex);
   if (w.file == nullptr) return;
-  line(w, at, event, fields);
+  line(w, at, event, format, std::forward<Args>(args)...);
 }
 
 // Names are single words in the file.
@@ -70,12 +77,27 @@ std::string word(const char* name) {
   return out;
 }
 
-std::string transfer_fields(const TransferRecord& t) {
-  return fmt::format("src={} dst={} width={} count={} spitch={} dpitch={} skind={} dkind={} "
-                     "path={} notify={}",
-                     t.src_rank, t.dst_rank, t.width, t.count, t.src_pitch, t.dst_pitch,
-                     kind_name(t.src_kind), kind_name(t.dst_kind), word(t.path), t.notify_slot);
+// Transport names are single lower-case words already; anything else is written as "-".
+const char* path_word(const char* path) {
+  if (path == nullptr || *path == 0) return "-";
+  for (const char* c = path; *c != 0; ++c)
+    if (*c <= ' ' || *c == '=' || *c > '~') return "-";
+  return path;
 }
+
+void transfer_line(Writer& w, uint64_t at, const char* event, uint64_t kick_id, uint64_t dur,
+                   const TransferRecord& t) {
+  line(w, at, event,
+       " {}={} src={} dst={} width={} count={} spitch={} dpitch={} skind={} dkind={} path={} "
+       "notify={}",
+       kick_id != 0 ? "kick" : "dur", kick_id != 0 ? kick_id : dur, t.src_rank, t.dst_rank,
+       t.width, t.count, t.src_pitch, t.dst_pitch, kind_name(t.src_kind), kind_name(t.dst_kind),
+       path_word(t.path), t.notify_slot);
+}
+
+}  // namespace
+
+namespace {
 
 tcaResult make_folder(const std::string& folder) {
   if (mkdir(folder.c_str(), 0777) == 0 || errno == EEXIST) {
@@ -110,9 +132,10 @@ tcaResult open(int rank, int world, uint64_t host_hash) {
   w.start = now_ns();
   w.kicks = 0;
   w.pending.clear();
-  w.buffer = fmt::format("tca-trace {} rank={} world={} host={:016x} clock=steady_ns start={} "
-                         "pid={}\n",
-                         kFormatVersion, rank, world, host_hash, w.start, getpid());
+  w.buffer.clear();
+  fmt::format_to(std::back_inserter(w.buffer),
+                 "tca-trace {} rank={} world={} host={:016x} clock=steady_ns start={} pid={}\n",
+                 kFormatVersion, rank, world, host_hash, w.start, getpid());
   g_enabled = true;
   return TCA_SUCCESS;
 }
@@ -135,73 +158,80 @@ void kick(uint64_t begin, uint64_t chain, int channel,
   std::lock_guard<std::mutex> lock(w.mutex);
   if (w.file == nullptr) return;
   const uint64_t id = ++w.kicks;
-  line(w, begin, "kick",
-       fmt::format("dur={} id={} chain={:x} channel={} n={}", end - begin, id, chain, channel,
-                   chain_transfers.size()));
-  for (const TransferRecord& t : chain_transfers)
-    line(w, begin, "xfer", fmt::format("kick={} {}", id, transfer_fields(t)));
+  line(w, begin, "kick", " dur={} id={} chain={:x} channel={} n={}", end - begin, id, chain,
+       channel, chain_transfers.size());
+  for (const TransferRecord& t : chain_transfers) transfer_line(w, begin, "xfer", id, 0, t);
 }
 
 void put_or_get(uint64_t begin, const char* what, const TransferRecord& transfer) {
   const uint64_t end = now_ns();
-  emit(begin, what, fmt::format("dur={} {}", end - begin, transfer_fields(transfer)));
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.file == nullptr) return;
+  transfer_line(w, begin, what, 0, end - begin, transfer);
 }
 
 void notify(uint64_t begin, int dst_rank, int slot, const char* path) {
   const uint64_t end = now_ns();
-  emit(begin, "notify", fmt::format("dur={} dst={} slot={} path={}", end - begin, dst_rank, slot,
-                                    word(path)));
+  emit(begin, "notify", " dur={} dst={} slot={} path={}", end - begin, dst_rank, slot,
+       path_word(path));
 }
 
+// The (peer, slot) whose first miss is recorded: later misses of a polling loop cost a compare.
+thread_local std::pair<int, int> t_missing{-2, -2};
+
 void test_missed(int peer, int slot) {
+  if (t_missing == std::make_pair(peer, slot)) return;
+  t_missing = {peer, slot};
   const uint64_t at = now_ns();
   Writer& w = writer();
   std::lock_guard<std::mutex> lock(w.mutex);
-  w.pending.emplace(std::make_pair(peer, slot), at);  // keeps the first miss
+  w.pending.try_emplace(std::make_pair(peer, slot), at);  // keeps the first miss
 }
 
 void wait(uint64_t begin, int peer, int slot, int from) {
   const uint64_t end = now_ns();
+  if (t_missing == std::make_pair(peer, slot)) t_missing = {-2, -2};
   Writer& w = writer();
   std::lock_guard<std::mutex> lock(w.mutex);
   if (w.file == nullptr) return;
-  const auto pending = w.pending.find({peer, slot});
-  if (pending != w.pending.end()) {
-    begin = std::min(begin, pending->second);
-    w.pending.erase(pending);
+  if (!w.pending.empty()) {
+    const auto pending = w.pending.find({peer, slot});
+    if (pending != w.pending.end()) {
+      begin = std::min(begin, pending->second);
+      w.pending.erase(pending);
+    }
   }
-  line(w, begin, "wait",
-       fmt::format("dur={} peer={} slot={} from={}", end - begin, peer, slot, from));
+  line(w, begin, "wait", " dur={} peer={} slot={} from={}", end - begin, peer, slot, from);
 }
 
 void drain(uint64_t begin, int channel) {
   const uint64_t end = now_ns();
-  emit(begin, "drain", fmt::format("dur={} channel={}", end - begin, channel));
+  emit(begin, "drain", " dur={} channel={}", end - begin, channel);
 }
 
 void pio(int owner, uint64_t offset, uint64_t bytes, tcaMemKind kind, const char* path) {
-  emit(now_ns(), "pio", fmt::format("owner={} offset={} bytes={} kind={} path={}", owner, offset,
-                                    bytes, kind_name(kind), word(path)));
+  emit(now_ns(), "pio", " owner={} offset={} bytes={} kind={} path={}", owner, offset, bytes,
+       kind_name(kind), path_word(path));
 }
 
 void fence(uint64_t begin) {
   const uint64_t end = now_ns();
-  emit(begin, "fence", fmt::format("dur={}", end - begin));
+  emit(begin, "fence", " dur={}", end - begin);
 }
 
 void barrier(uint64_t begin) {
   const uint64_t end = now_ns();
-  emit(begin, "barrier", fmt::format("dur={}", end - begin));
+  emit(begin, "barrier", " dur={}", end - begin);
 }
 
 void phase(bool begin, const char* name) {
-  emit(now_ns(), begin ? "phase_begin" : "phase_end", "name=" + word(name));
+  emit(now_ns(), begin ? "phase_begin" : "phase_end", " name={}", word(name));
 }
 
 void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks) {
-  emit(now_ns(), "coll_begin",
-       fmt::format("op={} algorithm={} bytes={} ranks={}", word(kind), word(algorithm), bytes,
-                   ranks));
+  emit(now_ns(), "coll_begin", " op={} algorithm={} bytes={} ranks={}", path_word(kind),
+       path_word(algorithm), bytes, ranks);
 }
 
 void collective_end() { emit(now_ns(), "coll_end", ""); }
