@@ -24,7 +24,7 @@ def bars(runs):
                     if field not in phase:
                         raise ReportError(f"{run.path}: rows[{index}].breakdown.phases[{j}]: missing field '{field}'")
                 phases[phase["phase"]] = phase["per_step_us"]
-            label = f"{ranks} ranks, {partition}\n--comm {row['comm']}"
+            label = f"{ranks} rank{'' if ranks == 1 else 's'}, {partition}\n--comm {row['comm']}"
             if device == "gpu" and "spmv" in row:
                 label += f", {row['spmv']}"
             if len(runs) > 1:

@@ -42,9 +42,9 @@ def matrix(rows, value):
     return grid
 
 
-def heat(ax, grid, text, cmap, unit):
+def heat(ax, grid, text, cmap, unit, vmin=None):
     shown = np.ma.masked_invalid(grid)
-    image = ax.imshow(shown, cmap=cmap)
+    image = ax.imshow(shown, cmap=cmap, vmin=vmin)
     size = grid.shape[0]
     ticks = list(range(size))
     ax.set_xticks(ticks, [f"rank {i}" for i in ticks], fontsize="small")
@@ -95,7 +95,8 @@ def link_figure(run, rows, out_dir, suffix):
     fig, (ax,) = plot.new_figure()
     grid = matrix(rows, lambda r: link_count(r["link"]) if r["from"] != r["to"] else np.nan)
     names = {(r["from"], r["to"]): str(r["link"]) for r in rows}
-    heat(ax, grid, lambda a, b: names.get((a, b), ""), "Greens", "NVLink links (0: PCIe)")
+    heat(ax, grid, lambda a, b: "X" if a == b else names.get((a, b), ""), "Greens", "NVLink links (0: PCIe)",
+         vmin=0)
     title = "Links between GPUs"
     ax.set_title(title)
     file = f"topo_links{suffix}.png"
