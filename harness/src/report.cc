@@ -106,7 +106,7 @@ nlohmann::ordered_json Report::run_description() {
   nlohmann::ordered_json run = {{"date", utc_now()}, {"host", host_name()}, {"cpu", cpu_description()}};
   const nlohmann::ordered_json gpus = gpu_names();
   if (!gpus.empty()) run["gpus"] = gpus;
-  run["command"] = command_line();
+  run["command_line"] = command_line();
   return run;
 }
 

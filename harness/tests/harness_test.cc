@@ -128,13 +128,13 @@ TEST(Report, FieldsRowsThenNotes) {
 // print() adds where, when and how the run was made; document() stays the program's own.
 TEST(Report, RunDescription) {
   const nlohmann::ordered_json run = Report::run_description();
-  ASSERT_TRUE(run.contains("date") && run.contains("host") && run.contains("cpu") && run.contains("command"));
+  ASSERT_TRUE(run.contains("date") && run.contains("host") && run.contains("cpu") && run.contains("command_line"));
   const std::string date = run["date"];
   EXPECT_EQ(date.size(), 20u) << date;  // 2026-11-23T23:05:00Z
   EXPECT_EQ(date[10], 'T');
   EXPECT_EQ(date.back(), 'Z');
   EXPECT_NE(run["cpu"].get<std::string>().find("hardware threads"), std::string::npos);
-  EXPECT_NE(run["command"].get<std::string>().find("tca_harness_tests"), std::string::npos);
+  EXPECT_NE(run["command_line"].get<std::string>().find("tca_harness_tests"), std::string::npos);
 }
 
 // Parses `arguments` (after the program name) with rank 1, which prints nothing.

@@ -93,18 +93,19 @@ class Figures(unittest.TestCase):
         self.draw(["cg_classS_1rank.json", "cg_classS_2ranks.json", "cg_classS_4ranks_2d.json"],
                   ["cg_breakdown.png"])
 
-    def test_model_beside_measured(self):
-        text = self.draw(["sim_format_sample.json", "coll_cpu_2ranks.json", "pingpong_cpu_2ranks.json"],
-                         ["pingpong_latency.png", "pingpong_bandwidth.png", "coll_allreduce.png",
-                          "coll_allgather.png", "sim_vs_measured.png", "sim_calibration.png"])
-        self.assertIn("| allreduce time | 1 | model.peach2 | 0.21 |", text)
+    def test_models(self):
+        text = self.draw(["sim_calibrate.json", "sim_replay_cg_2ranks.json", "sim_scale_peach2_peach3.json",
+                          "coll_cpu_2ranks.json"],
+                         ["coll_allreduce.png", "coll_allgather.png", "sim_calibration_sim_calibrate.png",
+                          "sim_replay_sim_replay_cg_2ranks.png", "sim_scale_sim_scale_peach2_peach3.png"])
+        self.assertIn("| PEACH2 PIO CPU->CPU 8 B latency | 0.9 | 0.9083 | us | 0.9 | yes |", text)
 
     def test_provenance_in_captions(self):
         with tempfile.TemporaryDirectory() as out:
             with open(fixture("pingpong_cpu_2ranks.json"), encoding="utf-8") as handle:
                 document = json.load(handle)
             document.update({"date": "2026-11-23T23:00:00Z", "host": "h", "cpu": "a CPU", "gpus": ["NVIDIA H200"],
-                             "command": "tca-pingpong --json"})
+                             "command_line": "tca-pingpong --json"})
             path = os.path.join(out, "with_provenance.json")
             with open(path, "w", encoding="utf-8") as handle:
                 json.dump(document, handle)
@@ -151,7 +152,10 @@ class MissingFields(unittest.TestCase):
         self.fails_naming("topo_h200x8_8ranks.json", lambda d: d["rows"][60].pop("to"), "to")
 
     def test_calibration_row(self):
-        self.fails_naming("sim_format_sample.json", lambda d: d["rows"][-1].pop("error"), "error")
+        self.fails_naming("sim_calibrate.json", lambda d: d["rows"][-1].pop("error"), "error")
+
+    def test_replay_row(self):
+        self.fails_naming("sim_replay_cg_2ranks.json", lambda d: d["rows"][1].pop("model_s"), "model_s")
 
     def test_rows(self):
         self.fails_naming("cg_classS_1rank.json", lambda d: d.pop("rows"), "rows")

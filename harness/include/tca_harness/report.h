@@ -29,7 +29,7 @@ class Report {
   nlohmann::ordered_json document() const;
   // The document, indented, on stdout, with where, when and how the run was made after the
   // program's fields (those it did not set itself): "date" (UTC, ISO 8601), "host", "cpu",
-  // "gpus" (CUDA builds, where devices exist) and "command" (the program's command line).
+  // "gpus" (CUDA builds, where devices exist) and "command_line".
   void print() const;
   static nlohmann::ordered_json run_description();
 

@@ -32,14 +32,11 @@ def build(runs, out_dir):
         if run.program not in PROGRAMS:
             raise ReportError(f"{run.path}: benchmark '{run.program}' is not one tca-report draws "
                               f"({', '.join(PROGRAMS)})")
-    sims = by_program["tca-sim"]
-    sim_coll = [run for run in sims if sim.split(run)[0]]
-    sim_pingpong = [run for run in sims if sim.split(run)[1]]
     items, notes = [], []
-    if by_program["tca-pingpong"] or sim_pingpong:
-        items += pingpong.figures(by_program["tca-pingpong"] + sim_pingpong, out_dir)
-    if by_program["tca-coll"] or sim_coll:
-        items += coll.figures(by_program["tca-coll"] + sim_coll, out_dir)
+    if by_program["tca-pingpong"]:
+        items += pingpong.figures(by_program["tca-pingpong"], out_dir)
+    if by_program["tca-coll"]:
+        items += coll.figures(by_program["tca-coll"], out_dir)
     if by_program["tca-topo"]:
         figures, tables = topo.figures(by_program["tca-topo"], out_dir)
         items += figures + tables
@@ -47,8 +44,8 @@ def build(runs, out_dir):
         items += bfs.figures(by_program["tca-bfs"], out_dir, notes)
     if by_program["tca-cg"]:
         items += cg.figures(by_program["tca-cg"], out_dir)
-    if sims:
-        figures, tables = sim.figures(sims, by_program["tca-coll"], by_program["tca-pingpong"], out_dir)
+    if by_program["tca-sim"]:
+        figures, tables = sim.figures(by_program["tca-sim"], by_program["tca-coll"], out_dir)
         items += figures + tables
     return items, notes
 

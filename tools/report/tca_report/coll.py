@@ -4,16 +4,10 @@ from tca_report import plot, series
 FIELDS = ("collective", "impl", "bytes", "time_us", "busbw_GBps")
 
 
-def is_coll_row(row):
-    return isinstance(row, dict) and "collective" in row
-
-
 def figures(runs, out_dir):
-    """runs: tca-coll runs, and tca-sim runs whose rows model collectives."""
     by_collective = {}
     for index, run in enumerate(runs):
-        pairs = [(i, row) for i, row in enumerate(run.rows) if run.program == "tca-coll" or is_coll_row(row)]
-        rows = run.rows_with(FIELDS, pairs)
+        rows = run.rows_with(FIELDS)
         for collective in sorted({r["collective"] for r in rows}):
             mine = [r for r in rows if r["collective"] == collective]
             for metric in ("time_us", "busbw_GBps"):
@@ -41,6 +35,6 @@ def figures(runs, out_dir):
             "Collectives: tca-coll", file, title,
             plot.caption(f"{collective} time per call (left) and bus bandwidth (right) against the result size, "
                          "one curve per implementation: tca's algorithms and forms solid, NCCL and MPI (ref.*) "
-                         "dashed, models dotted", runs,
+                         "dashed", runs,
                          f"Buffers in {', '.join(memories)} memory" if memories else "")))
     return made

@@ -53,7 +53,7 @@ class Run:
             where.append(f"host {d['host']}")
         parts = ["; ".join(where) if where else "device not recorded",
                  str(d["date"]) if d.get("date") else "date not recorded",
-                 f"`{d['command']}`" if d.get("command") else "command not recorded"]
+                 f"`{d['command_line']}`" if d.get("command_line") else "command not recorded"]
         return f"{self.label} ({os.path.basename(self.path)}): " + "; ".join(parts)
 
 

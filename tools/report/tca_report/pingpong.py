@@ -4,16 +4,10 @@ from tca_report import plot, series
 FIELDS = ("path", "src", "dst", "bytes", "latency_us", "bandwidth_GBps")
 
 
-def is_pingpong_row(row):
-    return isinstance(row, dict) and "latency_us" in row
-
-
 def figures(runs, out_dir):
-    """runs: tca-pingpong runs, and tca-sim runs whose rows model ping-pongs."""
     curves = {}  # kinds -> [(run index, label, name, points)] for latency and bandwidth
     for index, run in enumerate(runs):
-        pairs = [(i, row) for i, row in enumerate(run.rows) if run.program == "tca-pingpong" or is_pingpong_row(row)]
-        rows = run.rows_with(FIELDS, pairs)
+        rows = run.rows_with(FIELDS)
         for row in rows:
             row["_name"] = row["impl"] + " " + row["path"] if "impl" in row else row["path"]
         for kinds in sorted({f"{r['src']}>{r['dst']}" for r in rows}):
@@ -44,6 +38,6 @@ def figures(runs, out_dir):
         made.append(plot.Figure(
             "Transfers: tca-pingpong", file, title,
             plot.caption(f"{title}: one curve per path, one panel per memory kinds (cpu or gpu, source > "
-                         "destination); ref.* curves (MPI, memcpy, CUDA, NCCL) dashed, models dotted; "
+                         "destination); ref.* curves (MPI, memcpy, CUDA, NCCL) dashed; "
                          "latency is half a round trip, bandwidth is size / latency", runs)))
     return made

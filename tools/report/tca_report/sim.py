@@ -1,117 +1,150 @@
-"""tca-sim: modelled runs beside the measured ones they model, and the calibration table."""
-from tca_report import coll, pingpong, plot, series
+"""tca-sim: calibration against the seed figures, a replayed run beside its measurement, and the
+modelled patterns against the node count beside measured collectives."""
+from tca_report import plot
+from tca_report.data import ReportError
 
 SECTION = "Models: tca-sim"
-CALIBRATION_FIELDS = ("figure", "seed", "model", "error")
-MEASURED_BESIDE = ("tca.auto", "tca.auto_graph", "ref.nccl", "ref.nccl_graph", "ref.mpi")
-
-
-def is_calibration_row(row):
-    return isinstance(row, dict) and "error" in row and "figure" in row
+FORMS = {  # the field that tells a row's form, and the fields that form needs
+    "figure": ("calibrate", ("figure", "seed", "model", "error")),
+    "part": ("replay", ("impl", "part", "measured_s", "model_s")),
+    "pattern": ("scale", ("impl", "pattern", "nodes", "time_us")),
+}
+MEASURED_BESIDE = ("tca.auto", "tca.auto_graph", "ref.mpi", "ref.nccl", "ref.nccl_graph")
 
 
 def split(run):
-    """Row indices of one tca-sim run: (collective rows, ping-pong rows, calibration rows)."""
-    parts = ([], [], [])
+    """{form: checked rows} of one tca-sim run."""
+    forms = {}
     for index, row in enumerate(run.rows):
-        if coll.is_coll_row(row):
-            parts[0].append((index, row))
-        elif pingpong.is_pingpong_row(row):
-            parts[1].append((index, row))
-        else:
-            run.rows_with(CALIBRATION_FIELDS, [(index, row)])
-            parts[2].append((index, row))
-    return parts
+        key = next((k for k in FORMS if isinstance(row, dict) and k in row), None)
+        if key is None:
+            raise ReportError(f"{run.path}: rows[{index}]: missing field 'figure', 'part' or 'pattern' (the rows of "
+                              "tca-sim calibrate, replay and scale)")
+        form, fields = FORMS[key]
+        run.rows_with(fields, [(index, row)])
+        forms.setdefault(form, []).append(row)
+    return forms
 
 
-def figures(sim_runs, measured_coll, measured_pingpong, out_dir):
+def figures(sim_runs, measured_coll, out_dir):
     made, tables = [], []
-    calibration = [(run, run.rows_with(CALIBRATION_FIELDS, split(run)[2])) for run in sim_runs]
-    calibration = [(run, rows) for run, rows in calibration if rows]
-    if calibration:
-        made.append(calibration_figure(calibration, out_dir))
-        tables.append(calibration_table(calibration))
-    modelled = [run for run in sim_runs if split(run)[0] or split(run)[1]]
-    if modelled:
-        made.append(overlay_figure(modelled, measured_coll, measured_pingpong, out_dir))
+    for run in sim_runs:
+        forms = split(run)
+        suffix = "" if len(sim_runs) == 1 else f"_{run.label}"
+        if "calibrate" in forms:
+            made.append(calibration_figure(run, forms["calibrate"], out_dir, suffix))
+            tables.append(calibration_table(run, forms["calibrate"]))
+        if "replay" in forms:
+            made.append(replay_figure(run, forms["replay"], out_dir, suffix))
+        if "scale" in forms:
+            made.append(scale_figure(run, forms["scale"], measured_coll, out_dir, suffix))
     return made, tables
 
 
-def overlay_figure(sim_runs, measured_coll, measured_pingpong, out_dir):
-    panels = {}  # panel title -> [(run index, label, name, points)]
-    runs = sim_runs + measured_coll + measured_pingpong
-    for index, run in enumerate(runs):
-        is_sim = run in sim_runs
-        coll_rows = split(run)[0] if is_sim else (list(enumerate(run.rows)) if run in measured_coll else [])
-        pp_rows = split(run)[1] if is_sim else (list(enumerate(run.rows)) if run in measured_pingpong else [])
-        rows = run.rows_with(coll.FIELDS, coll_rows)
-        for row in rows:
-            if is_sim or row["impl"] in MEASURED_BESIDE:
-                name = row["impl"] if is_sim or not row["impl"].startswith("model.") else row["impl"]
-                panels.setdefault(f"{row['collective']}: time per call (µs)", {}).setdefault(
-                    (index, run.label, name), []).append((row["bytes"], row["time_us"]))
-        rows = run.rows_with(pingpong.FIELDS, pp_rows)
-        for row in rows:
-            name = (row.get("impl", "model") + " " if is_sim else "") + row["path"]
-            panels.setdefault(f"ping-pong {row['src']}>{row['dst']}: latency (µs)", {}).setdefault(
-                (index, run.label, name), []).append((row["bytes"], row["latency_us"]))
-    titles = sorted(panels)
-    fig, axes = plot.new_figure(ncols=min(len(titles), 3), nrows=(len(titles) + 2) // 3)
-    palette = plot.Palette()
-    for ax in axes[len(titles):]:
-        ax.set_visible(False)
-    for ax, title in zip(axes, titles):
-        curves = [(i, label, name, sorted(points)) for (i, label, name), points in panels[title].items()]
-        entries = series.draw(ax, palette, curves, True)
-        plot.size_axis(ax)
-        plot.log_y(ax, title.split(": ", 1)[1])
-        ax.set_title(title.split(": ", 1)[0], fontsize="small")
-        ax.grid(True, alpha=0.3)
-        plot.legend(ax, entries)
-    title = "Modelled against measured"
-    fig.suptitle(title)
-    plot.save(fig, out_dir, "sim_vs_measured.png")
-    return plot.Figure(SECTION, "sim_vs_measured.png", title, plot.caption(
-        "tca-sim's modelled times (model.*, dotted) beside the measured runs given with them (tca.auto and the "
-        "NCCL and MPI references of tca-coll, every path of tca-pingpong), against size", runs))
-
-
-def calibration_figure(calibration, out_dir):
+def calibration_figure(run, rows, out_dir, suffix):
     fig, (ax,) = plot.new_figure()
-    figures_, models = [], []
-    for _, rows in calibration:
-        for r in rows:
-            if str(r["figure"]) not in figures_:
-                figures_.append(str(r["figure"]))
-            if str(r["model"]) not in models:
-                models.append(str(r["model"]))
-    width = 0.8 / max(len(models), 1)
-    for k, model in enumerate(models):
-        values = {}
-        for _, rows in calibration:
-            for r in rows:
-                if str(r["model"]) == model:
-                    values.setdefault(str(r["figure"]), []).append(abs(float(r["error"])) * 100)
-        ax.bar([i + k * width for i in range(len(figures_))],
-               [sum(values.get(f, [0])) / len(values.get(f, [0])) for f in figures_], width, label=model)
-    ax.set_xticks([i + width * (len(models) - 1) / 2 for i in range(len(figures_))], figures_, fontsize="small",
-                  rotation=20)
-    ax.set_xlabel("measured figure the model was calibrated against")
-    ax.set_ylabel("model error (|relative error|, %)")
+    errors = [abs(float(r["error"])) * 100 for r in rows]
+    colors = ["tab:green" if r.get("pass", True) else "tab:red" for r in rows]
+    ax.barh(range(len(rows)), errors, color=colors)
+    ax.set_yticks(range(len(rows)), [str(r["figure"]) for r in rows], fontsize="xx-small" if len(rows) > 25 else "small")
+    ax.invert_yaxis()
+    tolerance = run.document.get("tolerance")
+    if isinstance(tolerance, (int, float)):
+        ax.axvline(tolerance * 100, color="gray", linestyle="--", label=f"tolerance {tolerance * 100:g}%")
+        ax.legend(fontsize="small")
+    ax.set_xlabel("model error against the figure (|model − figure| / figure, %)")
+    ax.grid(True, axis="x", alpha=0.3)
+    title = "Calibration: the model against each figure"
+    ax.set_title(title)
+    file = f"sim_calibration{suffix}.png"
+    plot.save(fig, out_dir, file)
+    return plot.Figure(SECTION, file, title, plot.caption(
+        "tca-sim calibrate: the model's error against every seed and measured figure, within tolerance green, "
+        "outside red", [run]))
+
+
+def calibration_table(run, rows):
+    body = []
+    for r in rows:
+        seed = f"{r['seed']:.4g}"
+        if r.get("kind") == "range":
+            seed += f"–{r.get('seed_high', 0):.4g}"
+        elif r.get("kind") == "at_least":
+            seed = "≥ " + seed
+        body.append([str(r["figure"]), seed, f"{float(r['model']):.4g}", str(r.get("unit", "")),
+                     f"{float(r['error']) * 100:.1f}", "yes" if r.get("pass", True) else "NO"])
+    return plot.Table(SECTION, "Calibration", ["figure", "figure's value", "model", "unit", "error (%)", "within"],
+                      body, plot.caption("tca-sim calibrate, every row as reported", [run]))
+
+
+def replay_figure(run, rows, out_dir, suffix):
+    fig, (ax,) = plot.new_figure()
+    parts = [str(r["part"]) for r in rows]
+    width = 0.4
+    ax.bar([i - width / 2 for i in range(len(rows))], [r["measured_s"] * 1e3 for r in rows], width, label="measured")
+    ax.bar([i + width / 2 for i in range(len(rows))], [r["model_s"] * 1e3 for r in rows], width,
+           label=str(rows[0]["impl"]), hatch="//")
+    for i, r in enumerate(rows):
+        if r["measured_s"] > 0:
+            ax.annotate(f"×{r['model_s'] / r['measured_s']:.2f}", (i + width / 2, r["model_s"] * 1e3),
+                        ha="center", va="bottom", fontsize="small")
+    ax.set_xticks(range(len(rows)), parts)
+    ax.set_xlabel("part of the run (the slowest rank's total time in it)")
+    ax.set_ylabel("time (ms)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="small")
-    title = "Calibration: model error per figure"
+    title = "Modelled against measured: a traced run replayed"
     ax.set_title(title)
-    plot.save(fig, out_dir, "sim_calibration.png")
-    return plot.Figure(SECTION, "sim_calibration.png", title, plot.caption(
-        "tca-sim calibrate: the error of each model against each measured figure (relative error in %, the mean "
-        "over seeds where there are several)", [run for run, _ in calibration]))
+    file = f"sim_replay{suffix}.png"
+    plot.save(fig, out_dir, file)
+    d = run.document
+    return plot.Figure(SECTION, file, title, plot.caption(
+        f"tca-sim replay of the trace {d.get('trace', '?')} ({d.get('ranks', '?')} ranks) on the fabric "
+        f"{d.get('fabric', '?')}: the measured time of each part beside the model's, the ratio model / measured "
+        "above each model bar", [run]))
 
 
-def calibration_table(calibration):
-    body = []
-    for run, rows in calibration:
-        for r in rows:
-            body.append([str(r["figure"]), str(r["seed"]), str(r["model"]), f"{float(r['error']):.4g}"])
-    return plot.Table(SECTION, "Calibration", ["figure", "seed", "model", "error (relative)"], body,
-                      plot.caption("tca-sim calibrate --json, as reported", [run for run, _ in calibration]))
+def scale_figure(run, rows, measured_coll, out_dir, suffix):
+    patterns = [p for p in dict.fromkeys(r["pattern"] for r in rows) if p != "pingpong"]
+    fig, axes = plot.new_figure(ncols=min(max(len(patterns), 1), 2), nrows=(len(patterns) + 1) // 2 or 1)
+    for ax in axes[len(patterns):]:
+        ax.set_visible(False)
+    palette = plot.Palette()
+    measured_runs = []
+    for ax, pattern in zip(axes, patterns):
+        mine = [r for r in rows if r["pattern"] == pattern]
+        curves = {}
+        for r in mine:  # collectives: the best algorithm per node count; bfs and cg: the phases summed
+            key = (r["impl"], r["nodes"])
+            best = pattern in ("allreduce", "allgather")
+            curves[key] = min(curves.get(key, r["time_us"]), r["time_us"]) if best else \
+                curves.get(key, 0.0) + r["time_us"]
+        for impl in dict.fromkeys(r["impl"] for r in mine):
+            points = sorted((n, t) for (i, n), t in curves.items() if i == impl)
+            ax.plot([p[0] for p in points], [p[1] for p in points], ":o", markersize=3.5, color=palette(impl),
+                    label=impl)
+        size = mine[0].get("bytes", 0)
+        for index, coll in enumerate(measured_coll):
+            ranks = coll.document.get("ranks")
+            for r in coll.rows:
+                if r.get("collective") == pattern and r.get("bytes") == size and r.get("impl") in MEASURED_BESIDE:
+                    ax.plot([ranks], [r["time_us"]], plot.MARKERS[(index + 1) % 10], markersize=8,
+                            color=palette(r["impl"]), label=f"{coll.label}: {r['impl']} (measured)")
+                    if coll not in measured_runs:
+                        measured_runs.append(coll)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("nodes (log scale)")
+        what = "best algorithm" if pattern in ("allreduce", "allgather") else "phases summed"
+        plot.log_y(ax, f"time ({what}, µs)")
+        ax.set_title(f"{pattern}" + (f", {plot.size_name(size)}" if size and pattern != "cg" else ""),
+                     fontsize="small")
+        ax.grid(True, alpha=0.3)
+        plot.legend(ax, len(ax.get_lines()))
+    title = "Modelled patterns against the node count"
+    fig.suptitle(title)
+    file = f"sim_scale{suffix}.png"
+    plot.save(fig, out_dir, file)
+    return plot.Figure(SECTION, file, title, plot.caption(
+        "tca-sim scale: the seeds' patterns modelled on each fabric (dotted) from 2 nodes up, the collectives at "
+        "their best algorithm, BFS and CG as the sum of their phases; measured tca-coll rows of the same size "
+        "(tca.auto, NCCL, MPI) marked at their rank count", [run] + measured_runs))
