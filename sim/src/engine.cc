@@ -326,6 +326,10 @@ void run_child(const Fabric& fabric, const Job& job, int fd) {
     sg4::Engine::set_config("network/model:CM02");
     sg4::Engine::set_config("network/crosstraffic:0");
     sg4::Engine::set_config("network/TCP-gamma:0");
+#if defined(__SANITIZE_ADDRESS__)
+    // AddressSanitizer follows threads, not SimGrid's own stack switching.
+    sg4::Engine::set_config("contexts/factory:thread");
+#endif
     World world(fabric, job);
     world.build();
     engine.run();

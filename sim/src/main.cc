@@ -46,8 +46,8 @@ int run_calibrate(const std::string& dir, bool json) {
   table.header();
   int failed = 0;
   for (const CalibrationRow& r : rows) {
-    std::string seed = fmt("%.3g", r.seed);
-    if (r.kind == CalibrationRow::kRange) seed = fmt("%.3g", r.seed) + "-" + fmt("%.3g", r.seed_high);
+    std::string seed = fmt("%.4g", r.seed);
+    if (r.kind == CalibrationRow::kRange) seed = fmt("%.4g", r.seed) + "-" + fmt("%.4g", r.seed_high);
     if (r.kind == CalibrationRow::kAtLeast) seed = ">=" + fmt("%.3g", r.seed);
     table.row({r.figure, seed, fmt("%.4g", r.model), r.unit, 100.0 * r.error, r.pass ? "yes" : "NO", r.source});
     report.add_row(nlohmann::ordered_json{{"figure", r.figure}, {"source", r.source}, {"unit", r.unit},
@@ -157,7 +157,7 @@ int run_scale(const std::string& dir, std::vector<std::string> fabrics, std::vec
       total_wall += r.wall_seconds;
       table.row({impl, pattern, algorithm, static_cast<int64_t>(nodes), static_cast<int64_t>(bytes), 1e6 * seconds, r.wall_seconds});
       report.add_row(nlohmann::ordered_json{{"impl", impl}, {"pattern", pattern}, {"algorithm", algorithm},
-                                            {"nodes", nodes}, {"bytes", bytes}, {"time_us", 1e6 * seconds},
+                                            {"nodes", nodes}, {"bytes", static_cast<int64_t>(bytes)}, {"time_us", 1e6 * seconds},
                                             {"simulated_in_s", r.wall_seconds}});
     };
     for (const std::string& pattern : patterns) {
