@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <map>
@@ -16,6 +15,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/settings.h"
 #include "tca/tca_trace.h"
 
 namespace tca::trace {
@@ -119,8 +119,10 @@ uint64_t now_ns() {
 const char* kind_name(tcaMemKind kind) { return kind == TCA_MEM_GPU ? "gpu" : "cpu"; }
 
 tcaResult open(int rank, int world, uint64_t host_hash) {
-  const char* folder = std::getenv("TCA_TRACE");
-  if (folder == nullptr || *folder == 0) return TCA_SUCCESS;
+  std::string folder;
+  bool set = false;
+  TCA_CHECK(setting_text("TCA_TRACE", &folder, &set));  // core/settings.cc's table
+  if (!set || folder.empty()) return TCA_SUCCESS;
   TCA_CHECK(make_folder(folder));
   Writer& w = writer();
   std::lock_guard<std::mutex> lock(w.mutex);
