@@ -4,6 +4,8 @@
 //   tca-sim scale --fabric NAME|all --pattern NAME|all [--min-nodes 2] [--max-nodes 1024] [--json]
 //   tca-sim route --fabric NAME --nodes N --from A --to B
 #include <CLI/CLI.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
@@ -216,10 +218,27 @@ int run_route(const std::string& dir, const std::string& name, int nodes, int fr
 }  // namespace
 }  // namespace tca_sim
 
+namespace {
+
+// The source tree's descriptions where they are (a build tree), else the installed ones next to
+// the program (<prefix>/bin/tca-sim, <prefix>/share/tca/fabrics).
+std::string default_fabric_dir() {
+  struct stat info {};
+  if (stat(TCA_SIM_FABRIC_DIR, &info) == 0 && S_ISDIR(info.st_mode)) return TCA_SIM_FABRIC_DIR;
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return TCA_SIM_FABRIC_DIR;
+  std::string path(exe, static_cast<size_t>(n));
+  path = path.substr(0, path.rfind('/'));
+  return path.substr(0, path.rfind('/')) + "/share/tca/fabrics";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"tca-sim: the seeds' fabrics (PEACH2, PEACH3, APEnet+, InfiniBand, PCIe/QPI, NVLink) as a "
                "calibrated SimGrid model; calibration, trace replay, scaling"};
-  std::string fabric_dir = TCA_SIM_FABRIC_DIR;
+  std::string fabric_dir = default_fabric_dir();
   app.add_option("--fabrics", fabric_dir, "Folder of the .fabric descriptions")->capture_default_str();
   app.require_subcommand(1);
   bool json = false;
