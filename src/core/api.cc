@@ -214,7 +214,7 @@ tcaResult tcaDescSetPath(tcaDesc desc, tcaPath path) {
   TCA_CONTEXT(context);
   tcaDesc_st* chain = nullptr;
   TCA_CHECK(tca::get_desc(context, desc, &chain));
-  if (path < TCA_PATH_AUTO || path > TCA_PATH_CUDA_RESIDENT)
+  if (path < TCA_PATH_AUTO || path > TCA_PATH_UCX)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown path {}", static_cast<int>(path));
   if (chain->path != path && chain->channel >= 0)
     TCA_FAIL(TCA_ERROR_INVALID_DESC, "descriptor is bound; set its path before tcaDescSet");
