@@ -123,13 +123,18 @@ class World {
     ready.notify_slot = m.notify_slot;
     ready.charge_block = charge_block;
     ready.to = receivers_[request.dst];
-    // A sender host per distinct route from this node to that one.
-    const auto key = std::make_tuple(request.src, request.dst, ready.plan.links);
+    // A sender host per distinct route from this node to that one. The plan's software delays
+    // (pre, post) are the latency of a link of their own at the route's head: one SimGrid
+    // communication per message, no extra waits in the engine actor.
+    const double delay = ready.plan.pre + ready.plan.post;
+    const auto key = std::make_tuple(request.src, request.dst, ready.plan.links, delay);
     auto found = senders_.find(key);
     if (found == senders_.end()) {
       const int index = next_sender_[request.src]++;
-      sg4::Host* host = zone->create_host("n" + std::to_string(request.src) + ".s" + std::to_string(index), 1e9);
+      const std::string name = "n" + std::to_string(request.src) + ".s" + std::to_string(index);
+      sg4::Host* host = zone->create_host(name, 1e9);
       std::vector<sg4::LinkInRoute> route;
+      if (delay > 0) route.emplace_back(zone->create_link(name + ".software", 1e15)->set_latency(delay));
       for (int link : ready.plan.links) route.emplace_back(links_[link]);
       zone->add_route(host->get_netpoint(), ready.to->get_netpoint(), nullptr, nullptr, route, false);
       found = senders_.emplace(key, host).first;
@@ -140,9 +145,7 @@ class World {
 
   // Moves one message and raises its notification at the destination.
   void deliver(int rank, const Ready& m) {
-    if (m.plan.pre > 0) sg4::this_actor::sleep_for(m.plan.pre);
     sg4::Comm::sendto(m.from, m.to, static_cast<uint64_t>(std::max(m.bytes, 1.0)));
-    if (m.plan.post > 0) sg4::this_actor::sleep_for(m.plan.post);
     const int slot = m.notify_slot;
     if (slot >= 0) raise(m.dst_rank, rank, slot);
   }
@@ -269,7 +272,7 @@ class World {
   const Job& job_;
   std::vector<sg4::Link*> links_;
   std::vector<sg4::Host*> receivers_;
-  std::map<std::tuple<int, int, std::vector<int>>, sg4::Host*> senders_;
+  std::map<std::tuple<int, int, std::vector<int>, double>, sg4::Host*> senders_;
   std::map<int, int> next_sender_;
   std::vector<std::vector<Ready>> ready_;
   std::vector<std::vector<Ready>> notify_plans_;
