@@ -244,11 +244,12 @@ set_mpirun() {
   if "$MPIRUN" --version 2>/dev/null | grep -q 'Open MPI\|OpenRTE'; then
     MPIRUN_FLAGS=(--oversubscribe)
     [[ "$(id -u)" -eq 0 ]] && MPIRUN_FLAGS+=(--allow-run-as-root)
-    # An image that turns Open MPI's single-copy mechanism off leaves it no component for the
-    # RMA windows of tca's MPI transport: use CMA, unless the caller chose otherwise.
-    if [[ -z "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" ]] && command -v ompi_info >/dev/null &&
-       ompi_info --param btl vader --level 9 --parsable 2>/dev/null |
-         grep -q 'btl_vader_single_copy_mechanism:value:none$'; then
+    # An image that turns Open MPI's single-copy mechanism off (in its environment or its
+    # configuration) leaves it no component for the RMA windows of tca's MPI transport: use CMA.
+    if [[ "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" == none ]] ||
+       { [[ -z "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" ]] && command -v ompi_info >/dev/null &&
+         ompi_info --param btl vader --level 9 --parsable 2>/dev/null |
+           grep -q 'btl_vader_single_copy_mechanism:value:none$'; }; then
       export OMPI_MCA_btl_vader_single_copy_mechanism=cma
       note "Open MPI's single-copy mechanism is off here: using OMPI_MCA_btl_vader_single_copy_mechanism=cma"
     fi

@@ -30,10 +30,10 @@ def figures(runs, out_dir):
             entries = series.draw(ax, palette, curves.get((kinds, metric), []), len(runs) > 1)
             plot.size_axis(ax)
             plot.log_y(ax, unit)
-            ax.set_title(f"memory {kinds} (source > destination)", fontsize="medium")
+            ax.set_title(f"memory {kinds}", fontsize="medium")
             ax.grid(True, which="major", alpha=0.3)
             plot.legend(ax, entries)
-        fig.suptitle(title)
+        fig.suptitle(f"{title} (memory kinds: source > destination)")
         plot.save(fig, out_dir, file)
         made.append(plot.Figure(
             "Transfers: tca-pingpong", file, title,
