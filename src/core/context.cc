@@ -17,7 +17,6 @@
 #include "core/log.h"
 #include "core/settings.h"
 #include "core/wake.h"
-#include "transport/cuda/cuda_transport.h"
 #include "transport/registry.h"
 
 namespace tca {
@@ -156,6 +155,8 @@ tcaResult Context::init(const tcaConfig* config) {
   TCA_CHECK(HostBlock::create(2 * sizeof(uint64_t) * size_ * TCA_NOTIFY_SLOTS,
                               fmt::format("tca.{:016x}.{}.counters", job_key_, rank_).c_str(),
                               &notify_counters_));
+  TCA_CHECK(make_host_domain(*this, &domains_[TCA_MEM_CPU]));
+  TCA_CHECK(make_gpu_domain(*this, &domains_[TCA_MEM_GPU]));
   TCA_CHECK(init_transports(forced));
   TCA_INFO("initialized: rank {} of {}, job key {:#x}, transport {}", rank_, size_, job_key_,
            forced);
@@ -169,8 +170,6 @@ tcaResult Context::init_transports(const std::string& forced) {
              kMaxTransports);
   for (size_t id = 0; id < registry.size(); ++id)
     TCA_CHECK(registry[id].make(*this, static_cast<int>(id), &transports_));
-  for (const auto& transport : transports_)
-    if (cuda_ == nullptr) cuda_ = dynamic_cast<CudaTransport*>(transport.get());
   return choose_defaults(forced);
 }
 
@@ -304,7 +303,7 @@ tcaResult Context::transport_for(tcaPath path, const Transfer& transfer, Transpo
 }
 
 tcaMemKind Context::local_memory_kind(const void* ptr) const {
-  return cuda_ != nullptr ? cuda_->memory_kind(ptr) : TCA_MEM_CPU;
+  return domains_[TCA_MEM_GPU]->contains(ptr) ? TCA_MEM_GPU : TCA_MEM_CPU;
 }
 
 // ---------------------------------------------------------------- memory and regions
@@ -314,38 +313,27 @@ tcaResult Context::malloc_memory(void** ptr, size_t bytes, tcaMemKind kind) {
   if (bytes == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "tcaMalloc of 0 bytes");
   if (kind != TCA_MEM_CPU && kind != TCA_MEM_GPU)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(kind));
-  if (kind == TCA_MEM_GPU) {
-    if (cuda_ == nullptr)
-      TCA_FAIL(TCA_ERROR_UNSUPPORTED, "GPU memory needs the CUDA transport (not in this build)");
-    return cuda_->allocate(bytes, ptr);
-  }
-  HostAllocation allocation;
-  allocation.serial = next_memfd_serial_;
-  TCA_CHECK(HostBlock::create(bytes, memfd_name(rank_, allocation.serial).c_str(),
-                              &allocation.block));
-  // Pinned and mapped for the GPU engines, as cudaHostAlloc memory would be.
-  if (cuda_ != nullptr)
-    TCA_CHECK(cuda_->pin_host_block(allocation.block.data(), allocation.block.bytes()));
-  ++next_memfd_serial_;
-  *ptr = allocation.block.data();
-  host_allocations_.emplace(reinterpret_cast<uintptr_t>(*ptr), std::move(allocation));
+  TCA_CHECK(domains_[kind]->allocate(bytes, ptr));
+  // E.g. host blocks are pinned and mapped for the GPU engines, as cudaHostAlloc memory is.
+  for (const auto& other : domains_)
+    if (other->kind() != kind) other->allocated_elsewhere(*ptr, bytes);
   return TCA_SUCCESS;
 }
 
 tcaResult Context::free_memory(void* ptr) {
   if (ptr == nullptr) return TCA_SUCCESS;  // like free(NULL)
-  const auto found = host_allocations_.find(reinterpret_cast<uintptr_t>(ptr));
-  size_t device_bytes = 0;
-  const bool on_device = found == host_allocations_.end() && cuda_ != nullptr &&
-                         cuda_->find_allocation(ptr, &device_bytes);
-  if (found == host_allocations_.end() && !on_device)
+  MemoryDomain* owner = nullptr;
+  size_t bytes = 0;
+  for (const auto& domain : domains_)
+    if (owner == nullptr && domain->find_allocation(ptr, &bytes)) owner = domain.get();
+  if (owner == nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{} was not returned by tcaMalloc (or is freed)", ptr);
   const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
-  const uintptr_t end = begin + (on_device ? device_bytes : found->second.block.bytes());
+  const uintptr_t end = begin + bytes;
   tcaResult drained = TCA_SUCCESS;
   for (auto it = own_regions_.begin(); it != own_regions_.end();) {
     PeerRegion& region = *it->second;
-    if (region.address >= begin && region.address < end) {
+    if (region.kind == owner->kind() && region.address >= begin && region.address < end) {
       const tcaResult result = unpublish(region);
       if (drained == TCA_SUCCESS) drained = result;
       it = own_regions_.erase(it);
@@ -354,13 +342,10 @@ tcaResult Context::free_memory(void* ptr) {
     }
   }
   // A peer that outlived the timeout mid-transfer writes, if at all, into memory this process
-  // no longer maps (the memfd's pages stay with that peer's mapping): the block goes anyway.
-  if (on_device) {
-    TCA_CHECK(cuda_->release(ptr));
-  } else {
-    if (cuda_ != nullptr) cuda_->unpin_host_block(ptr);
-    host_allocations_.erase(found);
-  }
+  // no longer maps (a memfd's pages stay with that peer's mapping): the block goes anyway.
+  for (const auto& other : domains_)
+    if (other.get() != owner) other->releasing_elsewhere(ptr);
+  TCA_CHECK(owner->release(ptr));
   return drained == TCA_SUCCESS ? TCA_SUCCESS : append_frame(drained, __FILE__, __LINE__);
 }
 
@@ -370,8 +355,8 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   if (bytes == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "region of 0 bytes");
   if (kind != TCA_MEM_CPU && kind != TCA_MEM_GPU)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(kind));
-  if (kind == TCA_MEM_GPU && cuda_ == nullptr)
-    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "GPU memory needs the CUDA transport (not in this build)");
+  if (const std::string why = domains_[kind]->unavailable_reason(); !why.empty())
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "{}", why);
   const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
   if (bytes > UINTPTR_MAX - begin)
     TCA_FAIL(TCA_ERROR_SIZE_OVERFLOW, "region {} + {} bytes wraps the address space", ptr, bytes);
@@ -379,8 +364,7 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   auto region = std::make_unique<PeerRegion>();
   WireHandle& wire = region->wire;
   wire.memfd = -1;
-  if (kind == TCA_MEM_GPU) TCA_CHECK(cuda_->export_device_range(ptr, bytes, &wire));
-  if (kind == TCA_MEM_CPU) TCA_CHECK(describe_host_range(begin, bytes, region.get()));
+  TCA_CHECK(domains_[kind]->export_range(ptr, bytes, region.get()));
 
   // Region ids are chosen so that each owns a free record slot of the control block.
   uint64_t id = 0;
@@ -418,34 +402,6 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   own_regions_[id] = published;
   *out = to_public(published->wire);
   return TCA_SUCCESS;
-}
-
-// Host memory: inside a tcaMalloc block it is a memfd same-host peers can map; the user's own
-// memory must be readable and writable now, and never tca's own blocks.
-tcaResult Context::describe_host_range(uintptr_t begin, size_t bytes, PeerRegion* region) {
-  for (const HostBlock* internal : {&control_, &notify_counters_}) {
-    const auto first = reinterpret_cast<uintptr_t>(internal->data());
-    if (begin < first + internal->bytes() && first < begin + bytes)
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "[{:#x}, +{}) overlaps tca's own control memory",
-               begin, bytes);
-  }
-  auto block = host_allocations_.upper_bound(begin);
-  if (block != host_allocations_.begin()) {
-    --block;
-    const uintptr_t block_end = block->first + block->second.block.bytes();
-    if (begin < block_end) {
-      if (bytes > block_end - begin)
-        TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS, "region {:#x} + {} bytes runs past its tcaMalloc block",
-                 begin, bytes);
-      region->wire.mappable = 1;
-      region->wire.memfd = block->second.block.fd();
-      region->wire.memfd_serial = block->second.serial;
-      region->wire.memfd_offset = begin - block->first;
-      region->memfd_inode = block->second.block.inode();
-      return TCA_SUCCESS;
-    }
-  }
-  return check_read_write_mapped(begin, bytes);
 }
 
 RegionRecord Context::record_of(const PeerRegion& region) const {

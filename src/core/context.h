@@ -15,12 +15,11 @@
 #include "core/desc.h"
 #include "core/host_memory.h"
 #include "core/region.h"
+#include "domain/memory_domain.h"
 #include "tca/tca.h"
 #include "transport/transport.h"
 
 namespace tca {
-
-class CudaTransport;
 
 struct PeerInfo {
   int pid = 0;
@@ -64,6 +63,9 @@ class Context {
   uint64_t* notify_sent_counter(int peer, int slot);
   uint64_t* notify_consumed_counter(int src, int slot);
   const HostBlock& notify_counter_block() const { return notify_counters_; }
+  const HostBlock* control_memory() const { return &control_; }
+  // The memory domain of `kind` (never null; one without memory says why).
+  MemoryDomain* domain(tcaMemKind kind) const { return domains_[kind].get(); }
   // The first transport of `path` in this build, or null.
   Transport* find_transport(tcaPath path) const;
   // The transport that reaches `peer`'s control block (records, liveness, notifications).
@@ -122,7 +124,6 @@ class Context {
   // Whether a wait for `src_rank` sleeps on the wake word instead of yielding.
   bool sleeps_waiting_for(int src_rank) const;
   tcaResult register_with_transports(PeerRegion& region);
-  tcaResult describe_host_range(uintptr_t begin, size_t bytes, PeerRegion* region);
   RegionRecord record_of(const PeerRegion& region) const;
   // Withdraws an own region: record first, then waits for peers' transfers in flight into it.
   tcaResult unpublish(PeerRegion& region);
@@ -131,11 +132,6 @@ class Context {
   tcaResult import_region(const WireHandle& wire, PeerRegion** out);
   tcaResult check_against_record(const WireHandle& wire, const RegionRecord& record) const;
 
-  struct HostAllocation {
-    HostBlock block;
-    uint32_t serial = 0;
-  };
-
   std::unique_ptr<Bootstrap> bootstrap_;
   int rank_ = 0;
   int size_ = 1;
@@ -143,10 +139,9 @@ class Context {
   int timeout_ms_ = 60000;
   std::vector<PeerInfo> peers_;
   HostBlock control_;
-  uint32_t next_memfd_serial_ = 1;
   uint64_t next_region_id_ = 1;
 
-  std::map<uintptr_t, HostAllocation> host_allocations_;  // keyed by base address
+  std::array<std::unique_ptr<MemoryDomain>, 2> domains_;  // by tcaMemKind
   std::map<uint64_t, PeerRegion*> own_regions_;  // live registrations, by region id
   // Every region ever resolved, kept until finalize so prepared chains never dangle.
   std::map<std::pair<int, uint64_t>, std::unique_ptr<PeerRegion>> known_regions_;
@@ -155,7 +150,6 @@ class Context {
   std::vector<std::unique_ptr<Transport>> transports_;
   std::vector<std::array<Transport*, 4>> default_;  // per peer, [2 * local kind + remote kind]
   std::vector<Transport*> controller_;              // per peer
-  CudaTransport* cuda_ = nullptr;    // one of transports_, when built with CUDA
   HostBlock notify_counters_;        // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
   int any_source_cursor_ = 0;
   bool oversubscribed_ = false;  // more ranks on this host than cores: waits yield at once

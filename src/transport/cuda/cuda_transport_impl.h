@@ -15,7 +15,8 @@
 
 #include "core/host_memory.h"
 #include "transport/cuda/calibration.h"
-#include "transport/cuda/cuda_transport.h"
+#include "domain/cuda_domain.h"
+#include "transport/transport.h"
 #include "transport/cuda/cuda_util.h"
 #include "transport/cuda/engines.h"
 #include "transport/cuda/resident.h"
@@ -23,6 +24,19 @@
 namespace tca {
 
 class CudaTransportImpl;
+
+// 2D transfers with rows narrower than this go to the SMs on TCA_PATH_CUDA: the copy engines
+// pay per row, the SMs gather narrow rows into full-width stores.
+constexpr uint64_t kNarrowRowBytes = 512;
+// The crossover used when a pair could not be measured.
+constexpr uint64_t kDefaultCrossover = uint64_t{64} << 10;
+// The notification slot of the calibration's ping-pongs: each arrives and is consumed before
+// tcaInit returns, so the slot's sequences start every later use in step.
+constexpr int kCalibrationSlot = TCA_NOTIFY_SLOTS - 1;
+
+inline std::atomic<uint64_t>* cell_at(unsigned char* block, uint64_t offset) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(block + offset);
+}
 
 // A region's liveness cell in its owner's control block, read before every kick.
 struct LivenessCheck {
@@ -66,9 +80,9 @@ class CudaRun final : public PreparedRun {
   bool kicked_ = false;
 };
 
-class CudaTransportImpl final : public CudaTransport {
+class CudaTransportImpl final : public Transport {
  public:
-  CudaTransportImpl(Context& context, int id) : CudaTransport(id), context_(context) {}
+  CudaTransportImpl(Context& context, int id) : Transport(id), context_(context) {}
   tcaResult init();  // collective
 
   // ---- the transport table ----
@@ -92,15 +106,6 @@ class CudaTransportImpl final : public CudaTransport {
   tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override;
   tcaResult fence() override { return TCA_SUCCESS; }  // the host stores into no GPU memory
   tcaResult progress() override { return publish_completed_kicks(false); }
-
-  // ---- what the core asks beyond the table ----
-  tcaResult allocate(size_t bytes, void** ptr) override;
-  bool find_allocation(const void* ptr, size_t* bytes) const override;
-  tcaResult release(void* ptr) override;
-  tcaResult pin_host_block(void* ptr, size_t bytes) override;
-  void unpin_host_block(void* ptr) override;
-  tcaResult export_device_range(const void* ptr, size_t bytes, WireHandle* wire) override;
-  tcaMemKind memory_kind(const void* ptr) const override;
 
   // ---- the engines, the GPU API and the path views ----
   // Prepares `run` for `engine`, or for the engine the calibration picks when none is given.
@@ -153,10 +158,6 @@ class CudaTransportImpl final : public CudaTransport {
     uint64_t* signals = nullptr;  // the peer's signal cells, device address here
     std::optional<PairCalibration> calibration;
   };
-  struct Allocation {
-    DeviceMemory memory;
-    size_t bytes = 0;
-  };
   // A peer's exported GPU allocation, mapped here, and the regions inside it.
   struct IpcImport {
     IpcMapping mapping;
@@ -180,9 +181,6 @@ class CudaTransportImpl final : public CudaTransport {
   tcaResult measure_pairs(const std::vector<std::pair<int, int>>& pairs, CalibrationCache* cache,
                           const std::string& cache_path);
   tcaResult read_path_overrides();
-  // The device address of host memory [ptr, ptr+bytes) if it is pinned and mapped, else null.
-  unsigned char* mapped_host_address(const void* ptr, size_t bytes) const;
-  tcaResult pin(void* ptr, size_t bytes, HostRegistration* out, unsigned char** device) const;
   tcaResult host_device_address(PeerRegion& region, std::vector<HostRegistration>* temporary,
                                 unsigned char** out);
   // The device address of one end of a transfer; tcaPut/tcaGet buffers that need pinning are
@@ -204,7 +202,8 @@ class CudaTransportImpl final : public CudaTransport {
   tcaResult enable_peer_access(int ordinal) const;
 
   Context& context_;
-  int device_ = -1;  // -1: this rank has no usable GPU
+  CudaDomain* domain_ = nullptr;  // this rank's GPU memory
+  int device_ = -1;  // the domain's device; -1: this rank has no usable GPU
   std::string uuid_;
   DeviceLimits limits_;
   std::vector<PeerGpu> peers_;
@@ -214,7 +213,6 @@ class CudaTransportImpl final : public CudaTransport {
   CudaStream dma_stream_;
   PinnedHostMemory stream_wait_timed_out_;  // an unsigned int the GPU sets when a wait gives up
   unsigned int* stream_wait_timed_out_device_ = nullptr;
-  std::string device_problem_;  // why this rank has no usable GPU
   PathOverride path_override_ = PathOverride::kNone;
   std::optional<uint64_t> crossover_override_;
   uint64_t resident_idle_ns_ = 0;      // TCA_CUDA_RESIDENT_IDLE_US
@@ -223,8 +221,6 @@ class CudaTransportImpl final : public CudaTransport {
   std::vector<bool> kick_unpublished_;    // per owner: announced kicks not yet marked done
   bool kicks_unpublished_ = false;
 
-  std::map<uintptr_t, Allocation> allocations_;
-  std::map<uintptr_t, HostRegistration> pinned_blocks_;  // tcaMalloc host blocks
   std::map<uint64_t, HostRegistration> pinned_regions_;  // own user regions, by region id
   std::vector<HostImport> host_imports_;
   std::map<std::pair<int, std::string>, IpcImport> ipc_imports_;  // by (owner, IPC handle)
