@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include <tca/tca.h>
 #include <tca/tca_coll.h>
+#include <tca/tca_trace.h>
 
 #include "tca_harness/check.h"
 #include "tca_harness/options.h"
@@ -663,13 +664,18 @@ void print_auto_table(const Options& options, const Output& output, tcaCollKind 
 // ---- the driver ----
 
 // Seconds per call of one batch on this rank; `wrong` gathers this rank's wrong elements.
+// A traced run (TCA_TRACE) marks each timed batch as the phase `phase` (tca-sim replays it).
 double time_batch(Implementation& impl, const Shape& shape, const Buffers& buffers, int iterations,
-                  bool check_each, int* round, size_t* wrong, MPI_Comm comm) {
+                  bool check_each, int* round, size_t* wrong, MPI_Comm comm,
+                  const std::string& phase) {
   MPI_Barrier(comm);
   if (!check_each) {
+    tcaTracePhaseBegin(phase.c_str());
     const double start = tca_harness::now_seconds();
     impl.run(iterations);
-    return (tca_harness::now_seconds() - start) / iterations;
+    const double seconds = (tca_harness::now_seconds() - start) / iterations;
+    tcaTracePhaseEnd(phase.c_str());
+    return seconds;
   }
   double busy = 0;
   for (int i = 0; i < iterations; ++i) {
@@ -693,9 +699,11 @@ Row measure(const Impl& impl_spec, const Shape& shape, const Buffers& buffers,
   if (options.warmup > 0) impl->run(options.warmup);
   impl->prepare(options.check_every_iteration ? 1 : iterations);
   std::vector<double> seconds;
+  const std::string phase = std::string(shape.kind == TCA_COLL_ALLGATHER ? "allgather." : "allreduce.") +
+                            impl_spec.name + "." + std::to_string(shape.result_bytes());
   for (int batch = 0; batch < options.batches; ++batch)
     seconds.push_back(time_batch(*impl, shape, buffers, iterations, options.check_every_iteration,
-                                 &round, &wrong, context.comm));
+                                 &round, &wrong, context.comm, phase));
   if (!options.check_every_iteration) wrong = wrong_elements(shape, buffers, round);
 
   double mine = tca_harness::median(seconds);

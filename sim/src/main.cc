@@ -111,7 +111,7 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
                 fabric_name + ", " + std::to_string(nodes) + " nodes; simulated in " + fmt("%.2f", result.wall_seconds) + " s");
   table.comment(tj.common_clock ? "ranks on one host: aligned on the steady clock"
                                 : "ranks on several hosts: each starts at its first event");
-  table.set_columns({{"part", 24, Align::kLeft}, {"calls", 8}, {"measured", 14, Align::kRight, 3, "(ms)"},
+  table.set_columns({{"part", 40, Align::kLeft}, {"calls", 8}, {"measured", 14, Align::kRight, 3, "(ms)"},
                      {"model", 14, Align::kRight, 3, "(ms)"}, {"model/measured", 15, Align::kRight, 3}});
   table.header();
   auto add = [&](const std::string& part, long calls, double measured, double model) {
