@@ -80,7 +80,10 @@ if(TCA_HAVE_UCX)
   target_sources(tca_objects PRIVATE
     ${tca_ucx_dir}/endpoints.cc
     ${tca_ucx_dir}/memory.cc
+    ${tca_ucx_dir}/progress.cc
     ${tca_ucx_dir}/request.cc
+    ${tca_ucx_dir}/ucx_run.cc
+    ${tca_ucx_dir}/ucx_transport.cc
     ${tca_ucx_dir}/worker.cc)
   target_compile_definitions(tca_objects PUBLIC TCA_HAVE_UCX=1)
   # tca_internal's users (unit tests) link UCX through the objects' usage requirements.

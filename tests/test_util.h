@@ -216,7 +216,9 @@ class TransportTest : public ::testing::TestWithParam<std::string> {
   void reinitialize();
 
   bool is_shm() const { return GetParam() == "shm"; }
-  tcaPath path() const { return is_shm() ? TCA_PATH_SHM : TCA_PATH_MPI; }
+  tcaPath path() const {
+    return is_shm() ? TCA_PATH_SHM : GetParam() == "ucx" ? TCA_PATH_UCX : TCA_PATH_MPI;
+  }
 
   int rank_ = 0;
   int size_ = 1;

@@ -19,3 +19,14 @@ foreach(ranks 1 2 3)
   tca_mpi_test(ucx_blocks_np${ranks} ${ranks} 120 "mpi;ucx" tca_ucx_tests)
   set_tests_properties(ucx_blocks_np${ranks} PROPERTIES ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT}")
 endforeach()
+
+# The transport suite with ucx forced (tests/ucx_transfer_test.cc instantiates it), on one host
+# and on fake hosts (TCA_HOST_ID: ranks of unlike parity on different hosts as tca sees them).
+target_sources(tca_transport_tests PRIVATE ucx_transfer_test.cc)
+tca_mpi_test(transport_ucx_np2 2 600 "mpi;transport_ucx" tca_transport_tests
+             --gtest_filter=Ucx/TransportTest.*/ucx)
+set_tests_properties(transport_ucx_np2 PROPERTIES ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT}")
+tca_mpi_test(transport_ucx_hosts_np3 3 600 "mpi;transport_ucx" tca_transport_tests
+             --gtest_filter=Ucx/TransportTest.*/ucx)
+set_tests_properties(transport_ucx_hosts_np3 PROPERTIES
+                     ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT};TCA_HOST_ID=cyclic:2")

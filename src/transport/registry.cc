@@ -9,6 +9,9 @@ tcaResult make_mpi_transport(Context&, int, std::vector<std::unique_ptr<Transpor
 #ifdef TCA_HAVE_CUDA
 tcaResult make_cuda_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
 #endif
+#ifdef TCA_HAVE_UCX
+tcaResult make_ucx_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
+#endif
 
 const std::vector<TransportEntry>& transport_registry() {
   // Order of preference: the first that reaches a peer for a transfer's memory kinds carries it
@@ -19,6 +22,9 @@ const std::vector<TransportEntry>& transport_registry() {
       {"cuda", make_cuda_transport},  // same host, a GPU end: copy engines and SMs over CUDA IPC
 #endif
       {"mpi", make_mpi_transport},    // anywhere, host memory: MPI one-sided
+#ifdef TCA_HAVE_UCX
+      {"ucx", make_ucx_transport},    // anywhere, host and GPU memory: UCX puts and gets
+#endif
   };
   static_assert(kMaxTransports >= 4, "room for every transport of the registry");
   return entries;

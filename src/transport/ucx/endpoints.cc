@@ -33,32 +33,36 @@ tcaResult barrier_with_progress(Bootstrap& bootstrap, const Worker& worker) {
   return TCA_SUCCESS;
 }
 
-tcaResult Endpoints::exchange_addresses(const Worker& worker, Bootstrap& bootstrap,
-                                        std::vector<uint8_t>* all, size_t* stride) {
-  std::vector<uint8_t> mine;
-  TCA_CHECK(worker.address(&mine));
-  // Sizes first, then every address padded to the longest.
+tcaResult allgather_bytes(Bootstrap& bootstrap, const std::vector<uint8_t>& mine,
+                          std::vector<std::vector<uint8_t>>* all) {
   const uint64_t my_size = mine.size();
   std::vector<uint64_t> sizes(static_cast<size_t>(bootstrap.size()));
   TCA_CHECK(bootstrap.allgather(&my_size, sizes.data(), sizeof my_size));
-  *stride = static_cast<size_t>(*std::max_element(sizes.begin(), sizes.end()));
-  mine.resize(*stride, 0);
-  all->assign(*stride * sizes.size(), 0);
-  TCA_CHECK(bootstrap.allgather(mine.data(), all->data(), *stride));
+  const size_t stride = static_cast<size_t>(*std::max_element(sizes.begin(), sizes.end()));
+  std::vector<uint8_t> padded = mine;
+  padded.resize(stride, 0);
+  std::vector<uint8_t> gathered(stride * sizes.size(), 0);
+  TCA_CHECK(bootstrap.allgather(padded.data(), gathered.data(), stride));
+  all->resize(sizes.size());
+  for (size_t rank = 0; rank < sizes.size(); ++rank) {
+    const uint8_t* begin = gathered.data() + rank * stride;
+    (*all)[rank].assign(begin, begin + sizes[rank]);
+  }
   return TCA_SUCCESS;
 }
 
 tcaResult Endpoints::connect(const Worker& worker, Bootstrap& bootstrap, Endpoints* out) {
-  std::vector<uint8_t> addresses;
-  size_t stride = 0;
-  TCA_CHECK(exchange_addresses(worker, bootstrap, &addresses, &stride));
+  std::vector<uint8_t> mine;
+  TCA_CHECK(worker.address(&mine));
+  std::vector<std::vector<uint8_t>> addresses;
+  TCA_CHECK(allgather_bytes(bootstrap, mine, &addresses));
   Endpoints made;
   made.worker_ = &worker;
   const int ranks = bootstrap.size();
   made.peers_ = std::make_unique<Peer[]>(static_cast<size_t>(ranks));
   made.endpoints_.reserve(static_cast<size_t>(ranks));
   for (int rank = 0; rank < ranks; ++rank)
-    TCA_CHECK(made.create(rank, addresses.data() + static_cast<size_t>(rank) * stride));
+    TCA_CHECK(made.create(rank, addresses[static_cast<size_t>(rank)].data()));
   *out = std::move(made);
   return TCA_SUCCESS;
 }
@@ -78,7 +82,7 @@ tcaResult Endpoints::create(int rank, const uint8_t* address) {
 }
 
 void Endpoints::on_error(void* peer, ucp_ep_h /*ep*/, ucs_status_t status) {
-  static_cast<Peer*>(peer)->status = status;
+  static_cast<Peer*>(peer)->status.store(status, std::memory_order_relaxed);
   TCA_INFO("ucx: an endpoint failed: {}", ucs_status_string(status));
 }
 

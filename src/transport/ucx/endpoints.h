@@ -6,6 +6,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -15,6 +16,11 @@
 #include "transport/ucx/worker.h"
 
 namespace tca::ucx {
+
+// Collective: every rank's `mine`, whatever their lengths (the lengths go round first, then the
+// bytes padded to the longest). (*all)[r] is rank r's.
+tcaResult allgather_bytes(Bootstrap& bootstrap, const std::vector<uint8_t>& mine,
+                          std::vector<std::vector<uint8_t>>* all);
 
 // The bootstrap's barrier, while a helper thread progresses `worker`: over transports whose data
 // lands only inside the target's progress (tcp), a peer's flush may need this rank's progress
@@ -36,7 +42,10 @@ class Endpoints {
   int size() const { return static_cast<int>(endpoints_.size()); }
   ucp_ep_h operator[](int rank) const { return endpoints_[static_cast<size_t>(rank)]; }
   // UCS_OK while the connection to `rank` is healthy, else the error UCX reported for it.
-  ucs_status_t peer_status(int rank) const { return peers_[static_cast<size_t>(rank)].status; }
+  ucs_status_t peer_status(int rank) const {
+    return static_cast<ucs_status_t>(
+        peers_[static_cast<size_t>(rank)].status.load(std::memory_order_relaxed));
+  }
 
   // Collective: completes every operation at its target, then closes every endpoint once every
   // rank has done so. `check` bounds the waits (see wait()).
@@ -44,11 +53,9 @@ class Endpoints {
 
  private:
   struct Peer {  // what UCX's error handler writes (stable address: a heap array)
-    ucs_status_t status = UCS_OK;
+    std::atomic<int> status{UCS_OK};
   };
   static void on_error(void* peer, ucp_ep_h ep, ucs_status_t status);
-  static tcaResult exchange_addresses(const Worker& worker, Bootstrap& bootstrap,
-                                      std::vector<uint8_t>* all, size_t* stride);
   tcaResult create(int rank, const uint8_t* address);
   // Starts closing every endpoint (forcibly: nothing is flushed) and progresses until done.
   void force_close();

@@ -11,11 +11,15 @@ namespace {
 // Rounds of progress between two runs of a wait's check.
 constexpr int kProgressRoundsPerCheck = 64;
 
-ucp_request_param_t memory_param(ucs_memory_type_t type) {
+ucp_request_param_t memory_param(ucs_memory_type_t type, ucp_mem_h memh) {
   ucp_request_param_t param{};
   if (type != UCS_MEMORY_TYPE_UNKNOWN) {
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
     param.memory_type = type;
+  }
+  if (memh != nullptr) {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    param.memh = memh;
   }
   return param;
 }
@@ -85,16 +89,16 @@ tcaResult wait_all(const Worker& worker, std::vector<Request>& requests, const W
 // ---- operations ----
 
 tcaResult put(ucp_ep_h ep, const void* local, size_t bytes, ucs_memory_type_t type,
-              uint64_t remote_addr, ucp_rkey_h rkey, Request* out) {
-  const ucp_request_param_t param = memory_param(type);
+              uint64_t remote_addr, ucp_rkey_h rkey, Request* out, ucp_mem_h memh) {
+  const ucp_request_param_t param = memory_param(type, memh);
   TCA_CHECK(Request::adopt(ucp_put_nbx(ep, local, bytes, remote_addr, rkey, &param),
                            "ucp_put_nbx", out));
   return TCA_SUCCESS;
 }
 
 tcaResult get(ucp_ep_h ep, void* local, size_t bytes, ucs_memory_type_t type,
-              uint64_t remote_addr, ucp_rkey_h rkey, Request* out) {
-  const ucp_request_param_t param = memory_param(type);
+              uint64_t remote_addr, ucp_rkey_h rkey, Request* out, ucp_mem_h memh) {
+  const ucp_request_param_t param = memory_param(type, memh);
   TCA_CHECK(Request::adopt(ucp_get_nbx(ep, local, bytes, remote_addr, rkey, &param),
                            "ucp_get_nbx", out));
   return TCA_SUCCESS;

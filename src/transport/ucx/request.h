@@ -50,14 +50,15 @@ tcaResult wait(const Worker& worker, Request& request, const WaitCheck& check);
 // The same for every request of `requests` (which is cleared on success).
 tcaResult wait_all(const Worker& worker, std::vector<Request>& requests, const WaitCheck& check);
 
-// Contiguous `bytes` from `local` (memory of `type`; UCS_MEMORY_TYPE_UNKNOWN: UCX detects it) to
-// `remote_addr` inside the region of `rkey` at the endpoint's peer. Local completion only: the
-// source may be reused, the data is at the target after a later flush.
+// Contiguous `bytes` from `local` (memory of `type`; UCS_MEMORY_TYPE_UNKNOWN: UCX detects it;
+// `memh`, if not null, a registration that covers it) to `remote_addr` inside the region of
+// `rkey` at the endpoint's peer. Local completion only: the source may be reused, the data is at
+// the target after a later flush (or before operations issued after a fence).
 tcaResult put(ucp_ep_h ep, const void* local, size_t bytes, ucs_memory_type_t type,
-              uint64_t remote_addr, ucp_rkey_h rkey, Request* out);
+              uint64_t remote_addr, ucp_rkey_h rkey, Request* out, ucp_mem_h memh = nullptr);
 // `bytes` from the peer's `remote_addr` into `local`; complete once the data is here.
 tcaResult get(ucp_ep_h ep, void* local, size_t bytes, ucs_memory_type_t type,
-              uint64_t remote_addr, ucp_rkey_h rkey, Request* out);
+              uint64_t remote_addr, ucp_rkey_h rkey, Request* out, ucp_mem_h memh = nullptr);
 // Complete once every operation issued earlier on `ep` is complete at its target.
 tcaResult flush(ucp_ep_h ep, Request* out);
 // The same for every endpoint of `worker`.

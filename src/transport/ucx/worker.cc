@@ -67,6 +67,14 @@ tcaResult UcpContext::create(uint64_t features, UcpContext* out) {
   return TCA_SUCCESS;
 }
 
+tcaResult UcpContext::memory_types(uint64_t* mask) const {
+  ucp_context_attr_t attr{};
+  attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  TCA_UCX_CHECK(ucp_context_query(context_, &attr), "ucp_context_query (memory types)");
+  *mask = attr.memory_types;
+  return TCA_SUCCESS;
+}
+
 UcpContext::UcpContext(UcpContext&& other) noexcept
     : context_(std::exchange(other.context_, nullptr)) {}
 

@@ -25,6 +25,8 @@ class UcpContext {
   ~UcpContext();
 
   ucp_context_h get() const { return context_; }
+  // The memory types UCX can register and reach here (a mask of UCS_BIT(UCS_MEMORY_TYPE_*)).
+  tcaResult memory_types(uint64_t* mask) const;
 
  private:
   void release();

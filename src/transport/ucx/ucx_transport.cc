@@ -1,0 +1,314 @@
+#include "transport/ucx/ucx_transport.h"
+
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/handle.h"
+#include "core/log.h"
+#include "transport/ucx/status.h"
+
+namespace tca {
+
+namespace {
+
+uint64_t load_acquire(const unsigned char* block, uint64_t offset) {
+  return __atomic_load_n(reinterpret_cast<const uint64_t*>(block + offset), __ATOMIC_ACQUIRE);
+}
+
+// What each rank tells the others at init: whether its UCX started and reaches CUDA memory.
+struct UcxStartup {
+  uint8_t started = 0;
+  uint8_t cuda = 0;
+};
+
+}  // namespace
+
+UcxTransport::UcxTransport(Context& context, int id) : Transport(id), context_(context) {}
+
+// ---------------------------------------------------------------- start-up and teardown
+
+// This rank's own part, no collective: UCP context, worker, control block registered.
+tcaResult UcxTransport::start_ucx(std::vector<uint8_t>* cuda_capable) {
+  TCA_CHECK(ucx::UcpContext::create(UCP_FEATURE_RMA, &ucp_));
+  uint64_t types = 0;
+  TCA_CHECK(ucp_.memory_types(&types));
+  cuda_capable->assign(1, (types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0 ? 1 : 0);
+  TCA_CHECK(ucx::Worker::create(ucp_, &worker_));
+  TCA_CHECK(ucx::MemoryRegion::map(ucp_, context_.control_block(), context_.control_block_size(),
+                                   UCS_MEMORY_TYPE_HOST, &control_memory_));
+  return TCA_SUCCESS;
+}
+
+// Collective: every rank's control-block address and key, unpacked for the endpoint to it.
+tcaResult UcxTransport::map_control_block() {
+  std::vector<uint8_t> mine(sizeof(uint64_t));
+  const uint64_t address = reinterpret_cast<uintptr_t>(context_.control_block());
+  std::memcpy(mine.data(), &address, sizeof address);
+  std::vector<uint8_t> key;
+  TCA_CHECK(control_memory_.pack_rkey(&key));
+  mine.insert(mine.end(), key.begin(), key.end());
+  std::vector<std::vector<uint8_t>> all;
+  TCA_CHECK(ucx::allgather_bytes(context_.bootstrap(), mine, &all));
+  const int size = context_.size();
+  control_blocks_.resize(size);
+  control_keys_.resize(size);
+  for (int rank = 0; rank < size; ++rank) {
+    const std::vector<uint8_t>& theirs = all[rank];
+    if (theirs.size() <= sizeof(uint64_t))
+      TCA_FAIL(TCA_ERROR_INTERNAL, "rank {} sent no key of its control block", rank);
+    std::memcpy(&control_blocks_[rank], theirs.data(), sizeof(uint64_t));
+    TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[rank], theirs.data() + sizeof(uint64_t),
+                                     theirs.size() - sizeof(uint64_t), &control_keys_[rank]));
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::init() {
+  const int size = context_.size();
+  std::vector<uint8_t> cuda_capable;
+  const tcaResult started = start_ucx(&cuda_capable);
+  if (started != TCA_SUCCESS) unusable_ = last_error_message();
+  clear_last_error();
+  const UcxStartup mine{static_cast<uint8_t>(started == TCA_SUCCESS),
+                        static_cast<uint8_t>(started == TCA_SUCCESS && cuda_capable[0] != 0)};
+  std::vector<UcxStartup> all(size);
+  TCA_CHECK(context_.bootstrap().allgather(&mine, all.data(), sizeof mine));
+  for (int rank = 0; rank < size; ++rank) {
+    if (all[rank].started) continue;
+    // Every rank knows the same: no collective below runs anywhere.
+    if (unusable_.empty()) unusable_ = fmt::format("UCX did not start on rank {}", rank);
+    if (started == TCA_SUCCESS || context_.rank() == rank)
+      TCA_INFO("ucx transport reaches no rank: {}", unusable_);
+    return TCA_SUCCESS;
+  }
+  cuda_.resize(size);
+  for (int rank = 0; rank < size; ++rank) cuda_[rank] = all[rank].cuda;
+  TCA_CHECK(ucx::Endpoints::connect(worker_, context_.bootstrap(), &endpoints_));
+  TCA_CHECK(map_control_block());
+  sequences_.assign(size, 0);
+  ready_ = true;
+  progress_.start(worker_);
+  return TCA_SUCCESS;
+}
+
+// Runs collectively inside tcaFinalize (every rank destroys its transports in the same order).
+UcxTransport::~UcxTransport() {
+  progress_.stop();
+  if (ready_ && teardown() != TCA_SUCCESS)
+    TCA_WARN("ucx transport: teardown: {}", last_error_message());
+}
+
+tcaResult UcxTransport::teardown() {
+  ready_ = false;
+  progress_.stop();  // this thread has the worker alone from here
+  // Keys go after the operations that use them and before the endpoints they were unpacked for.
+  ucx::Request flushed;
+  TCA_CHECK(ucx::flush(worker_, &flushed));
+  TCA_CHECK(ucx::wait(worker_, flushed, check_for({})));
+  TCA_CHECK(ucx::barrier_with_progress(context_.bootstrap(), worker_));
+  imported_.clear();
+  control_keys_.clear();
+  own_.clear();
+  return endpoints_.close(context_.bootstrap(), check_for({}));
+}
+
+// ---------------------------------------------------------------- reach
+
+bool UcxTransport::can_reach(int peer, tcaMemKind local, tcaMemKind remote) const {
+  return unreachable_reason(peer, local, remote).empty();
+}
+
+bool UcxTransport::controls(int peer) const {
+  return ready_ && peer >= 0 && peer < context_.size();
+}
+
+std::string UcxTransport::unreachable_reason(int peer, tcaMemKind local, tcaMemKind remote) const {
+  if (!ready_) return unusable_.empty() ? "the ucx transport is not running" : unusable_;
+  if (peer < 0 || peer >= context_.size()) return fmt::format("no rank {}", peer);
+  if (local == TCA_MEM_GPU && !cuda_[context_.rank()])
+    return fmt::format("UCX on rank {} does not handle CUDA memory", context_.rank());
+  if (remote == TCA_MEM_GPU && !cuda_[peer])
+    return fmt::format("UCX on rank {} does not handle CUDA memory", peer);
+  return "";
+}
+
+ucx::WaitCheck UcxTransport::check_for(std::vector<int> peers) const {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.timeout_ms());
+  const int timeout_ms = context_.timeout_ms();
+  return [this, peers = std::move(peers), deadline, timeout_ms]() -> tcaResult {
+    for (int peer : peers) {
+      TCA_CHECK(context_.check_peer_alive(peer));
+      const ucs_status_t status = endpoints_.peer_status(peer);
+      if (status != UCS_OK)
+        TCA_FAIL(TCA_ERROR_PEER_FAILED, "UCX reports the connection to rank {} failed: {}", peer,
+                 ucs_status_string(status));
+    }
+    if (std::chrono::steady_clock::now() > deadline)
+      TCA_FAIL(TCA_ERROR_TIMEOUT, "a UCX operation did not complete within {} ms", timeout_ms);
+    return TCA_SUCCESS;
+  };
+}
+
+// ---------------------------------------------------------------- regions
+
+tcaResult UcxTransport::register_region(PeerRegion& own, WireHandle* wire) {
+  const ucx::WorkerUse use(progress_);
+  if (!ready_ || own.bytes == 0) return TCA_SUCCESS;
+  const bool gpu = own.kind == TCA_MEM_GPU;
+  if (gpu && !cuda_[context_.rank()]) return TCA_SUCCESS;  // unreachable through UCX
+  auto region = std::make_unique<UcxOwnRegion>();
+  void* base = own.mapped != nullptr ? static_cast<void*>(own.mapped)
+                                     : reinterpret_cast<void*>(own.address);
+  TCA_CHECK(ucx::MemoryRegion::map(ucp_, base, own.bytes,
+                                   gpu ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST,
+                                   &region->memory));
+  std::vector<uint8_t> key;
+  TCA_CHECK(region->memory.pack_rkey(&key));
+  TCA_CHECK(append_handle_record(*wire, id(), key.data(), key.size()));
+  TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[context_.rank()], key.data(), key.size(),
+                                   &region->self_key));
+  own.state[id()] = region.get();
+  own_[own.id] = std::move(region);
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::deregister_region(PeerRegion& own) {
+  const ucx::WorkerUse use(progress_);
+  own.state[id()] = nullptr;
+  own_.erase(own.id);  // unmaps it: the core waited for the peers' transfers into it
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::attach(PeerRegion& remote) {
+  const ucx::WorkerUse use(progress_);
+  if (!ready_) return TCA_SUCCESS;
+  const uint8_t* record = nullptr;
+  size_t bytes = 0;
+  find_handle_record(remote.wire, id(), &record, &bytes);
+  if (bytes == 0) return TCA_SUCCESS;  // its owner's UCX could not register it: unreachable
+  auto imported = std::make_unique<UcxRemoteRegion>();
+  TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[remote.owner], record, bytes, &imported->key));
+  remote.state[id()] = imported.get();
+  imported_.push_back(std::move(imported));
+  return TCA_SUCCESS;
+}
+
+// ---------------------------------------------------------------- control block
+
+tcaResult UcxTransport::put_word(int owner, uint64_t offset, const uint64_t* value) {
+  const ucx::WorkerUse use(progress_);
+  ucx::Request request;
+  TCA_CHECK(ucx::put(endpoints_[owner], value, sizeof *value, UCS_MEMORY_TYPE_HOST,
+                     control_address(owner, offset), control_key(owner), &request));
+  TCA_CHECK(ucx::wait(worker_, request, check_for({owner})));
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::get_words(int owner, uint64_t offset, uint64_t* words, size_t count) {
+  const ucx::WorkerUse use(progress_);
+  ucx::Request request;
+  TCA_CHECK(ucx::get(endpoints_[owner], words, count * sizeof *words, UCS_MEMORY_TYPE_HOST,
+                     control_address(owner, offset), control_key(owner), &request));
+  TCA_CHECK(ucx::wait(worker_, request, check_for({owner})));
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::announce(int owner, bool done) {
+  const ucx::WorkerUse use(progress_);
+  uint64_t& sequence = sequences_[owner];
+  if (!done) ++sequence;
+  return put_word(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), done),
+                  &sequence);
+}
+
+tcaResult UcxTransport::region_alive(const PeerRegion& region, bool* alive) {
+  const ucx::WorkerUse use(progress_);
+  if (region.owner == context_.rank()) {
+    *alive = load_acquire(context_.control_block(), live_cell_offset(region.id)) == region.id;
+    return TCA_SUCCESS;
+  }
+  if (!controls(region.owner))
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "the ucx transport cannot reach rank {}: {}", region.owner,
+             unreachable_reason(region.owner, TCA_MEM_CPU, TCA_MEM_CPU));
+  uint64_t value = 0;
+  TCA_CHECK(get_words(region.owner, live_cell_offset(region.id), &value, 1));
+  *alive = value == region.id;
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                                    uint64_t* issued) {
+  const ucx::WorkerUse use(progress_);
+  if (owner == context_.rank()) {
+    *issued = load_acquire(context_.control_block(), issued_id_offset(context_.size()));
+    *found = tca::read_record(context_.control_block(), id, out);
+    return TCA_SUCCESS;
+  }
+  if (!controls(owner))
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "the ucx transport cannot reach rank {}: {}", owner,
+             unreachable_reason(owner, TCA_MEM_CPU, TCA_MEM_CPU));
+  TCA_CHECK(context_.check_peer_alive(owner));
+  // The id before and after the words, each get complete before the next is issued: the owner
+  // writes the words only while the id is absent, so equal ids bracket a whole record.
+  uint64_t before = 0, after = 0;
+  uint64_t words[kRecordWords] = {};
+  TCA_CHECK(get_words(owner, issued_id_offset(context_.size()), issued, 1));
+  TCA_CHECK(get_words(owner, record_offset(id), &before, 1));
+  *found = before == id;
+  if (!*found) return TCA_SUCCESS;
+  TCA_CHECK(get_words(owner, record_offset(id), words, kRecordWords));
+  TCA_CHECK(get_words(owner, record_offset(id), &after, 1));
+  *found = after == id && words[0] == id;
+  if (*found) *out = decode_record(words);
+  return TCA_SUCCESS;
+}
+
+// ---------------------------------------------------------------- notifications, ordering
+
+tcaResult UcxTransport::notify(int peer, int slot, uint64_t value) {
+  const ucx::WorkerUse use(progress_);
+  if (peer == context_.rank()) {  // only this rank writes its own cells for itself
+    __atomic_store_n(reinterpret_cast<uint64_t*>(context_.control_block() +
+                                                 notify_cell_offset(peer, slot)),
+                     value, __ATOMIC_RELEASE);
+    return TCA_SUCCESS;
+  }
+  if (!controls(peer))
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "the ucx transport cannot reach rank {}: {}", peer,
+             unreachable_reason(peer, TCA_MEM_CPU, TCA_MEM_CPU));
+  TCA_CHECK(fence());  // after every earlier operation to `peer`
+  return put_word(peer, notify_cell_offset(context_.rank(), slot), &value);
+}
+
+tcaResult UcxTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
+  TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {}: the ucx transport maps no peer memory; "
+           "use tcaPut or a descriptor instead of PIO", region.id, region.owner);
+}
+
+tcaResult UcxTransport::fence() {
+  const ucx::WorkerUse use(progress_);
+  if (ready_) TCA_CHECK(worker_.fence());
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::progress() {
+  const ucx::WorkerUse use(progress_);
+  if (ready_) worker_.progress();
+  return TCA_SUCCESS;
+}
+
+// ---------------------------------------------------------------- factory
+
+tcaResult make_ucx_transport(Context& context, int id,
+                             std::vector<std::unique_ptr<Transport>>* out) {
+  auto transport = std::make_unique<UcxTransport>(context, id);
+  TCA_CHECK(transport->init());
+  out->push_back(std::move(transport));
+  return TCA_SUCCESS;
+}
+
+}  // namespace tca

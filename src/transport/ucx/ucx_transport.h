@@ -1,0 +1,131 @@
+// The UCX transport: one-sided puts and gets through UCX (ucp), between any two ranks, for host
+// and GPU memory in every direction. It is the transport that reaches GPU memory on other hosts:
+// UCX carries it over GPUDirect RDMA where the site's UCX has InfiniBand/RoCE, over cuda_ipc or
+// shared memory inside a host, and over TCP with staging through host memory elsewhere.
+//
+// - Regions: ucp_mem_map at registration; the packed remote key is this transport's record in
+//   the region's handle, unpacked by a peer when it imports the handle (attach).
+// - Control block: mapped at init, its address and key exchanged through the bootstrap; records,
+//   liveness, notification cells and in-flight cells of a peer are read with gets and written
+//   with puts (8-byte words; no atomics: they are not offered on GPU memory by every UCX
+//   transport, and each cell has one writer).
+// - Runs: announced in the owners' in-flight cells (a put, then a fence, before the liveness gets
+//   that decide whether the run may write; after the run's operations, a fence and the done
+//   count), then puts and gets (a 2D transfer as one operation per row), and a notification as a
+//   fence followed by a put of the count into the receiver's cell, so it never overtakes its data.
+// - Waits progress the worker (over TCP the data lands only inside the target's progress), end
+//   with TCA_ERROR_TIMEOUT after the context's timeout and with TCA_ERROR_PEER_FAILED when the
+//   peer's process is gone or UCX reports its endpoint failed. Between the rank's tca calls a
+//   helper thread progresses the worker (progress.h), so peers reach this rank's memory while
+//   it computes or waits in MPI.
+// - No PIO: pio_pointer answers TCA_ERROR_UNSUPPORTED.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/transport.h"
+#include "transport/ucx/endpoints.h"
+#include "transport/ucx/memory.h"
+#include "transport/ucx/progress.h"
+#include "transport/ucx/request.h"
+#include "transport/ucx/worker.h"
+
+namespace tca {
+
+class Context;
+
+// An own region as UCX knows it: its registration, and its key unpacked for this rank's own
+// endpoint (copies between two regions of this rank are puts to itself).
+struct UcxOwnRegion {
+  ucx::MemoryRegion memory;
+  ucx::RemoteKey self_key;
+};
+
+// A peer's region as this rank reaches it.
+struct UcxRemoteRegion {
+  ucx::RemoteKey key;
+};
+
+class UcxTransport final : public Transport {
+ public:
+  UcxTransport(Context& context, int id);
+  UcxTransport(const UcxTransport&) = delete;
+  UcxTransport& operator=(const UcxTransport&) = delete;
+  ~UcxTransport() override;
+
+  // Collective. A UCX that cannot start here leaves the transport reaching no rank.
+  tcaResult init();
+
+  const char* name() const override { return "ucx"; }
+  tcaPath path() const override { return TCA_PATH_UCX; }
+  bool can_reach(int peer, tcaMemKind local, tcaMemKind remote) const override;
+  bool controls(int peer) const override;
+  tcaResult register_region(PeerRegion& own, WireHandle* wire) override;
+  tcaResult deregister_region(PeerRegion& own) override;
+  tcaResult attach(PeerRegion& remote) override;
+  tcaResult region_alive(const PeerRegion& region, bool* alive) override;
+  tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                        uint64_t* issued) override;
+  tcaResult prepare(const std::vector<Transfer>& run,
+                    std::unique_ptr<PreparedRun>* out) override;
+  tcaResult notify(int peer, int slot, uint64_t value) override;
+  tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override;
+  tcaResult fence() override;
+  tcaResult progress() override;
+
+  // ---- what prepared runs use ----
+  Context& context() { return context_; }
+  // Holds the worker for this thread (the helper thread stays out) for the caller's scope.
+  ucx::WorkerUse use() { return ucx::WorkerUse(progress_); }
+  const ucx::Worker& worker() const { return worker_; }
+  ucp_ep_h endpoint(int rank) const { return endpoints_[rank]; }
+  // The address of `offset` in `owner`'s control block, and the key to reach it.
+  uint64_t control_address(int owner, uint64_t offset) const {
+    return control_blocks_[owner] + offset;
+  }
+  ucp_rkey_h control_key(int owner) const { return control_keys_[owner].get(); }
+  // A wait's check: fails once the context's timeout passed since `start` or once one of
+  // `peers` is gone (its process, or its endpoint).
+  ucx::WaitCheck check_for(std::vector<int> peers) const;
+  // Puts the 8-byte `*value` into `owner`'s control block at `offset` and waits for local
+  // completion (so `value` may change afterwards); the word lands in order after everything
+  // issued to `owner` before the last fence.
+  tcaResult put_word(int owner, uint64_t offset, const uint64_t* value);
+  // Reads `count` words at `offset` of `owner`'s control block (complete on return).
+  tcaResult get_words(int owner, uint64_t offset, uint64_t* words, size_t count);
+  // The next begun count of this rank's runs into `owner`'s memory (done: the current one),
+  // written into its in-flight cell of this transport's lane.
+  tcaResult announce(int owner, bool done);
+  // Why `peer`'s memory of kind `remote` is out of reach from this rank's of kind `local`.
+  std::string unreachable_reason(int peer, tcaMemKind local, tcaMemKind remote) const;
+
+ private:
+  tcaResult start_ucx(std::vector<uint8_t>* cuda_capable);
+  tcaResult map_control_block();
+  tcaResult teardown();
+
+  Context& context_;
+  bool ready_ = false;               // UCX runs on every rank and every endpoint exists
+  std::string unusable_;             // why not, where it does not
+  std::vector<uint8_t> cuda_;        // per rank: its UCX registers CUDA memory
+  ucx::UcpContext ucp_;
+  ucx::Worker worker_;
+  ucx::Endpoints endpoints_;
+  ucx::MemoryRegion control_memory_;
+  std::vector<uint64_t> control_blocks_;     // every rank's control-block address
+  std::vector<ucx::RemoteKey> control_keys_; // ... and its key, for the endpoint to it
+  std::vector<uint64_t> sequences_;          // runs announced to each owner
+  std::map<uint64_t, std::unique_ptr<UcxOwnRegion>> own_;  // by region id
+  std::vector<std::unique_ptr<UcxRemoteRegion>> imported_;
+  ucx::ProgressThread progress_;  // stopped before anything above goes
+};
+
+// The registry's factory (collective).
+tcaResult make_ucx_transport(Context& context, int id,
+                             std::vector<std::unique_ptr<Transport>>* out);
+
+}  // namespace tca
