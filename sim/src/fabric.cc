@@ -152,11 +152,14 @@ void Fabric::build_torus(int nodes) {
     }
     for (size_t d = 0; d < dims_.size(); ++d) {
       if (dims_[d] < 2) continue;
-      torus_links_[n][2 * d] = add_link(node + ".d" + std::to_string(d) + "+", p("link_bandwidth"),
-                                        p("hop_latency"));
+      // PEACH names: the ring's E and W ports (the last dimension), S across the double ring.
+      const bool ring = tca && d + 1 == dims_.size();
+      const bool across = tca && dims_[d] == 2;
+      const std::string plus = ring ? "E" : across ? "S" : "d" + std::to_string(d) + "+";
+      const std::string minus = ring ? "W" : "d" + std::to_string(d) + "-";
+      torus_links_[n][2 * d] = add_link(node + "." + plus, p("link_bandwidth"), p("hop_latency"));
       if (dims_[d] > 2)
-        torus_links_[n][2 * d + 1] = add_link(node + ".d" + std::to_string(d) + "-",
-                                              p("link_bandwidth"), p("hop_latency"));
+        torus_links_[n][2 * d + 1] = add_link(node + "." + minus, p("link_bandwidth"), p("hop_latency"));
     }
   }
   if (inter_ != nullptr && nodes > subcluster_) {

@@ -87,7 +87,7 @@ std::vector<int> parse_mapping(const std::string& text, int ranks, int nodes) {
 }
 
 int run_replay(const std::string& dir, const std::string& trace_dir, const std::string& fabric_name, int nodes,
-               const std::string& mapping, bool json) {
+               const std::string& mapping, bool register_mode, bool json) {
   const std::vector<RankTrace> traces = read_trace_dir(trace_dir);
   TraceJob tj = job_from_traces(traces);
   const int ranks = static_cast<int>(tj.job.ranks.size());
@@ -95,6 +95,7 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
   if (nodes <= 0) nodes = ranks;
   fabric->build(nodes);
   tj.job.node_of_rank = parse_mapping(mapping, ranks, nodes);
+  tj.job.register_mode = register_mode;
   const Result result = simulate(*fabric, tj.job);
   Table table(json);
   Report report("tca-sim");
@@ -103,6 +104,7 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
   report.set("fabric", fabric_name);
   report.set("ranks", ranks);
   report.set("nodes", nodes);
+  report.set("register_mode", register_mode);
   report.set("kicks", tj.kicks);
   report.set("transfers", tj.transfers);
   report.set("waits", tj.waits);
@@ -251,6 +253,9 @@ int main(int argc, char** argv) {
   replay->add_option("--fabric", fabric, "Fabric description name")->capture_default_str();
   replay->add_option("--nodes", nodes, "Nodes of the fabric (default: one per rank)");
   replay->add_option("--mapping", mapping, "Ranks to nodes: block, cyclic or a list n0,n1,...")->capture_default_str();
+  bool register_mode = false;
+  replay->add_flag("--register-mode", register_mode,
+                   "PEACH fabrics: descriptors held in the chip (register mode), no fetch per transfer");
   replay->add_flag("--json", json, "One JSON object on stdout, the table on stderr");
   auto* scale = app.add_subcommand("scale", "The seeds' patterns from 2 to 1,024 nodes");
   std::vector<std::string> fabrics{"all"}, patterns{"all"};
@@ -269,7 +274,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (*calibrate) return tca_sim::run_calibrate(fabric_dir, json);
-    if (*replay) return tca_sim::run_replay(fabric_dir, trace_dir, fabric, nodes, mapping, json);
+    if (*replay) return tca_sim::run_replay(fabric_dir, trace_dir, fabric, nodes, mapping, register_mode, json);
     if (*scale) return tca_sim::run_scale(fabric_dir, fabrics, patterns, min_nodes, max_nodes, json);
     return tca_sim::run_route(fabric_dir, fabric, nodes, from, to);
   } catch (const std::exception& error) {

@@ -2,6 +2,9 @@
 // 3-D torus, the fat tree and one host; sub-clusters joined by InfiniBand; per-message plans.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "fabric.h"
 #include "params.h"
 
@@ -34,6 +37,23 @@ TEST(FabricTest, DoubleRingHops) {
   EXPECT_EQ(farthest, 5);
 }
 
+TEST(FabricTest, SingleRingHops) {
+  std::ifstream in(std::string(TCA_SIM_FABRIC_DIR) + "/peach2.fabric");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string ring = text.str();
+  ring.replace(ring.find("dims = 2x8"), 10, "dims = 8   ");
+  auto f = Fabric::from_params(ParamFile::parse(ring, "ring.fabric"), TCA_SIM_FABRIC_DIR);
+  f->build(8);
+  EXPECT_EQ(f->hops(0, 1), 1);
+  EXPECT_EQ(f->hops(0, 4), 4);
+  EXPECT_EQ(f->hops(6, 1), 3);  // across the wrap
+  EXPECT_EQ(f->hops(1, 6), 3);
+  f->build(16);                 // beyond 8: rings of 8 joined by InfiniBand
+  EXPECT_EQ(f->hops(0, 7), 1);  // the ring
+  EXPECT_EQ(f->hops(0, 9), 1);  // another ring: one InfiniBand leaf
+}
+
 TEST(FabricTest, TorusRouteUsesOneLinkPerHopAndThePorts) {
   auto f = fabric("peach3", 16);
   Request r;
@@ -44,6 +64,11 @@ TEST(FabricTest, TorusRouteUsesOneLinkPerHopAndThePorts) {
   ASSERT_EQ(plan.links.size(), 5u + 2u);  // port out, 5 hops, port in
   EXPECT_EQ(f->links()[plan.links.front()].name, "peach3.n0.port_out");
   EXPECT_EQ(f->links()[plan.links.back()].name, "peach3.n12.port_in");
+  // Along ring A from node 0 the short way (E), then across (S) from node 4.
+  EXPECT_EQ(f->links()[plan.links[1]].name, "peach3.n0.E");
+  EXPECT_EQ(f->links()[plan.links[5]].name, "peach3.n4.S");
+  r.dst = 6;
+  EXPECT_EQ(f->links()[f->plan(r).links[1]].name, "peach3.n0.W");
   EXPECT_EQ(plan.protocol, "dma.chain");
   r.register_mode = true;
   EXPECT_LT(f->zero_load(r), [&] { Request c = r; c.register_mode = false; return f->zero_load(c); }());
