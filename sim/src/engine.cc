@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <set>
 #include <tuple>
 
 #include "job.h"
@@ -123,29 +124,31 @@ class World {
     ready.notify_slot = m.notify_slot;
     ready.charge_block = charge_block;
     ready.to = receivers_[request.dst];
-    // A sender host per distinct route from this node to that one. The plan's software delays
-    // (pre, post) are the latency of a link of their own at the route's head: one SimGrid
-    // communication per message, no extra waits in the engine actor.
-    const double delay = ready.plan.pre + ready.plan.post;
-    const auto key = std::make_tuple(request.src, request.dst, ready.plan.links, delay);
-    auto found = senders_.find(key);
-    if (found == senders_.end()) {
-      const int index = next_sender_[request.src]++;
-      const std::string name = "n" + std::to_string(request.src) + ".s" + std::to_string(index);
-      sg4::Host* host = zone->create_host(name, 1e9);
-      std::vector<sg4::LinkInRoute> route;
-      if (delay > 0) route.emplace_back(zone->create_link(name + ".software", 1e15)->set_latency(delay));
-      for (int link : ready.plan.links) route.emplace_back(links_[link]);
-      zone->add_route(host->get_netpoint(), ready.to->get_netpoint(), nullptr, nullptr, route, false);
-      found = senders_.emplace(key, host).first;
+    // A receiver host per node, and a sender host per node and head (the source's own limits:
+    // GPU read, staging; few per node), so every (sender, receiver) pair has one route: the
+    // head's links, then the network's between the two nodes.
+    const auto sender_key = std::make_pair(request.src, ready.plan.head);
+    auto sender = senders_.find(sender_key);
+    if (sender == senders_.end()) {
+      const std::string name = "n" + std::to_string(request.src) + ".out" + std::to_string(senders_.size());
+      sender = senders_.emplace(sender_key, zone->create_host(name, 1e9)).first;
     }
-    ready.from = found->second;
+    if (routed_.insert({sender->second, request.dst}).second) {
+      std::vector<sg4::LinkInRoute> route;
+      for (int link : ready.plan.head) route.emplace_back(links_[link]);
+      for (int link : ready.plan.links) route.emplace_back(links_[link]);
+      zone->add_route(sender->second->get_netpoint(), ready.to->get_netpoint(), nullptr, nullptr, route,
+                      false);
+    }
+    ready.from = sender->second;
     return ready;
   }
 
   // Moves one message and raises its notification at the destination.
   void deliver(int rank, const Ready& m) {
+    if (m.plan.pre > 0) sg4::this_actor::sleep_for(m.plan.pre);
     sg4::Comm::sendto(m.from, m.to, static_cast<uint64_t>(std::max(m.bytes, 1.0)));
+    if (m.plan.post > 0) sg4::this_actor::sleep_for(m.plan.post);
     const int slot = m.notify_slot;
     if (slot >= 0) raise(m.dst_rank, rank, slot);
   }
@@ -272,8 +275,8 @@ class World {
   const Job& job_;
   std::vector<sg4::Link*> links_;
   std::vector<sg4::Host*> receivers_;
-  std::map<std::tuple<int, int, std::vector<int>, double>, sg4::Host*> senders_;
-  std::map<int, int> next_sender_;
+  std::map<std::pair<int, std::vector<int>>, sg4::Host*> senders_;
+  std::set<std::pair<sg4::Host*, int>> routed_;
   std::vector<std::vector<Ready>> ready_;
   std::vector<std::vector<Ready>> notify_plans_;
   std::vector<RankState> states_;

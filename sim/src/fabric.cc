@@ -286,6 +286,7 @@ Plan Fabric::plan_tca(const Request& r) const {
   if (r.src / subcluster_ != r.dst / subcluster_) {  // another sub-cluster: InfiniBand
     Plan plan = inter_->plan(r);
     for (int& link : plan.links) link += inter_offset_;
+    for (int& link : plan.head) link += inter_offset_;
     plan.protocol = "ib." + plan.protocol;
     return plan;
   }
@@ -304,9 +305,9 @@ Plan Fabric::plan_tca(const Request& r) const {
     plan.pre = (r.register_mode ? p("register_setup") : p("descriptor_fetch")) +
                (r.src_kind == MemKind::kCpu ? p("read_latency_cpu") : p("read_latency_gpu"));
     if (r.src_kind == MemKind::kGpu)
-      plan.links.push_back(r.bytes > p("gpu_read_large_threshold") ? gpu_read_large_[r.src]
-                                                                   : gpu_read_[r.src]);
-    if (r.src_kind == MemKind::kGpuFar) plan.links.push_back(gpu_far_[r.src]);
+      plan.head.push_back(r.bytes > p("gpu_read_large_threshold") ? gpu_read_large_[r.src]
+                                                                  : gpu_read_[r.src]);
+    if (r.src_kind == MemKind::kGpuFar) plan.head.push_back(gpu_far_[r.src]);
     plan.protocol = r.register_mode ? "dma.register" : "dma.chain";
   }
   for (int link : route) plan.links.push_back(link);
@@ -334,7 +335,7 @@ Plan Fabric::plan_apenet(const Request& r) const {
   // destination); the runtime picks the faster at this size.
   Plan p2p = plan;
   p2p.pre = p("p2p_latency");
-  p2p.links.insert(p2p.links.begin(), gpu_read_[r.src]);
+  p2p.head.push_back(gpu_read_[r.src]);
   p2p.protocol = "p2p";
   Plan staged = plan;
   staged.block += copy;
@@ -343,10 +344,11 @@ Plan Fabric::plan_apenet(const Request& r) const {
   Fabric const* self = this;
   auto cost = [self, &r](const Plan& candidate) {
     double latency = candidate.block + candidate.pre + candidate.post, narrowest = 1e300;
-    for (int link : candidate.links) {
-      latency += self->links_[link].latency;
-      narrowest = std::min(narrowest, self->links_[link].bandwidth);
-    }
+    for (const auto* list : {&candidate.head, &candidate.links})
+      for (int link : *list) {
+        latency += self->links_[link].latency;
+        narrowest = std::min(narrowest, self->links_[link].bandwidth);
+      }
     return latency + r.bytes / narrowest;
   };
   if (r.force == "p2p") return p2p;
@@ -370,15 +372,15 @@ Plan Fabric::plan_ib(const Request& r) const {
     plan.protocol = "host";
   } else if (!r.gdr) {
     plan.pre = p("nogdr_latency");
-    plan.links.insert(plan.links.begin(), staged_[r.src]);
+    plan.head.push_back(staged_[r.src]);
     plan.protocol = "cuda_staged";
   } else if (r.bytes <= p("staged_threshold")) {
     plan.pre = p("gdr_latency");
-    if (r.src_kind != MemKind::kCpu) plan.links.insert(plan.links.begin(), gpu_read_[r.src]);
+    if (r.src_kind != MemKind::kCpu) plan.head.push_back(gpu_read_[r.src]);
     plan.protocol = "gdr";
   } else {
     plan.pre = p("staged_latency");
-    plan.links.insert(plan.links.begin(), staged_[r.src]);
+    plan.head.push_back(staged_[r.src]);
     plan.protocol = "staged";
   }
   return plan;
@@ -389,7 +391,7 @@ Plan Fabric::plan_host(const Request& r) const {
   plan.links = r.src == r.dst ? std::vector<int>{port_out_[r.src], port_in_[r.dst]}
                               : host_route(r.src, r.dst);
   if (r.op == Op::kDma && r.bytes > p("large_threshold"))
-    plan.links.insert(plan.links.begin(), staged_[r.src]);  // beyond the caches
+    plan.head.push_back(staged_[r.src]);  // beyond the caches
   plan.synchronous = p("synchronous") != 0;
   plan.block = r.op == Op::kDma ? p("overhead") : p("notify_overhead");
   plan.protocol = r.op == Op::kDma ? "copy" : "notify";
@@ -403,10 +405,11 @@ double Fabric::cuda_copy(double bytes) const {
 double Fabric::zero_load(const Request& request) const {
   const Plan plan = this->plan(request);
   double latency = plan.block + plan.pre + plan.post, narrowest = 1e300;
-  for (int link : plan.links) {
-    latency += links_[link].latency;
-    narrowest = std::min(narrowest, links_[link].bandwidth);
-  }
+  for (const auto* list : {&plan.head, &plan.links})
+    for (int link : *list) {
+      latency += links_[link].latency;
+      narrowest = std::min(narrowest, links_[link].bandwidth);
+    }
   return latency + (request.op == Op::kDma ? request.bytes / narrowest : 0.0);
 }
 

@@ -35,12 +35,14 @@ struct LinkSpec {
 };
 
 // How one message travels: the caller is busy for `block`, the message leaves `pre` later,
-// crosses `links` (SimGrid: latencies plus the shared bandwidths), and is delivered `post`
-// after its last byte arrived.
+// crosses its `head` links (the source's own limits: GPU read, host staging) and then `links`
+// (the network route between the two nodes) — SimGrid: latencies plus the shared bandwidths —
+// and is delivered `post` after its last byte arrived.
 struct Plan {
   double block = 0;
   double pre = 0;
   double post = 0;
+  std::vector<int> head;
   std::vector<int> links;
   bool synchronous = false;  // the caller copies (CPU engines): busy until delivered
   std::string protocol;      // for tables and tests: "dma", "gdr", "staged", "p2p", ...
