@@ -236,7 +236,7 @@ tcaResult tcaStartDMADesc(tcaDesc desc) {
   if (!tca::trace::enabled()) return tca::desc_start(*context, *chain);
   const uint64_t begin = tca::trace::now_ns();
   TCA_CHECK(tca::desc_start(*context, *chain));
-  tca::trace_kick(*context, *chain, reinterpret_cast<uintptr_t>(desc), begin);
+  tca::trace_kick(*context, *chain, reinterpret_cast<uintptr_t>(desc), begin, tca::trace::now_ns());
   return TCA_SUCCESS;
 }
 

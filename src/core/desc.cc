@@ -195,18 +195,19 @@ trace::TransferRecord record_of(Context& context, tcaPath path, const Transfer& 
 
 }  // namespace
 
-void trace_kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
+void trace_kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin,
+                uint64_t end) {
   static thread_local std::vector<trace::TransferRecord> records;  // reused: no allocation
   records.clear();
   for (const Transfer& transfer : chain.transfers)
     records.push_back(record_of(context, chain.path, transfer));
-  trace::kick(begin, token, chain.channel, records);
+  trace::kick(begin, end, token, chain.channel, records);
 }
 
 tcaResult run_traced(Context& context, Transfer transfer, const char* what) {
   if (!trace::enabled()) return run_immediate(context, transfer);
-  const uint64_t begin = trace::now_ns();
   const trace::TransferRecord record = record_of(context, TCA_PATH_AUTO, transfer);
+  const uint64_t begin = trace::now_ns();  // the record is made outside the call's time
   TCA_CHECK(run_immediate(context, transfer));
   trace::put_or_get(begin, what, record);
   return TCA_SUCCESS;

@@ -153,9 +153,8 @@ void close() {
   w.file = nullptr;
 }
 
-void kick(uint64_t begin, uint64_t chain, int channel,
+void kick(uint64_t begin, uint64_t end, uint64_t chain, int channel,
           const std::vector<TransferRecord>& chain_transfers) {
-  const uint64_t end = now_ns();
   Writer& w = writer();
   std::lock_guard<std::mutex> lock(w.mutex);
   if (w.file == nullptr) return;

@@ -18,7 +18,8 @@ struct Transfer;
 // Hooks defined beside the descriptors (core/desc.cc), where the transfers are known.
 // Records a kick of `chain` (token `token`) that began at `begin`: every transfer with its ends,
 // shape, memory kinds and the transport that carries it.
-void trace_kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin);
+void trace_kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin,
+                uint64_t end);
 // run_immediate (tcaPut, tcaGet), recorded as `what` when tracing.
 tcaResult run_traced(Context& context, Transfer transfer, const char* what);
 }  // namespace tca
@@ -51,8 +52,10 @@ struct TransferRecord {
   int notify_slot = -1;   // -1: no notification
 };
 
-// The events; `begin` is now_ns() at the call's start, the end is taken inside.
-void kick(uint64_t begin, uint64_t chain, int channel, const std::vector<TransferRecord>& chain_transfers);
+// The events; `begin` is now_ns() at the call's start, the end is taken inside (a kick's is
+// given: the records of its transfers are made after the call, outside its time).
+void kick(uint64_t begin, uint64_t end, uint64_t chain, int channel,
+          const std::vector<TransferRecord>& chain_transfers);
 void put_or_get(uint64_t begin, const char* what, const TransferRecord& transfer);
 void notify(uint64_t begin, int dst_rank, int slot, const char* path);
 // A failed test starts a wait that a later successful test or wait of (peer, slot) ends.
