@@ -633,6 +633,36 @@ void add_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
 }
 #endif
 
+// ucx.chain: the chain on TCA_PATH_UCX for cpu>cpu and, where both ranks have a GPU, gpu>gpu,
+// cpu>gpu and gpu>cpu; ucx.chain2d: the block-stride form (one put per block).
+void add_ucx_chain_paths(Endpoint& endpoint, std::vector<Path>* paths) {
+  const Endpoint* e = &endpoint;
+  const std::pair<tcaMemKind, tcaMemKind> kinds[] = {{TCA_MEM_CPU, TCA_MEM_CPU},
+                                                     {TCA_MEM_GPU, TCA_MEM_GPU},
+                                                     {TCA_MEM_CPU, TCA_MEM_GPU},
+                                                     {TCA_MEM_GPU, TCA_MEM_CPU}};
+  for (const auto& [src, dst] : kinds) {
+    const bool needs_gpu = src == TCA_MEM_GPU || dst == TCA_MEM_GPU;
+    paths->push_back({"ucx.chain", false, contiguous_layout,
+                      [e, needs_gpu] {
+                        if (needs_gpu && !e->gpu) return std::string("no GPU on both ranks");
+                        return needs_tca_path(TCA_PATH_UCX, e)();
+                      },
+                      [e, src = src, dst = dst](const Layout& layout) -> std::unique_ptr<Channel> {
+                        return std::make_unique<ChainChannel>(TCA_PATH_UCX, layout,
+                                                              e->peer_recv_handle_of(dst),
+                                                              e->send_handle_of(src), e->peer);
+                      },
+                      src, dst});
+  }
+  paths->push_back({"ucx.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_UCX, e),
+                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
+                      return std::make_unique<ChainChannel>(TCA_PATH_UCX, layout,
+                                                            e->peer_recv_handle, e->send_handle,
+                                                            e->peer);
+                    }});
+}
+
 #ifdef TCA_BENCH_UCX
 // Reference: UCX's own put + flush, then a flag put (bench/ucx_reference.h).
 class UcxPutChannel final : public Channel {
@@ -721,6 +751,7 @@ std::vector<Path> all_paths(Endpoint& endpoint) {
                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
                      return std::make_unique<LocalMemcpyChannel>(e->send, e->recv, layout.bytes());
                    }});
+  add_ucx_chain_paths(endpoint, &paths);
 #ifdef TCA_BENCH_UCX
   add_ucx_paths(endpoint, &paths);
 #endif

@@ -30,3 +30,32 @@ tca_mpi_test(transport_ucx_hosts_np3 3 600 "mpi;transport_ucx" tca_transport_tes
              --gtest_filter=Ucx/TransportTest.*/ucx)
 set_tests_properties(transport_ucx_hosts_np3 PROPERTIES
                      ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT};TCA_HOST_ID=cyclic:2")
+
+# A rank SIGKILLed mid-transfer over ucx: every survivor's call ends in TCA_ERROR_PEER_FAILED or
+# TCA_ERROR_TIMEOUT within the bound (tests/run_killed_rank.sh), on one host and on fake hosts.
+if(TCA_OPEN_MPI)
+  foreach(hosts one fake)
+    set(name killed_rank_ucx_recovery_${hosts}_hosts)
+    add_test(NAME ${name}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_killed_rank.sh recovery 3
+                     ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${TCA_MPIEXEC_FLAGS}
+                     --enable-recovery ${MPIEXEC_PREFLAGS} $<TARGET_FILE:tca_killed_rank>
+                     ${MPIEXEC_POSTFLAGS} ucx)
+    set(environment ${TCA_UCX_TEST_ENVIRONMENT})
+    if(hosts STREQUAL "fake")
+      list(APPEND environment TCA_HOST_ID=cyclic:2)
+    endif()
+    set_tests_properties(${name} PROPERTIES TIMEOUT 180 PROCESSORS 3
+                         LABELS "mpi;killed_rank;transport_ucx" ENVIRONMENT "${environment}")
+  endforeach()
+endif()
+
+# GPU memory over ucx between fake hosts (tests/ucx_gpu_test.cc): two ranks sharing a GPU, sizes up
+# to 256 MiB. Skips without a GPU (CI); on a GPU machine, UCX needs its cuda_copy transport.
+if(TCA_HAVE_CUDA)
+  tca_test_program(tca_ucx_gpu_tests ucx_gpu_test.cc)
+  target_link_libraries(tca_ucx_gpu_tests PRIVATE tca_gpu_test_support)
+  tca_mpi_test(ucx_gpu_hosts_np2 2 900 "mpi;cuda;transport_ucx" tca_ucx_gpu_tests)
+  set_tests_properties(ucx_gpu_hosts_np2 PROPERTIES ENVIRONMENT
+    "${TCA_TEST_ENVIRONMENT};UCX_TLS=self,tcp,cuda_copy;UCX_NET_DEVICES=lo;UCX_WARN_UNUSED_ENV_VARS=n;OMPI_MCA_pml=^ucx;OMPI_MCA_osc=^ucx;OMPI_MCA_btl=^uct;TCA_HOST_ID=cyclic:2")
+endif()

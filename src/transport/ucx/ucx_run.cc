@@ -74,6 +74,7 @@ class UcxRun final : public PreparedRun {
   std::vector<int> owners_;   // distinct owners of the probed regions
   std::vector<int> targets_;  // distinct peers of the operations (this rank for copies)
   std::vector<ucx::Request> pending_;  // operations started and not yet waited for
+  std::vector<int> touched_;           // the ranks this start has sent operations to so far
 };
 
 tcaResult UcxRun::key_of(const PeerRegion& remote, ucp_rkey_h* out) const {
@@ -199,6 +200,7 @@ tcaResult UcxRun::check_liveness() {
 
 tcaResult UcxRun::run_ops() {
   TCA_CHECK(check_liveness());
+  touched_.clear();
   for (const Op& op : ops_) {
     if (const auto* rma = std::get_if<RmaOp>(&op)) {
       ucx::Request request;
@@ -211,6 +213,7 @@ tcaResult UcxRun::run_ops() {
                            rma->rkey, &request, rma->local_memh));
       }
       if (request.test() == UCS_INPROGRESS) pending_.push_back(std::move(request));
+      add_unique(&touched_, rma->peer);
     } else {
       TCA_CHECK(raise(std::get<NotifyOp>(op)));
     }
@@ -221,7 +224,15 @@ tcaResult UcxRun::run_ops() {
 tcaResult UcxRun::raise(const NotifyOp& op) {
   const int me = transport_.context().rank();
   const uint64_t value = transport_.context().next_notify_value(op.peer, op.slot);
-  if (op.peer != me) return transport_.notify(op.peer, op.slot, value);  // fence, then the put
+  if (op.peer != me) {
+    // Earlier operations to other ranks complete first; those to `peer` are ordered before the
+    // notification by the fence in notify().
+    std::vector<int> others;
+    for (int target : touched_)
+      if (target != op.peer) others.push_back(target);
+    if (!others.empty()) TCA_CHECK(complete_pending(others));
+    return transport_.notify(op.peer, op.slot, value);
+  }
   // This rank's own cell: every earlier operation must be complete here first (gets landed,
   // copies flushed through this rank's own endpoint).
   TCA_CHECK(complete_pending({me}));

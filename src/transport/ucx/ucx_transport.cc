@@ -18,6 +18,16 @@ uint64_t load_acquire(const unsigned char* block, uint64_t offset) {
   return __atomic_load_n(reinterpret_cast<const uint64_t*>(block + offset), __ATOMIC_ACQUIRE);
 }
 
+// Where the environment does not say otherwise: fences that order operations per endpoint lane
+// without waiting for them (UCX's "auto" may choose a strong fence, a flush that blocks until
+// every operation of the worker completed, a round trip per fence, forever with a dead peer).
+// Weak fences order what one lane carries, which covers TCP, shared memory and one RDMA rail;
+// docs/UCX.md says when to set UCX_FENCE_MODE=ep_based instead.
+ucx::UcpContext::Defaults ucx_defaults() { return {{"FENCE_MODE", "weak"}}; }
+
+// Rounds of worker progress one call of progress() may take while each finds work.
+constexpr int kProgressRoundsPerCall = 256;
+
 // What each rank tells the others at init: whether its UCX started and reaches CUDA memory.
 struct UcxStartup {
   uint8_t started = 0;
@@ -32,7 +42,7 @@ UcxTransport::UcxTransport(Context& context, int id) : Transport(id), context_(c
 
 // This rank's own part, no collective: UCP context, worker, control block registered.
 tcaResult UcxTransport::start_ucx(std::vector<uint8_t>* cuda_capable) {
-  TCA_CHECK(ucx::UcpContext::create(UCP_FEATURE_RMA, &ucp_));
+  TCA_CHECK(ucx::UcpContext::create(UCP_FEATURE_RMA, ucx_defaults(), &ucp_));
   uint64_t types = 0;
   TCA_CHECK(ucp_.memory_types(&types));
   cuda_capable->assign(1, (types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0 ? 1 : 0);
@@ -109,6 +119,7 @@ tcaResult UcxTransport::teardown() {
   TCA_CHECK(ucx::flush(worker_, &flushed));
   TCA_CHECK(ucx::wait(worker_, flushed, check_for({})));
   TCA_CHECK(ucx::barrier_with_progress(context_.bootstrap(), worker_));
+  posted_.clear();
   imported_.clear();
   control_keys_.clear();
   own_.clear();
@@ -199,13 +210,16 @@ tcaResult UcxTransport::attach(PeerRegion& remote) {
 
 // ---------------------------------------------------------------- control block
 
-tcaResult UcxTransport::put_word(int owner, uint64_t offset, const uint64_t* value) {
+tcaResult UcxTransport::put_word(int owner, uint64_t offset, uint64_t value) {
   const ucx::WorkerUse use(progress_);
-  ucx::Request request;
-  TCA_CHECK(ucx::put(endpoints_[owner], value, sizeof *value, UCS_MEMORY_TYPE_HOST,
-                     control_address(owner, offset), control_key(owner), &request));
-  TCA_CHECK(ucx::wait(worker_, request, check_for({owner})));
-  return TCA_SUCCESS;
+  while (!posted_.empty() && posted_.front().request.test() != UCS_INPROGRESS) posted_.pop_front();
+  PostedWord& word = posted_.emplace_back();
+  word.value = value;
+  const tcaResult result = ucx::put(endpoints_[owner], &word.value, sizeof word.value,
+                                    UCS_MEMORY_TYPE_HOST, control_address(owner, offset),
+                                    control_key(owner), &word.request);
+  if (result != TCA_SUCCESS || word.request.test() != UCS_INPROGRESS) posted_.pop_back();
+  return result == TCA_SUCCESS ? TCA_SUCCESS : append_frame(result, __FILE__, __LINE__);
 }
 
 tcaResult UcxTransport::get_words(int owner, uint64_t offset, uint64_t* words, size_t count) {
@@ -222,7 +236,7 @@ tcaResult UcxTransport::announce(int owner, bool done) {
   uint64_t& sequence = sequences_[owner];
   if (!done) ++sequence;
   return put_word(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), done),
-                  &sequence);
+                  sequence);
 }
 
 tcaResult UcxTransport::region_alive(const PeerRegion& region, bool* alive) {
@@ -281,7 +295,7 @@ tcaResult UcxTransport::notify(int peer, int slot, uint64_t value) {
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "the ucx transport cannot reach rank {}: {}", peer,
              unreachable_reason(peer, TCA_MEM_CPU, TCA_MEM_CPU));
   TCA_CHECK(fence());  // after every earlier operation to `peer`
-  return put_word(peer, notify_cell_offset(context_.rank(), slot), &value);
+  return put_word(peer, notify_cell_offset(context_.rank(), slot), value);
 }
 
 tcaResult UcxTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
@@ -297,7 +311,10 @@ tcaResult UcxTransport::fence() {
 
 tcaResult UcxTransport::progress() {
   const ucx::WorkerUse use(progress_);
-  if (ready_) worker_.progress();
+  // Everything that has arrived: over TCP a large put lands fragment by fragment, each only
+  // inside this rank's progress, and waits call this only now and then.
+  for (int round = 0; ready_ && round < kProgressRoundsPerCall; ++round)
+    if (worker_.progress() == 0) break;
   return TCA_SUCCESS;
 }
 

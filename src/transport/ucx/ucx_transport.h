@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -91,10 +92,10 @@ class UcxTransport final : public Transport {
   // A wait's check: fails once the context's timeout passed since `start` or once one of
   // `peers` is gone (its process, or its endpoint).
   ucx::WaitCheck check_for(std::vector<int> peers) const;
-  // Puts the 8-byte `*value` into `owner`'s control block at `offset` and waits for local
-  // completion (so `value` may change afterwards); the word lands in order after everything
-  // issued to `owner` before the last fence.
-  tcaResult put_word(int owner, uint64_t offset, const uint64_t* value);
+  // Puts `value` into the word at `offset` of `owner`'s control block, without waiting: it lands
+  // after everything issued to `owner` before the last fence (its source is kept until UCX is
+  // done with it).
+  tcaResult put_word(int owner, uint64_t offset, uint64_t value);
   // Reads `count` words at `offset` of `owner`'s control block (complete on return).
   tcaResult get_words(int owner, uint64_t offset, uint64_t* words, size_t count);
   // The next begun count of this rank's runs into `owner`'s memory (done: the current one),
@@ -121,6 +122,12 @@ class UcxTransport final : public Transport {
   std::vector<uint64_t> sequences_;          // runs announced to each owner
   std::map<uint64_t, std::unique_ptr<UcxOwnRegion>> own_;  // by region id
   std::vector<std::unique_ptr<UcxRemoteRegion>> imported_;
+  // Words put and not yet complete, oldest first (a deque: their addresses never move).
+  struct PostedWord {
+    uint64_t value = 0;
+    ucx::Request request;
+  };
+  std::deque<PostedWord> posted_;
   ucx::ProgressThread progress_;  // stopped before anything above goes
 };
 

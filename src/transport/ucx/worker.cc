@@ -1,5 +1,6 @@
 #include "transport/ucx/worker.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "transport/ucx/status.h"
@@ -52,10 +53,16 @@ tcaResult check_library_version() {
 
 }  // namespace
 
-tcaResult UcpContext::create(uint64_t features, UcpContext* out) {
+tcaResult UcpContext::create(uint64_t features, const Defaults& defaults, UcpContext* out) {
   TCA_CHECK(check_library_version());
   ucp_config_t* config = nullptr;
   TCA_UCX_CHECK(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
+  for (const auto& [name, value] : defaults) {
+    if (std::getenv(("UCX_" + name).c_str()) != nullptr) continue;  // the user's choice stands
+    const ucs_status_t status = ucp_config_modify(config, name.c_str(), value.c_str());
+    if (status != UCS_OK) ucp_config_release(config);
+    TCA_UCX_CHECK(status, "ucp_config_modify ({}={})", name, value);
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = features;

@@ -6,6 +6,8 @@
 #include <ucp/api/ucp.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tca/tca.h"
@@ -15,9 +17,11 @@ namespace tca::ucx {
 class UcpContext {
  public:
   UcpContext() = default;
-  // Reads UCX's configuration from the environment (UCX_TLS, UCX_NET_DEVICES, ...) and opens
-  // the transports that serve `features` (UCP_FEATURE_*).
-  static tcaResult create(uint64_t features, UcpContext* out);
+  // UCX settings (name without the UCX_ prefix, value) applied unless the environment sets them.
+  using Defaults = std::vector<std::pair<std::string, std::string>>;
+  // Reads UCX's configuration from the environment (UCX_TLS, UCX_NET_DEVICES, ...) over
+  // `defaults` and opens the transports that serve `features` (UCP_FEATURE_*).
+  static tcaResult create(uint64_t features, const Defaults& defaults, UcpContext* out);
   UcpContext(UcpContext&& other) noexcept;
   UcpContext& operator=(UcpContext&& other) noexcept;
   UcpContext(const UcpContext&) = delete;
