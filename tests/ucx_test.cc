@@ -50,7 +50,7 @@ class UcxTest : public ::testing::Test {
     ASSERT_OK(tca::make_mpi_bootstrap(&bootstrap_));
     rank_ = bootstrap_->rank();
     size_ = bootstrap_->size();
-    ASSERT_OK(UcpContext::create(UCP_FEATURE_RMA, &context_));
+    ASSERT_OK(UcpContext::create(UCP_FEATURE_RMA, {}, &context_));
     ASSERT_OK(Worker::create(context_, &worker_));
     ASSERT_OK(Endpoints::connect(worker_, *bootstrap_, &endpoints_));
   }
