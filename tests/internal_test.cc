@@ -15,6 +15,7 @@
 #include "coll/schedule.h"
 #include "core/error.h"
 #include "core/handle.h"
+#include "core/path_choice.h"
 #include "core/region.h"
 #include "core/settings.h"
 #include "transport/registry.h"
@@ -314,6 +315,65 @@ TEST(Registry, NamesAreUniqueAndFitTheLimits) {
 #ifdef TCA_HAVE_CUDA
   EXPECT_LT(transport_id("cuda"), transport_id("mpi")) << "GPU ends on one host go to CUDA first";
 #endif
+}
+
+// ---- the choice between transports by size ----
+
+TEST(TransportChoice, FastestPerSizeWithAMarginForThePreferredOne) {
+  const std::vector<uint64_t> sizes = {8, 512, 8192, 65536};
+  // Candidate 2 (preferred) and 5: 5 is 1% faster at 512 (noise: keep 2), 2x faster from 8 KiB.
+  const std::vector<std::vector<double>> micros = {{1.0, 2.0, 10.0, 50.0}, {3.0, 1.98, 5.0, 20.0}};
+  const ChoiceTable table = choose_by_size(sizes, {2, 5}, micros);
+  ASSERT_EQ(2u, table.steps.size());
+  EXPECT_EQ(0u, table.steps[0].from_bytes);
+  EXPECT_EQ(2, table.steps[0].transport_id);
+  EXPECT_EQ(8192u, table.steps[1].from_bytes);
+  EXPECT_EQ(5, table.steps[1].transport_id);
+  EXPECT_EQ(2, table.pick(0));
+  EXPECT_EQ(2, table.pick(8191));
+  EXPECT_EQ(5, table.pick(8192));
+  EXPECT_EQ(5, table.pick(uint64_t{1} << 40));
+  EXPECT_EQ(-1, ChoiceTable{}.pick(8));
+}
+
+TEST(TransportChoice, TablesEncodeDecodeAndBadTextIsRefused) {
+  ChoiceTable table;
+  table.steps = {{0, 1}, {4096, 3}, {1 << 20, 1}};
+  ChoiceTable back;
+  ASSERT_EQ(TCA_SUCCESS, decode_table(encode_table(table), kMaxTransports, &back));
+  EXPECT_TRUE(table == back);
+  for (const char* bad : {"", "1:1", "0:1,0:2", "0:1,10:2,5:1", "0:9", "0:-1", "0:1x", "x",
+                          "0:1,"}) {
+    EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, decode_table(bad, kMaxTransports, &back)) << bad;
+  }
+}
+
+TEST(TransportChoice, CacheRoundTripsAndNamesAMalformedLine) {
+  const std::string path = ::testing::TempDir() + "tca-choice-test/sub/choice.txt";
+  ChoiceCache cache;
+  ChoiceTable table;
+  table.steps = {{0, 0}, {65536, 2}};
+  cache.set("host/cpu/shm+mpi", table);
+  ASSERT_EQ(TCA_SUCCESS, cache.save(path));
+  ChoiceCache read;
+  ASSERT_EQ(TCA_SUCCESS, read.load(path, kMaxTransports));
+  ASSERT_NE(nullptr, read.find("host/cpu/shm+mpi"));
+  EXPECT_TRUE(table == *read.find("host/cpu/shm+mpi"));
+  EXPECT_EQ(nullptr, read.find("host/gpu/cuda+ucx"));
+  {
+    std::ofstream file(path, std::ios::app);
+    file << "network/cpu/mpi+ucx 0:1,oops\n";
+  }
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, read.load(path, kMaxTransports));
+  EXPECT_NE(nullptr, std::strstr(last_error_message(), "choice.txt:3")) << last_error_message();
+  // Another format (or no file) is an empty cache, not an error.
+  {
+    std::ofstream file(path);
+    file << "something else\n";
+  }
+  ASSERT_EQ(TCA_SUCCESS, read.load(path, kMaxTransports));
+  EXPECT_EQ(nullptr, read.find("host/cpu/shm+mpi"));
+  ASSERT_EQ(TCA_SUCCESS, read.load(path + ".missing", kMaxTransports));
 }
 
 // ---- collective schedules ----

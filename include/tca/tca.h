@@ -125,6 +125,13 @@ TCA_API tcaResult tcaSetTimeout(int timeout_ms);
 TCA_API tcaResult tcaGetTimeout(int *timeout_ms); /* the timeout waits use now */
 /* The transport AUTO uses between this rank's and `peer`'s host memory ("shm", "mpi", ...). */
 TCA_API tcaResult tcaPeerTransport(int peer, const char **name);
+/* The transport AUTO takes for a transfer of `bytes` between this rank's memory of kind `local`
+ * and `peer`'s of kind `remote` ("shm", "cuda", "ucx", "mpi"). With `table` non-NULL, also the
+ * size table behind that choice, "FROM:NAME,..." (e.g. "0:shm,65536:mpi"; "" where AUTO takes
+ * the registry's first, as when a transport is forced or TCA_CHOICE=off), valid until this
+ * thread's next call. TCA_ERROR_UNREACHABLE where no transport reaches. */
+TCA_API tcaResult tcaAutoTransport(int peer, tcaMemKind local, tcaMemKind remote, size_t bytes,
+                                   const char **name, const char **table);
 /* Whether `path` can carry transfers between this rank and `peer`. */
 TCA_API tcaResult tcaPathAvailable(tcaPath path, int peer, int *available);
 

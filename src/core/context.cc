@@ -158,6 +158,10 @@ tcaResult Context::init(const tcaConfig* config) {
   TCA_CHECK(make_host_domain(*this, &domains_[TCA_MEM_CPU]));
   TCA_CHECK(make_gpu_domain(*this, &domains_[TCA_MEM_GPU]));
   TCA_CHECK(init_transports(forced));
+  const uint8_t has_gpu = domains_[TCA_MEM_GPU]->unavailable_reason().empty() ? 1 : 0;
+  gpu_ranks_.resize(size_);
+  TCA_CHECK(bootstrap_->allgather(&has_gpu, gpu_ranks_.data(), 1));
+  TCA_CHECK(calibrate_choices());
   TCA_INFO("initialized: rank {} of {}, job key {:#x}, transport {}", rank_, size_, job_key_,
            forced);
   return bootstrap_->barrier();
@@ -186,6 +190,8 @@ tcaResult Context::choose_defaults(const std::string& forced) {
   }
   std::stable_partition(order.begin(), order.end(),
                         [&](const Transport* t) { return t->id() == forced_id; });
+  order_ = order;
+  forced_ = forced_id >= 0;
   default_.assign(size_, {});
   controller_.assign(size_, nullptr);
   for (int peer = 0; peer < size_; ++peer) {
@@ -283,7 +289,7 @@ tcaResult Context::transport_for(tcaPath path, const Transfer& transfer, Transpo
   const tcaMemKind remote = dst_local ? transfer.src->kind : transfer.dst->kind;
   const auto kind_name = [](tcaMemKind kind) { return kind == TCA_MEM_GPU ? "GPU" : "host"; };
   if (path == TCA_PATH_AUTO) {
-    *out = default_transport(transfer.peer, local, remote);
+    *out = auto_transport(transfer.peer, local, remote, transfer.width * transfer.count);
     if (*out == nullptr)
       TCA_FAIL(TCA_ERROR_UNREACHABLE, "no transport of this build reaches rank {}'s {} memory "
                "from rank {}'s {} memory", transfer.peer, kind_name(remote), rank_,

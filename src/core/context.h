@@ -14,6 +14,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/desc.h"
 #include "core/host_memory.h"
+#include "core/path_choice.h"
 #include "core/region.h"
 #include "domain/memory_domain.h"
 #include "tca/tca.h"
@@ -85,6 +86,11 @@ class Context {
   // The transport AUTO takes between this rank's and `peer`'s host memory (which also carries
   // the control traffic to `peer`).
   Transport* default_transport(int peer) const { return controller_[peer]; }
+  // The transport AUTO takes for a transfer of `bytes` between these memory kinds: the choice
+  // by size where one was measured for the peer's class, else the default (null: none reaches).
+  Transport* auto_transport(int peer, tcaMemKind local, tcaMemKind remote, uint64_t bytes) const;
+  // The size table behind it ("" where AUTO does not choose by size), transports by name.
+  std::string choice_table(int peer, tcaMemKind local, tcaMemKind remote) const;
   // The transport of `path` to `peer` (AUTO: the default between host memories), or
   // TCA_ERROR_UNREACHABLE where it reaches no memory of `peer`.
   tcaResult transport_for(tcaPath path, int peer, Transport** out) const;
@@ -118,6 +124,18 @@ class Context {
   tcaResult init(const tcaConfig* config);
   tcaResult init_transports(const std::string& forced);
   tcaResult choose_defaults(const std::string& forced);
+  // Collective: measures (or reads from the cache) the choice between transports by size.
+  tcaResult calibrate_choices();
+  struct ChoicePlan;
+  tcaResult plan_choices(std::vector<ChoicePlan>* plan, std::vector<std::string>* keys,
+                         ChoiceCache* cache);
+  tcaResult measure_choice(const ChoicePlan& item, std::vector<std::vector<double>>* micros);
+  tcaResult pingpong(int partner, bool initiator, Transport* transport, PeerRegion* mine,
+                     PeerRegion* theirs, std::vector<double>* micros);
+  Transport* first_of_id(int id) const;
+  int choice_class(int peer, tcaMemKind local, tcaMemKind remote) const {
+    return 4 * (same_host(peer) ? 0 : 1) + 2 * local + remote;
+  }
   // Consumes one arrived notification (no progress); true if there was one.
   bool consume_arrival(int src_rank, int slot, int* from);
   tcaResult progress_transports();
@@ -150,6 +168,10 @@ class Context {
   std::vector<std::unique_ptr<Transport>> transports_;
   std::vector<std::array<Transport*, 4>> default_;  // per peer, [2 * local kind + remote kind]
   std::vector<Transport*> controller_;              // per peer
+  std::vector<Transport*> order_;  // one per id, in order of preference (forced first)
+  bool forced_ = false;            // a transport was named: AUTO does not choose by size
+  std::vector<uint8_t> gpu_ranks_;  // per rank: 1 where it has a usable GPU
+  std::array<ChoiceTable, 8> choices_;  // by choice_class
   HostBlock notify_counters_;        // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
   int any_source_cursor_ = 0;
   bool oversubscribed_ = false;  // more ranks on this host than cores: waits yield at once

@@ -30,6 +30,13 @@ const std::vector<SettingSpec> kSettings = {
      "log level of the library's messages on stderr"},
     {"TCA_TRACE", SettingKind::kText, "", 0, 0, "a folder",
      "writes a trace per rank (rank-R.trace) into this folder; docs/SIM.md has the format"},
+    {"TCA_CHOICE", SettingKind::kChoice, "auto", 0, 0, "auto|measure|off",
+     "the choice between transports by size where several reach a peer: auto measures it once "
+     "per machine and caches it, measure measures it at every start, off keeps the registry's "
+     "order"},
+    {"TCA_CHOICE_FILE", SettingKind::kText, "", 0, 0, "a file",
+     "the cache of that choice; default $XDG_CACHE_HOME/tca (else ~/.cache/tca)/"
+     "choice-HOST.txt"},
     {"TCA_CUDA_PATH", SettingKind::kChoice, "auto", 0, 0, "auto|ce|sm",
      "engine of TCA_PATH_CUDA: per size from the calibration, or always the copy engines / SMs"},
     {"TCA_CUDA_CROSSOVER", SettingKind::kCount, "", 0, kNoMax, "",
@@ -38,8 +45,7 @@ const std::vector<SettingSpec> kSettings = {
      "microseconds the resident kernel of TCA_PATH_CUDA_RESIDENT waits for a kick before it "
      "leaves"},
     {"TCA_CUDA_CALIBRATE", SettingKind::kChoice, "0", 0, 0, "0|1",
-     "1 measures the engine crossover (and the transport choice) again instead of reading the "
-     "cache"},
+     "1 measures the engine crossover again instead of reading the cache"},
     {"TCA_CUDA_CALIBRATION_FILE", SettingKind::kText, "", 0, 0, "a file",
      "the calibration cache; default $XDG_CACHE_HOME/tca (else ~/.cache/tca)/"
      "calibration-HOST.json"},

@@ -1,0 +1,33 @@
+// The public C API of the choice between transports (tcaAutoTransport).
+#include <string>
+
+#include "core/context.h"
+#include "core/error.h"
+
+extern "C" {
+
+tcaResult tcaAutoTransport(int peer, tcaMemKind local, tcaMemKind remote, size_t bytes,
+                           const char** name, const char** table) {
+  tca::Context* context = tca::current_context();
+  if (context == nullptr) TCA_FAIL(TCA_ERROR_NOT_INITIALIZED, "call tcaInit first");
+  if (peer < 0 || peer >= context->size())
+    TCA_FAIL(TCA_ERROR_INVALID_RANK, "rank {} outside [0, {})", peer, context->size());
+  if (name == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "name is NULL");
+  for (const tcaMemKind kind : {local, remote})
+    if (kind != TCA_MEM_CPU && kind != TCA_MEM_GPU)
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(kind));
+  const tca::Transport* transport = context->auto_transport(peer, local, remote, bytes);
+  if (transport == nullptr)
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "no transport of this build reaches rank {}'s {} memory from "
+             "rank {}'s {} memory", peer, remote == TCA_MEM_GPU ? "GPU" : "host", context->rank(),
+             local == TCA_MEM_GPU ? "GPU" : "host");
+  *name = transport->name();
+  if (table != nullptr) {
+    static thread_local std::string text;  // valid until this thread's next call
+    text = context->choice_table(peer, local, remote);
+    *table = text.c_str();
+  }
+  return TCA_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,152 @@
+#include "core/path_choice.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/settings.h"
+
+namespace tca {
+
+int ChoiceTable::pick(uint64_t bytes) const {
+  int chosen = -1;
+  for (const ChoiceStep& step : steps)
+    if (step.from_bytes <= bytes) chosen = step.transport_id;
+  return chosen;
+}
+
+bool ChoiceTable::operator==(const ChoiceTable& other) const {
+  if (steps.size() != other.steps.size()) return false;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].from_bytes != other.steps[i].from_bytes ||
+        steps[i].transport_id != other.steps[i].transport_id)
+      return false;
+  return true;
+}
+
+const std::vector<uint64_t>& choice_sizes() {
+  static const std::vector<uint64_t> sizes = {8, 512, 8 << 10, 64 << 10, 512 << 10, 4 << 20};
+  return sizes;
+}
+
+ChoiceTable choose_by_size(const std::vector<uint64_t>& sizes, const std::vector<int>& candidates,
+                           const std::vector<std::vector<double>>& micros, double margin) {
+  ChoiceTable table;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    size_t best = 0;
+    for (size_t c = 1; c < candidates.size(); ++c)
+      if (micros[c][s] * (1.0 + margin) < micros[best][s]) best = c;
+    const int id = candidates[best];
+    if (table.steps.empty() || table.steps.back().transport_id != id)
+      table.steps.push_back({table.steps.empty() ? 0 : sizes[s], id});
+  }
+  return table;
+}
+
+std::string encode_table(const ChoiceTable& table) {
+  std::string text;
+  for (const ChoiceStep& step : table.steps)
+    text += fmt::format("{}{}:{}", text.empty() ? "" : ",", step.from_bytes, step.transport_id);
+  return text;
+}
+
+tcaResult decode_table(const std::string& text, int transports, ChoiceTable* out) {
+  ChoiceTable table;
+  if (!text.empty() && text.back() == ',')
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "'{}' is not a transport choice table (ends in ',')",
+             text);
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    unsigned long long from = 0;
+    int id = -1;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%llu:%d%c", &from, &id, &tail) != 2 || id < 0 ||
+        id >= transports || (table.steps.empty() ? from != 0 : from <= table.steps.back().from_bytes))
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "'{}' is not a transport choice table (at '{}')", text,
+               item);
+    table.steps.push_back({from, id});
+  }
+  if (table.steps.empty())
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "'{}' is not a transport choice table (empty)", text);
+  *out = std::move(table);
+  return TCA_SUCCESS;
+}
+
+namespace {
+constexpr const char* kCacheHeader = "tca-transport-choice 1";
+}
+
+tcaResult ChoiceCache::load(const std::string& path, int transports) {
+  tables_.clear();
+  std::ifstream file(path);
+  std::string line;
+  if (!file || !std::getline(file, line) || line != kCacheHeader) return TCA_SUCCESS;
+  for (int number = 2; std::getline(file, line); ++number) {
+    if (line.empty()) continue;
+    const size_t space = line.find(' ');
+    ChoiceTable table;
+    if (space == std::string::npos ||
+        decode_table(line.substr(space + 1), transports, &table) != TCA_SUCCESS) {
+      clear_last_error();
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}:{}: malformed transport choice line '{}' (delete "
+               "the file to measure again)", path, number, line);
+    }
+    tables_[line.substr(0, space)] = table;
+  }
+  return TCA_SUCCESS;
+}
+
+const ChoiceTable* ChoiceCache::find(const std::string& key) const {
+  const auto found = tables_.find(key);
+  return found != tables_.end() ? &found->second : nullptr;
+}
+
+tcaResult ChoiceCache::save(const std::string& path) const {
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    // Make the folders (one level at a time); an existing one is fine.
+    for (size_t at = path.find('/', 1); at != std::string::npos && at <= slash;
+         at = path.find('/', at + 1))
+      if (mkdir(path.substr(0, at).c_str(), 0755) != 0 && errno != EEXIST)
+        TCA_FAIL(TCA_ERROR_TRANSPORT, "cannot make {}: {}", path.substr(0, at),
+                 std::strerror(errno));
+  }
+  const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
+  {
+    std::ofstream file(temporary);
+    file << kCacheHeader << "\n";
+    for (const auto& [key, table] : tables_) file << key << " " << encode_table(table) << "\n";
+    if (!file) TCA_FAIL(TCA_ERROR_TRANSPORT, "cannot write {}", temporary);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    TCA_FAIL(TCA_ERROR_TRANSPORT, "cannot rename {} to {}: {}", temporary, path,
+             std::strerror(errno));
+  }
+  return TCA_SUCCESS;
+}
+
+std::string choice_cache_path() {
+  std::string file;
+  if (setting_text("TCA_CHOICE_FILE", &file) == TCA_SUCCESS && !file.empty()) return file;
+  std::string base;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    base = std::string(home) + "/.cache";
+  } else {
+    return "";
+  }
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return base + "/tca/choice-" + host + ".txt";
+}
+
+}  // namespace tca
