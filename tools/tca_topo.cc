@@ -335,6 +335,36 @@ class Topo {
     CHECK(cudaDeviceSynchronize());
   }
 
+  // The transport AUTO takes from rank 0 per size and memory kinds, with the size table found
+  // at start-up where several transports reach a peer (tcaAutoTransport).
+  void transport_choices() {
+    if (rank_ != 0) return;
+    fmt::print("\nAutomatic transport (TCA_PATH_AUTO) from rank 0, per size and memory kinds\n");
+    const std::vector<size_t> sizes = {8, 512, size_t{8} << 10, size_t{64} << 10,
+                                       size_t{512} << 10, size_t{4} << 20, size_t{256} << 20};
+    fmt::print("  {:>8}  {:>9}", "to", "memory");
+    for (size_t bytes : sizes) fmt::print("  {:>8}", size_name(bytes));
+    fmt::print("  table (from bytes:transport)\n");
+    const std::pair<tcaMemKind, tcaMemKind> kinds[] = {
+        {TCA_MEM_CPU, TCA_MEM_CPU}, {TCA_MEM_GPU, TCA_MEM_GPU}, {TCA_MEM_CPU, TCA_MEM_GPU}};
+    for (int peer = 0; peer < size_; ++peer) {
+      for (const auto& [local, remote] : kinds) {
+        const char* table = nullptr;
+        const char* name = nullptr;
+        if (tcaAutoTransport(peer, local, remote, 8, &name, &table) != TCA_SUCCESS) continue;
+        const std::string found = table;
+        fmt::print("  {:>8}  {:>9}", fmt::format("rank {}", peer),
+                   fmt::format("{}->{}", local == TCA_MEM_GPU ? "gpu" : "cpu",
+                               remote == TCA_MEM_GPU ? "gpu" : "cpu"));
+        for (size_t bytes : sizes) {
+          CHECK(tcaAutoTransport(peer, local, remote, bytes, &name, nullptr));
+          fmt::print("  {:>8}", name);
+        }
+        fmt::print("  {}\n", found.empty() ? "(registry order)" : found);
+      }
+    }
+  }
+
   // The engine TCA_PATH_CUDA picks per size, next to the calibration it picks from.
   void auto_choices() {
     if (rank_ != 0) return;
@@ -471,6 +501,7 @@ int main(int argc, char** argv) {
                           "For comparison: SM stores on a constant-byte source, GB/s");
     topo.halo_planes();
     topo.auto_choices();
+    topo.transport_choices();
   }
   CHECK(tcaFinalize());
   MPI_Finalize();
