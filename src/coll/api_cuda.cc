@@ -20,7 +20,7 @@ tcaResult gpu_program(tcaColl coll, bool to_run, tca::coll::DeviceEngine** engin
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
              "an earlier iteration of this collective failed; free it and make "
              "a new one");
-  if (to_run && coll->running())
+  if (to_run && coll->running() && !coll->host_scheduled())
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
              "a host-called iteration of the collective is running: "
              "tcaCollWait first");
@@ -36,7 +36,17 @@ tcaResult tcaCollStartStream(tcaColl coll, cudaStream_t stream) {
   tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   tca::coll::DeviceEngine* engine = nullptr;
   TCA_CHECK(gpu_program(coll, true, &engine));
-  return engine != nullptr ? engine->enqueue(stream) : TCA_SUCCESS;
+  if (!coll->host_scheduled()) return engine != nullptr ? engine->enqueue(stream) : TCA_SUCCESS;
+  // The host runs this schedule: it waits for the stream's earlier work, then runs the whole
+  // iteration, so that work the caller enqueues after this call finds its result.
+  const cudaError_t synced = cudaStreamSynchronize(stream);
+  if (synced != cudaSuccess) {
+    cudaGetLastError();
+    TCA_FAIL(TCA_ERROR_TRANSPORT, "cudaStreamSynchronize before a host-run collective: {}",
+             cudaGetErrorString(synced));
+  }
+  TCA_CHECK(tcaCollStart(coll));
+  return tcaCollWait(coll);
 }
 
 tcaResult tcaCollDeviceHandle(tcaColl coll, tcaDeviceColl* handle, int* blocks, int* min_threads) {
@@ -45,6 +55,11 @@ tcaResult tcaCollDeviceHandle(tcaColl coll, tcaDeviceColl* handle, int* blocks, 
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "handle, blocks or min_threads is NULL");
   tca::coll::DeviceEngine* engine = nullptr;
   TCA_CHECK(gpu_program(coll, true, &engine));
+  if (coll->host_scheduled())
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+             "collective {} spans ranks that CUDA IPC does not reach (other hosts): the host runs "
+             "it (tcaCollStart, tcaCollStartStream), a kernel cannot",
+             static_cast<const void*>(coll));
   if (engine == nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
              "collective {} has zero elements: there is no program to run",

@@ -84,6 +84,19 @@ tcaResult check_arguments(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_
   return TCA_SUCCESS;
 }
 
+// Whether CUDA IPC reaches every rank from this one (then a GPU program runs the collective).
+// Where it does not, every rank finds some rank out of reach too (hosts are symmetric), so all
+// choose the host-run schedule together.
+tcaResult gpu_ipc_everywhere(int ranks, bool* everywhere) {
+  *everywhere = true;
+  for (int peer = 0; peer < ranks && *everywhere; ++peer) {
+    int available = 0;
+    TCA_CHECK(tcaPathAvailable(TCA_PATH_CUDA, peer, &available));
+    *everywhere = available != 0;
+  }
+  return TCA_SUCCESS;
+}
+
 }  // namespace tca::coll
 
 tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t count,
@@ -109,7 +122,10 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
   coll->memory_ = config.memory;
   coll->sendbuf_ = sendbuf;
   coll->recvbuf_ = recvbuf;
-  if (config.memory == TCA_MEM_GPU) {
+  if (config.memory == TCA_MEM_GPU) TCA_CHECK(tca::coll::gpu_ipc_everywhere(coll->ranks_,
+                                                                          &coll->host_scheduled_));
+  coll->host_scheduled_ = config.memory == TCA_MEM_GPU && !coll->host_scheduled_;
+  if (config.memory == TCA_MEM_GPU && !coll->host_scheduled_) {
 #if TCA_HAVE_CUDA
     if (count > 0) {
       tca::coll::DeviceBuffers buffers;
@@ -320,7 +336,7 @@ tcaResult tcaColl_st::start() {
   if (tca::trace::enabled())  // the steps are the kicks, notifications and waits that follow
     tca::trace::collective_begin(recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
                                  tcaCollAlgorithmName(algorithm_), recv_bytes_, ranks_);
-  if (memory_ == TCA_MEM_GPU) {  // GPU programs have their own signals: no exclusion needed
+  if (memory_ == TCA_MEM_GPU && !host_scheduled_) {  // GPU programs have their own signals
     if (device_ != nullptr) TCA_CHECK(finish_or_fail(device_->start()));
     running_ = true;
     return TCA_SUCCESS;
@@ -339,7 +355,7 @@ tcaResult tcaColl_st::start() {
 
 tcaResult tcaColl_st::progress(bool block, bool* done) {
   if (!running_) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is not started");
-  if (memory_ == TCA_MEM_GPU) {
+  if (memory_ == TCA_MEM_GPU && !host_scheduled_) {
     *done = true;  // zero elements: nothing ran
     if (device_ != nullptr)
       TCA_CHECK(finish_or_fail(block ? device_->wait() : device_->test(done)));

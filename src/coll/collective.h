@@ -75,6 +75,9 @@ struct tcaColl_st {
   tca::coll::DeviceEngine* device() const { return device_.get(); }
   bool failed() const { return failed_; }
   bool on_gpu() const { return memory_ == TCA_MEM_GPU; }
+  // A GPU collective whose schedule the host runs as chains through the transports (some rank is
+  // out of CUDA IPC's reach, e.g. on another host) instead of a GPU program.
+  bool host_scheduled() const { return host_scheduled_; }
 
  private:
   tcaColl_st() = default;
@@ -95,7 +98,8 @@ struct tcaColl_st {
   const void* sendbuf_ = nullptr;
   void* recvbuf_ = nullptr;
   bool in_place_ = false;
-  std::unique_ptr<tca::coll::LocalOps> local_;       // host memory
+  bool host_scheduled_ = false;
+  std::unique_ptr<tca::coll::LocalOps> local_;       // host memory, host-scheduled GPU memory
   std::unique_ptr<tca::coll::DeviceEngine> device_;  // GPU memory
   tca::coll::NotificationWaiter waiter_;
 

@@ -94,6 +94,9 @@ tcaResult make_local_ops(tcaMemKind memory, tcaDataType type, tcaRedOp op,
   if (reduce == nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown data type {} or reduction {}",
              static_cast<int>(type), static_cast<int>(op));
+#ifdef TCA_HAVE_CUDA
+  if (memory == TCA_MEM_GPU) return make_device_local_ops(type, op, out);
+#endif
   if (memory != TCA_MEM_CPU)
     TCA_FAIL(TCA_ERROR_UNSUPPORTED,
              "collectives on memory kind {} need its local operations (copy, reduce), which "

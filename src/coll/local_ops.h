@@ -21,5 +21,9 @@ class LocalOps {
 // The local operations for buffers of `memory`, reducing `type` with `op`.
 tcaResult make_local_ops(tcaMemKind memory, tcaDataType type, tcaRedOp op,
                          std::unique_ptr<LocalOps>* out);
+#ifdef TCA_HAVE_CUDA
+// GPU memory: a kernel per reduction, device copies (local_ops_gpu.cu).
+tcaResult make_device_local_ops(tcaDataType type, tcaRedOp op, std::unique_ptr<LocalOps>* out);
+#endif
 
 }  // namespace tca::coll

@@ -789,6 +789,39 @@ TEST_F(CollGpuErrorTest, MisorderedCallsAreRejected) {
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaCollStartStream(coll, stream.get()));
 }
 
+// Across hosts (TCA_HOST_ID splits the ranks; the fake-host run sets it) the host runs the
+// schedule: host-called and stream-ordered iterations give the reference result, a kernel
+// cannot run it.
+TEST_F(CollGpuErrorTest, AcrossHostsTheHostRunsTheScheduleAndKernelsAreRefused) {
+  if (std::getenv("TCA_HOST_ID") == nullptr || size_ < 2)
+    GTEST_SKIP() << "runs with TCA_HOST_ID on 2 or more ranks";
+  for (const tcaCollKind kind : {TCA_COLL_ALLREDUCE, TCA_COLL_ALLGATHER}) {
+    const CollCase c = gpu_case(TCA_COLL_AUTO, kind, TCA_DOUBLE, TCA_SUM, 1000, false);
+    KindRegion send(c.send_bytes(), TCA_MEM_GPU);
+    KindRegion recv(c.recv_bytes(size_), TCA_MEM_GPU);
+    ASSERT_TRUE(send.ok() && recv.ok());
+    CaseBuffers buffers(c, send, recv);
+    tcaColl coll = nullptr;
+    ASSERT_TCA_OK(buffers.make(&coll));
+    for (int iteration = 0; iteration < 3; ++iteration) {
+      ASSERT_TRUE(buffers.prepare(iteration));
+      ASSERT_TCA_OK(tcaCollStart(coll));
+      ASSERT_TCA_OK(tcaCollWait(coll));
+      EXPECT_TRUE(buffers.check(iteration)) << "host-called iteration " << iteration;
+    }
+    Stream stream;
+    ASSERT_TRUE(buffers.prepare(3));
+    ASSERT_TCA_OK(tcaCollStartStream(coll, stream.get()));
+    ASSERT_EQ(cudaSuccess, cudaStreamSynchronize(stream.get()));
+    EXPECT_TRUE(buffers.check(3)) << "stream-ordered iteration";
+    tcaDeviceColl handle = nullptr;
+    int blocks = 0;
+    int threads = 0;
+    EXPECT_TCA_ERROR(TCA_ERROR_UNSUPPORTED, tcaCollDeviceHandle(coll, &handle, &blocks, &threads));
+    ASSERT_TCA_OK(tcaCollFree(coll));
+  }
+}
+
 // Zero elements: every form is an empty iteration, and there is no program for a kernel.
 TEST_F(CollGpuErrorTest, ZeroElementsRunEmptyAndHaveNoProgram) {
   tcaCollConfig gpu{};
