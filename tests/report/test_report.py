@@ -73,7 +73,7 @@ class Figures(unittest.TestCase):
 
     def test_pingpong(self):
         text = self.draw(["pingpong_cpu_2ranks.json"], ["pingpong_latency.png", "pingpong_bandwidth.png"])
-        self.assertIn("date not recorded", text)
+        self.assertIn("tca-pingpong -b 8 -e 64K -f 8 -r 3 --json`", text)
 
     def test_collectives(self):
         self.draw(["coll_cpu_2ranks.json"], ["coll_allreduce.png", "coll_allgather.png"])
@@ -114,6 +114,14 @@ class Figures(unittest.TestCase):
             with open(os.path.join(out, "figures", "report.md"), encoding="utf-8") as page:
                 text = page.read()
             self.assertIn("1× NVIDIA H200; a CPU; host h; 2026-11-23T23:00:00Z; `tca-pingpong --json`", text)
+            for field in ("date", "host", "cpu", "gpus", "command_line"):
+                document.pop(field)
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(document, handle)
+            result = run_report([path], os.path.join(out, "bare"))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(os.path.join(out, "bare", "report.md"), encoding="utf-8") as page:
+                self.assertIn("device not recorded; date not recorded; command not recorded", page.read())
 
 
 class MissingFields(unittest.TestCase):
