@@ -156,9 +156,13 @@ int run_scale(const std::string& dir, std::vector<std::string> fabrics, std::vec
     const int top = std::min(max_nodes, fabric->max_nodes());
     fabric->build(top);
     const std::string impl = "model." + name;
+    auto run = [&](const Job& job) {
+      Result r = simulate(*fabric, job);
+      total_wall += r.wall_seconds;
+      return r;
+    };
     auto emit = [&](const std::string& pattern, const std::string& algorithm, int nodes, double bytes,
                     double seconds, const Result& r) {
-      total_wall += r.wall_seconds;
       table.row({impl, pattern, algorithm, static_cast<int64_t>(nodes), static_cast<int64_t>(bytes), 1e6 * seconds, r.wall_seconds});
       report.add_row(nlohmann::ordered_json{{"impl", impl}, {"pattern", pattern}, {"algorithm", algorithm},
                                             {"nodes", nodes}, {"bytes", static_cast<int64_t>(bytes)}, {"time_us", 1e6 * seconds},
@@ -171,7 +175,7 @@ int run_scale(const std::string& dir, std::vector<std::string> fabrics, std::vec
             if (far < 1) continue;
             Job job = pingpong(bytes, MemKind::kGpu, 4);
             job.node_of_rank = {0, far};
-            const Result r = simulate(*fabric, job);
+            const Result r = run(job);
             emit("pingpong", "to node " + std::to_string(far), 2, bytes, r.makespan / 8, r);
           }
         }
@@ -182,14 +186,14 @@ int run_scale(const std::string& dir, std::vector<std::string> fabrics, std::vec
           for (Algorithm a : all_algorithms()) {
             const bool gather = pattern == "allgather";
             Job job = collective_job(gather, a, gather ? 128.0 * 1024 : 8.0, gather ? MemKind::kGpu : MemKind::kCpu, n, {});
-            const Result r = simulate(*fabric, job);
+            const Result r = run(job);
             emit(pattern, algorithm_name(a), n, gather ? 128.0 * 1024 : 8.0, r.phases.at("coll").max_seconds, r);
           }
         } else if (pattern == "bfs") {
-          const Result r = simulate(*fabric, bfs_job(n, 15, 6));
+          const Result r = run(bfs_job(n, 15, 6));
           for (const auto& [phase, total] : r.phases) emit("bfs", phase, n, 0, total.max_seconds, r);
         } else if (pattern == "cg") {
-          const Result r = simulate(*fabric, cg_job(n, 14000, 1));
+          const Result r = run(cg_job(n, 14000, 1));
           for (const auto& [phase, total] : r.phases) emit("cg", phase, n, 8.0 * 14000 / n, total.max_seconds, r);
         } else {
           throw Error("pattern '" + pattern + "' is not pingpong, allreduce, allgather, bfs or cg");
