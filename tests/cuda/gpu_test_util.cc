@@ -1,5 +1,7 @@
 #include "gpu_test_util.h"
 
+#include <cstdlib>
+
 #include <mpi.h>
 
 namespace tca_test {
@@ -65,7 +67,10 @@ void GpuTest::SetUp() {
     usable &= available;
   }
   MPI_Allreduce(&usable, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!everywhere) GTEST_SKIP() << "needs every rank's GPU to reach its peers' GPUs";
+  // On fake hosts (TCA_HOST_ID) CUDA IPC joins no two hosts by design; the suites run there
+  // (the collectives) reach the other hosts through the transports between hosts.
+  if (!everywhere && std::getenv("TCA_HOST_ID") == nullptr)
+    GTEST_SKIP() << "needs every rank's GPU to reach its peers' GPUs";
 }
 
 void GpuTest::TearDown() {
