@@ -41,7 +41,7 @@ __global__ void pingpong_kernel(PingPong p) {
 // thread form's loop free of the others' code, and the thread form's sizes of one and two cells
 // are known at compile time (kBytes; 0: p.bytes), as in a kernel that sends one fixed-size
 // message. Each measured faster than a kernel of all forms and run-time sizes (4 B one way:
-// 0.80 us against 1.19 on an H200 pair, docs/PERFORMANCE.md).
+// 0.80 us against 1.19 on an H200 pair, docs/PERFORMANCE_HISTORY.md).
 enum class Form { kThread, kWarp, kBlock };
 
 template <size_t kBytes>

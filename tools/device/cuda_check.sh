@@ -165,14 +165,14 @@ if wants coll && [[ -x "$BIN/bin/tca-coll" ]]; then
     run_coll allreduce 270 "${allreduce[@]}"
   run_coll check_allgather 60 "${allgather[@]}" -c 1 -n 3 -w 1 -r 1 &&
     run_coll allgather 180 "${allgather[@]}"
-  # The header and the sizes of issue 4's targets (wrong results anywhere fail the checks).
+  # The header and the sizes the collective targets name (wrong results anywhere fail the checks).
   for name in allreduce allgather; do
     [[ -f "$OUT/coll_$name.log" ]] && awk '/^#/ || $3 == 8 || $3 == 131072 ||
       $3 == 67108864 || $3 == 134217728' "$OUT/coll_$name.log"
   done
 fi
 
-# The sizes of issue 4's targets, every implementation, in one invocation per size.
+# The sizes the collective targets name (8 B, 128 KiB, 64 and 128 MiB), every implementation, in one invocation per size.
 if wants coll-targets && [[ -x "$BIN/bin/tca-coll" ]]; then
   use_nccl
   for sizes in "allreduce -b 8 -e 8" "allgather -b 128K -e 128K" "allreduce -b 128M -e 128M -n 20" \
