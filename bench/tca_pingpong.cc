@@ -663,6 +663,28 @@ void add_ucx_chain_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                     }});
 }
 
+// auto.chain: the chain on TCA_PATH_AUTO, which takes per size the transport the start-up
+// calibration found fastest where several reach the peer (the header prints the tables).
+void add_auto_chain_paths(Endpoint& endpoint, std::vector<Path>* paths) {
+  const Endpoint* e = &endpoint;
+  const std::pair<tcaMemKind, tcaMemKind> kinds[] = {{TCA_MEM_CPU, TCA_MEM_CPU},
+                                                     {TCA_MEM_GPU, TCA_MEM_GPU}};
+  for (const auto& [src, dst] : kinds) {
+    const bool needs_gpu = src == TCA_MEM_GPU;
+    paths->push_back({"auto.chain", false, contiguous_layout,
+                      [e, needs_gpu] {
+                        return needs_gpu && !e->gpu ? std::string("no GPU on both ranks")
+                                                    : std::string();
+                      },
+                      [e, src = src, dst = dst](const Layout& layout) -> std::unique_ptr<Channel> {
+                        return std::make_unique<ChainChannel>(TCA_PATH_AUTO, layout,
+                                                              e->peer_recv_handle_of(dst),
+                                                              e->send_handle_of(src), e->peer);
+                      },
+                      src, dst});
+  }
+}
+
 #ifdef TCA_BENCH_UCX
 // Reference: UCX's own put + flush, then a flag put (bench/ucx_reference.h).
 class UcxPutChannel final : public Channel {
@@ -752,6 +774,7 @@ std::vector<Path> all_paths(Endpoint& endpoint) {
                      return std::make_unique<LocalMemcpyChannel>(e->send, e->recv, layout.bytes());
                    }});
   add_ucx_chain_paths(endpoint, &paths);
+  add_auto_chain_paths(endpoint, &paths);
 #ifdef TCA_BENCH_UCX
   add_ucx_paths(endpoint, &paths);
 #endif
@@ -802,7 +825,8 @@ struct Output {
   tca_harness::Report report;
 };
 
-void print_header(const Options& options, const Output& output, const char* auto_transport) {
+void print_header(const Options& options, const Output& output, const char* auto_transport,
+                  int peer) {
   using tca_harness::format;
   const tca_harness::Table& table = output.table;
   table.comment(format("tca-pingpong %d.%d: 2 ranks, auto transport between them: %s",
@@ -819,6 +843,15 @@ void print_header(const Options& options, const Output& output, const char* auto
   table.comment(format("*.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks",
                        kBlockBytes));
   table.comment("every size is verified once each way before it is timed");
+  for (const tcaMemKind kind : {TCA_MEM_CPU, TCA_MEM_GPU}) {
+    const char* name = nullptr;
+    const char* sizes = nullptr;
+    if (tcaAutoTransport(peer, kind, kind, 8, &name, &sizes) != TCA_SUCCESS) continue;
+    const char* text = kind == TCA_MEM_GPU ? "gpu>gpu" : "cpu>cpu";
+    table.comment(format("auto.chain %s: %s", text,
+                         *sizes != 0 ? format("from bytes:transport %s", sizes).c_str()
+                                     : format("%s at every size", name).c_str()));
+  }
   table.header();
 }
 
@@ -1006,7 +1039,7 @@ int main(int argc, char** argv) {
   const char* auto_transport = "?";
   check(tcaPeerTransport(endpoint.peer, &auto_transport), "tcaPeerTransport");
   Output output(options, g_rank);
-  print_header(options, output, auto_transport);
+  print_header(options, output, auto_transport, endpoint.peer);
 
   bool all_verified = true;
   for (const Path& path : all_paths(endpoint)) {
