@@ -9,7 +9,7 @@ endif()
 # own UCX components out of the process (docs/UCX.md).
 set(TCA_UCX_TEST_ENVIRONMENT ${TCA_TEST_ENVIRONMENT}
     UCX_TLS=self,tcp UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n
-    OMPI_MCA_pml=ob1 OMPI_MCA_osc=^ucx OMPI_MCA_btl=^uct)
+    OMPI_MCA_pml=^ucx OMPI_MCA_osc=^ucx,pt2pt OMPI_MCA_btl=^uct,openib,ofi)
 
 # The building blocks (context, worker, endpoints, memory, requests), on the internal library.
 add_executable(tca_ucx_tests ucx_test.cc)
@@ -31,16 +31,19 @@ tca_mpi_test(transport_ucx_hosts_np3 3 600 "mpi;transport_ucx" tca_transport_tes
 set_tests_properties(transport_ucx_hosts_np3 PROPERTIES
                      ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT};TCA_HOST_ID=cyclic:2")
 
-# A rank SIGKILLed mid-transfer over ucx: every survivor's call ends in TCA_ERROR_PEER_FAILED or
-# TCA_ERROR_TIMEOUT within the bound (tests/run_killed_rank.sh), on one host and on fake hosts.
+# A rank SIGKILLed mid-transfer over ucx: the job ends within the bound, every survivor either
+# reporting TCA_ERROR_PEER_FAILED / TCA_ERROR_TIMEOUT or ended by the launcher
+# (tests/run_killed_rank.sh), on one host and on fake hosts. Launcher mode only: with UCX 1.22
+# over TCP a survivor that is the target of the dead rank's put may be aborted inside UCX itself
+# (ucp_put_handler's acknowledgement to the dead peer fails: "Fatal: unexpected error: Endpoint
+# timeout"), so survivors cannot be promised to run on (docs/UCX.md).
 if(TCA_OPEN_MPI)
   foreach(hosts one fake)
-    set(name killed_rank_ucx_recovery_${hosts}_hosts)
+    set(name killed_rank_ucx_${hosts}_hosts)
     add_test(NAME ${name}
-             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_killed_rank.sh recovery 3
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_killed_rank.sh launcher 3
                      ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${TCA_MPIEXEC_FLAGS}
-                     --enable-recovery ${MPIEXEC_PREFLAGS} $<TARGET_FILE:tca_killed_rank>
-                     ${MPIEXEC_POSTFLAGS} ucx)
+                     ${MPIEXEC_PREFLAGS} $<TARGET_FILE:tca_killed_rank> ${MPIEXEC_POSTFLAGS} ucx)
     set(environment ${TCA_UCX_TEST_ENVIRONMENT})
     if(hosts STREQUAL "fake")
       list(APPEND environment TCA_HOST_ID=cyclic:2)
@@ -57,5 +60,5 @@ if(TCA_HAVE_CUDA)
   target_link_libraries(tca_ucx_gpu_tests PRIVATE tca_gpu_test_support)
   tca_mpi_test(ucx_gpu_hosts_np2 2 900 "mpi;cuda;transport_ucx" tca_ucx_gpu_tests)
   set_tests_properties(ucx_gpu_hosts_np2 PROPERTIES ENVIRONMENT
-    "${TCA_TEST_ENVIRONMENT};UCX_TLS=self,tcp,cuda_copy;UCX_NET_DEVICES=lo;UCX_WARN_UNUSED_ENV_VARS=n;OMPI_MCA_pml=^ucx;OMPI_MCA_osc=^ucx;OMPI_MCA_btl=^uct;TCA_HOST_ID=cyclic:2")
+    "${TCA_TEST_ENVIRONMENT};UCX_TLS=self,tcp,cuda_copy;UCX_NET_DEVICES=lo;UCX_WARN_UNUSED_ENV_VARS=n;OMPI_MCA_pml=^ucx;OMPI_MCA_osc=^ucx,pt2pt;OMPI_MCA_btl=^uct,openib,ofi;TCA_HOST_ID=cyclic:2")
 endif()

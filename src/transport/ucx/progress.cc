@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace tca::ucx {
 
@@ -23,8 +24,9 @@ uint64_t ProgressThread::now_ns() {
                                    .count());
 }
 
-void ProgressThread::start(const Worker& worker) {
+void ProgressThread::start(const Worker& worker, std::function<void()> idle_work) {
   stop();
+  idle_work_ = std::move(idle_work);
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
     stopping_ = false;
@@ -57,6 +59,7 @@ void ProgressThread::run(const Worker* worker) {
         if (worker->progress() == 0) break;
         busy = true;
       }
+      if (lock.owns_lock() && idle_work_) idle_work_();
     }
     if (busy) busy_rounds_.fetch_add(1, std::memory_order_relaxed);
     pause = owner_active ? kLongestPause : busy ? kShortestPause : std::min(2 * pause, kLongestPause);

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -26,8 +27,9 @@ class ProgressThread {
   ProgressThread& operator=(const ProgressThread&) = delete;
   ~ProgressThread() { stop(); }
 
-  // Starts the helper for `worker` (which must outlive stop()).
-  void start(const Worker& worker);
+  // Starts the helper for `worker` (which must outlive stop()); after each of its rounds of
+  // progress it runs `idle_work` (holding the lock).
+  void start(const Worker& worker, std::function<void()> idle_work);
   // Ends the helper (waits for its current round); the owner's thread then has the worker alone.
   void stop();
 
@@ -40,6 +42,8 @@ class ProgressThread {
  private:
   static uint64_t now_ns();
   void run(const Worker* worker);
+
+  std::function<void()> idle_work_;
 
   std::recursive_mutex mutex_;
   std::atomic<uint64_t> last_use_ns_{0};

@@ -1,5 +1,6 @@
 #include "transport/ucx/ucx_transport.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <utility>
@@ -24,6 +25,15 @@ uint64_t load_acquire(const unsigned char* block, uint64_t offset) {
 // Weak fences order what one lane carries, which covers TCP, shared memory and one RDMA rail;
 // docs/UCX.md says when to set UCX_FENCE_MODE=ep_based instead.
 ucx::UcpContext::Defaults ucx_defaults() { return {{"FENCE_MODE", "weak"}}; }
+
+// How long a run's done count may wait for the next run's begun before it is put on its own.
+constexpr uint64_t kDoneDelayNs = 200'000;
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 // Rounds of worker progress one call of progress() may take while each finds work.
 constexpr int kProgressRoundsPerCall = 256;
@@ -98,9 +108,10 @@ tcaResult UcxTransport::init() {
   for (int rank = 0; rank < size; ++rank) cuda_[rank] = all[rank].cuda;
   TCA_CHECK(ucx::Endpoints::connect(worker_, context_.bootstrap(), &endpoints_));
   TCA_CHECK(map_control_block());
-  sequences_.assign(size, 0);
+  announced_.assign(size, Announced{});
   ready_ = true;
-  progress_.start(worker_);
+  // Between this rank's calls the helper progresses the worker and sends due done counts.
+  progress_.start(worker_, [this] { send_due_done(false); });
   return TCA_SUCCESS;
 }
 
@@ -115,6 +126,7 @@ tcaResult UcxTransport::teardown() {
   ready_ = false;
   progress_.stop();  // this thread has the worker alone from here
   // Keys go after the operations that use them and before the endpoints they were unpacked for.
+  TCA_CHECK(send_due_done(true));
   ucx::Request flushed;
   TCA_CHECK(ucx::flush(worker_, &flushed));
   TCA_CHECK(ucx::wait(worker_, flushed, check_for({})));
@@ -212,10 +224,15 @@ tcaResult UcxTransport::attach(PeerRegion& remote) {
 
 tcaResult UcxTransport::put_word(int owner, uint64_t offset, uint64_t value) {
   const ucx::WorkerUse use(progress_);
+  return post_words(owner, offset, &value, 1);
+}
+
+tcaResult UcxTransport::post_words(int owner, uint64_t offset, const uint64_t* values,
+                                   size_t count) {
   while (!posted_.empty() && posted_.front().request.test() != UCS_INPROGRESS) posted_.pop_front();
   PostedWord& word = posted_.emplace_back();
-  word.value = value;
-  const tcaResult result = ucx::put(endpoints_[owner], &word.value, sizeof word.value,
+  std::copy(values, values + count, word.values);
+  const tcaResult result = ucx::put(endpoints_[owner], word.values, count * sizeof(uint64_t),
                                     UCS_MEMORY_TYPE_HOST, control_address(owner, offset),
                                     control_key(owner), &word.request);
   if (result != TCA_SUCCESS || word.request.test() != UCS_INPROGRESS) posted_.pop_back();
@@ -233,10 +250,35 @@ tcaResult UcxTransport::get_words(int owner, uint64_t offset, uint64_t* words, s
 
 tcaResult UcxTransport::announce(int owner, bool done) {
   const ucx::WorkerUse use(progress_);
-  uint64_t& sequence = sequences_[owner];
-  if (!done) ++sequence;
-  return put_word(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), done),
-                  sequence);
+  Announced& announced = announced_[owner];
+  if (done) {
+    announced.done_due = announced.begun;
+    announced.due_since_ns = now_ns();
+    return TCA_SUCCESS;
+  }
+  ++announced.begun;
+  static_assert(kInflightLanes > 0, "begun and done cells are adjacent");
+  const uint64_t words[2] = {announced.begun, announced.done_due};
+  TCA_CHECK(post_words(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), false),
+                       words, 2));
+  announced.done_sent = announced.done_due;
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::send_due_done(bool all) {
+  const uint64_t now = now_ns();
+  bool fenced = false;
+  for (int owner = 0; owner < static_cast<int>(announced_.size()); ++owner) {
+    Announced& announced = announced_[owner];
+    if (announced.done_due == announced.done_sent) continue;
+    if (!all && now - announced.due_since_ns < kDoneDelayNs) continue;
+    if (!fenced) TCA_CHECK(worker_.fence());  // after the runs' operations (they fenced too)
+    fenced = true;
+    TCA_CHECK(post_words(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), true),
+                         &announced.done_due, 1));
+    announced.done_sent = announced.done_due;
+  }
+  return TCA_SUCCESS;
 }
 
 tcaResult UcxTransport::region_alive(const PeerRegion& region, bool* alive) {
@@ -313,9 +355,10 @@ tcaResult UcxTransport::progress() {
   const ucx::WorkerUse use(progress_);
   // Everything that has arrived: over TCP a large put lands fragment by fragment, each only
   // inside this rank's progress, and waits call this only now and then.
-  for (int round = 0; ready_ && round < kProgressRoundsPerCall; ++round)
+  if (!ready_) return TCA_SUCCESS;
+  for (int round = 0; round < kProgressRoundsPerCall; ++round)
     if (worker_.progress() == 0) break;
-  return TCA_SUCCESS;
+  return send_due_done(false);
 }
 
 // ---------------------------------------------------------------- factory

@@ -98,14 +98,21 @@ class UcxTransport final : public Transport {
   tcaResult put_word(int owner, uint64_t offset, uint64_t value);
   // Reads `count` words at `offset` of `owner`'s control block (complete on return).
   tcaResult get_words(int owner, uint64_t offset, uint64_t* words, size_t count);
-  // The next begun count of this rank's runs into `owner`'s memory (done: the current one),
-  // written into its in-flight cell of this transport's lane.
+  // Announces a run into `owner`'s memory in this rank's in-flight cells there: begun puts the
+  // next begun count together with the done count of the runs before it (the two cells are
+  // adjacent: one put); done only records the run's end, which goes with the next run's begun or,
+  // once it has waited kDoneDelay, on its own (progress(), the helper thread), so a steady stream
+  // of kicks pays one announcement each.
   tcaResult announce(int owner, bool done);
   // Why `peer`'s memory of kind `remote` is out of reach from this rank's of kind `local`.
   std::string unreachable_reason(int peer, tcaMemKind local, tcaMemKind remote) const;
 
  private:
   tcaResult start_ucx(std::vector<uint8_t>* cuda_capable);
+  // put_word without marking the worker as used by the owner's thread (the caller holds it).
+  tcaResult post_words(int owner, uint64_t offset, const uint64_t* values, size_t count);
+  // Puts the done counts that waited long enough, or all of them (caller holds the worker).
+  tcaResult send_due_done(bool all);
   tcaResult map_control_block();
   tcaResult teardown();
 
@@ -119,12 +126,18 @@ class UcxTransport final : public Transport {
   ucx::MemoryRegion control_memory_;
   std::vector<uint64_t> control_blocks_;     // every rank's control-block address
   std::vector<ucx::RemoteKey> control_keys_; // ... and its key, for the endpoint to it
-  std::vector<uint64_t> sequences_;          // runs announced to each owner
+  struct Announced {  // this rank's runs into one owner's memory
+    uint64_t begun = 0;
+    uint64_t done_due = 0;   // runs ended
+    uint64_t done_sent = 0;  // the done count last put
+    uint64_t due_since_ns = 0;
+  };
+  std::vector<Announced> announced_;  // per owner
   std::map<uint64_t, std::unique_ptr<UcxOwnRegion>> own_;  // by region id
   std::vector<std::unique_ptr<UcxRemoteRegion>> imported_;
   // Words put and not yet complete, oldest first (a deque: their addresses never move).
   struct PostedWord {
-    uint64_t value = 0;
+    uint64_t values[2] = {};
     ucx::Request request;
   };
   std::deque<PostedWord> posted_;
