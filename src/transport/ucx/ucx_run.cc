@@ -75,6 +75,10 @@ class UcxRun final : public PreparedRun {
   std::vector<int> targets_;  // distinct peers of the operations (this rank for copies)
   std::vector<ucx::Request> pending_;  // operations started and not yet waited for
   std::vector<int> touched_;           // the ranks this start has sent operations to so far
+  // Peers of operations on GPU memory. Such data moves through protocols of its own (CUDA IPC
+  // copies, pipelines staged through host memory) that a fence does not order against the
+  // notification's put into host memory: their notifications wait for a flush.
+  std::vector<int> gpu_peers_;
 };
 
 tcaResult UcxRun::key_of(const PeerRegion& remote, ucp_rkey_h* out) const {
@@ -129,6 +133,8 @@ tcaResult UcxRun::add(const Transfer& transfer) {
     add_unique(&owners_, remote.owner);
   }
   add_unique(&targets_, remote.owner);
+  if (local.kind == TCA_MEM_GPU || remote.kind == TCA_MEM_GPU)
+    add_unique(&gpu_peers_, remote.owner);
   add_rows(op, pull ? transfer.dst_pitch : transfer.src_pitch,
            pull ? transfer.src_pitch : transfer.dst_pitch, transfer.width, transfer.count);
   if (transfer.flags & TCA_FLAG_NOTIFY) ops_.push_back(NotifyOp{dst.owner, transfer.slot});
@@ -226,10 +232,12 @@ tcaResult UcxRun::raise(const NotifyOp& op) {
   const uint64_t value = transport_.context().next_notify_value(op.peer, op.slot);
   if (op.peer != me) {
     // Earlier operations to other ranks complete first; those to `peer` are ordered before the
-    // notification by the fence in notify().
+    // notification by the fence in notify(), except GPU memory's (gpu_peers_): flushed first.
     std::vector<int> others;
     for (int target : touched_)
-      if (target != op.peer) others.push_back(target);
+      if (target != op.peer ||
+          std::find(gpu_peers_.begin(), gpu_peers_.end(), target) != gpu_peers_.end())
+        others.push_back(target);
     if (!others.empty()) TCA_CHECK(complete_pending(others));
     return transport_.notify(op.peer, op.slot, value);
   }
