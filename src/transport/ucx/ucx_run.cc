@@ -31,10 +31,12 @@ struct NotifyOp {
 
 using Op = std::variant<RmaOp, NotifyOp>;
 
-// A peer's region whose liveness cell is read before every start.
+// A peer's region whose liveness cell is read before a start that its owner's open
+// announcement does not cover.
 struct Probe {
   const PeerRegion* region = nullptr;
   uint64_t value = 0;  // where the get lands
+  uint64_t epoch = 0;  // the owner's announcement under which it was last found alive
 };
 
 ucs_memory_type_t memory_type(tcaMemKind kind) {
@@ -62,6 +64,8 @@ class UcxRun final : public PreparedRun {
   tcaResult key_of(const PeerRegion& remote, ucp_rkey_h* out) const;
   void add_rows(RmaOp op, uint64_t local_pitch, uint64_t remote_pitch, uint64_t width,
                 uint64_t count);
+  // The owners whose open announcement does not cover every region of theirs the run touches.
+  void find_owners_to_announce();
   tcaResult check_liveness();
   tcaResult announce(bool done);
   tcaResult run_ops();
@@ -72,6 +76,7 @@ class UcxRun final : public PreparedRun {
   std::vector<Op> ops_;
   std::vector<Probe> probes_;
   std::vector<int> owners_;   // distinct owners of the probed regions
+  std::vector<int> renewed_;  // the owners this start announces itself to
   std::vector<int> targets_;  // distinct peers of the operations (this rank for copies)
   std::vector<ucx::Request> pending_;  // operations started and not yet waited for
   std::vector<int> touched_;           // the ranks this start has sent operations to so far
@@ -167,40 +172,66 @@ tcaResult UcxRun::start() {
   Context& context = transport_.context();
   // A dead peer of this machine is noticed before anything is sent to it.
   for (int owner : owners_) TCA_CHECK(context.check_peer_alive(owner));
+  find_owners_to_announce();
   TCA_CHECK(announce(false));
   const tcaResult result = run_ops();
   const tcaResult ended = announce(true);
-  if (result != TCA_SUCCESS) return append_frame(result, __FILE__, __LINE__);
+  if (result != TCA_SUCCESS) {
+    if (result == TCA_ERROR_FREED_HANDLE) (void)transport_.send_due_done(true);  // no owner waits on it
+    return append_frame(result, __FILE__, __LINE__);
+  }
   return ended == TCA_SUCCESS ? TCA_SUCCESS : append_frame(ended, __FILE__, __LINE__);
 }
 
-// Begun: the count lands at each owner before the liveness gets are served there (a fence
-// between them), so an owner that withdraws a region either sees the run begun and waits for
-// it, or the run reads the region withdrawn and writes nothing. Done: after a fence, so it lands
-// after every operation of the run.
+void UcxRun::find_owners_to_announce() {
+  renewed_.clear();
+  for (int owner : owners_) {
+    const uint64_t epoch = transport_.open_epoch(owner);
+    const bool covered =
+        epoch != 0 && std::all_of(probes_.begin(), probes_.end(), [&](const Probe& probe) {
+          return probe.region->owner != owner || probe.epoch == epoch;
+        });
+    if (!covered) renewed_.push_back(owner);
+  }
+}
+
+// Begun (to the owners not covered): the count lands at each owner before the liveness gets are
+// served there (a fence between them), so an owner that withdraws a region either sees the run
+// begun and waits for it, or the run reads the region withdrawn and writes nothing. Done (to
+// every owner): after a fence, so that whenever it goes it lands after every operation of the run.
 tcaResult UcxRun::announce(bool done) {
-  if (owners_.empty()) return TCA_SUCCESS;
-  if (done) TCA_CHECK(transport_.fence());
-  for (int owner : owners_) TCA_CHECK(transport_.announce(owner, done));
-  if (!done) TCA_CHECK(transport_.fence());
-  return TCA_SUCCESS;
+  if (done) {
+    if (owners_.empty()) return TCA_SUCCESS;
+    TCA_CHECK(transport_.fence());
+    for (int owner : owners_) TCA_CHECK(transport_.announce(owner, true));
+    return TCA_SUCCESS;
+  }
+  if (renewed_.empty()) return TCA_SUCCESS;
+  for (int owner : renewed_) TCA_CHECK(transport_.announce(owner, false));
+  return transport_.fence();
 }
 
 tcaResult UcxRun::check_liveness() {
-  if (probes_.empty()) return TCA_SUCCESS;
-  std::vector<ucx::Request> gets(probes_.size());
-  for (size_t i = 0; i < probes_.size(); ++i) {
-    const PeerRegion& region = *probes_[i].region;
-    TCA_CHECK(ucx::get(transport_.endpoint(region.owner), &probes_[i].value,
-                       sizeof probes_[i].value, UCS_MEMORY_TYPE_HOST,
+  std::vector<Probe*> checked;
+  for (Probe& probe : probes_)
+    if (std::find(renewed_.begin(), renewed_.end(), probe.region->owner) != renewed_.end())
+      checked.push_back(&probe);
+  if (checked.empty()) return TCA_SUCCESS;
+  std::vector<ucx::Request> gets(checked.size());
+  for (size_t i = 0; i < checked.size(); ++i) {
+    const PeerRegion& region = *checked[i]->region;
+    TCA_CHECK(ucx::get(transport_.endpoint(region.owner), &checked[i]->value,
+                       sizeof checked[i]->value, UCS_MEMORY_TYPE_HOST,
                        transport_.control_address(region.owner, live_cell_offset(region.id)),
                        transport_.control_key(region.owner), &gets[i]));
   }
-  TCA_CHECK(ucx::wait_all(transport_.worker(), gets, transport_.check_for(owners_)));
-  for (const Probe& probe : probes_)
-    if (probe.value != probe.region->id)
-      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", probe.region->id,
-               probe.region->owner);
+  TCA_CHECK(ucx::wait_all(transport_.worker(), gets, transport_.check_for(renewed_)));
+  for (Probe* probe : checked) {
+    if (probe->value != probe->region->id)
+      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", probe->region->id,
+               probe->region->owner);
+    probe->epoch = transport_.open_epoch(probe->region->owner);
+  }
   return TCA_SUCCESS;
 }
 

@@ -28,6 +28,9 @@ ucx::UcpContext::Defaults ucx_defaults() { return {{"FENCE_MODE", "weak"}}; }
 
 // How long a run's done count may wait for the next run's begun before it is put on its own.
 constexpr uint64_t kDoneDelayNs = 200'000;
+// How long after a begun later runs may go without announcing themselves (and so how long an
+// owner withdrawing a region may wait for a rank that keeps kicking).
+constexpr uint64_t kLeaseNs = 1'000'000;
 
 uint64_t now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -260,12 +263,20 @@ tcaResult UcxTransport::announce(int owner, bool done) {
     return TCA_SUCCESS;
   }
   ++announced.begun;
+  ++announced.epoch;
+  announced.begun_ns = now_ns();
   static_assert(kInflightLanes > 0, "begun and done cells are adjacent");
   const uint64_t words[2] = {announced.begun, announced.done_due};
   TCA_CHECK(post_words(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), false),
                        words, 2));
   announced.done_sent = announced.done_due;
   return TCA_SUCCESS;
+}
+
+uint64_t UcxTransport::open_epoch(int owner) const {
+  const Announced& announced = announced_[owner];
+  const bool open = announced.begun > announced.done_sent;
+  return open && now_ns() - announced.begun_ns < kLeaseNs ? announced.epoch : 0;
 }
 
 tcaResult UcxTransport::send_due_done(bool all) {

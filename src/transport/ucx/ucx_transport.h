@@ -98,12 +98,18 @@ class UcxTransport final : public Transport {
   tcaResult put_word(int owner, uint64_t offset, uint64_t value);
   // Reads `count` words at `offset` of `owner`'s control block (complete on return).
   tcaResult get_words(int owner, uint64_t offset, uint64_t* words, size_t count);
-  // Announces a run into `owner`'s memory in this rank's in-flight cells there: begun puts the
+  // Announces runs into `owner`'s memory in this rank's in-flight cells there. begun puts the
   // next begun count together with the done count of the runs before it (the two cells are
-  // adjacent: one put); done only records the run's end, which goes with the next run's begun or,
-  // once it has waited kDoneDelay, on its own (progress(), the helper thread), so a steady stream
-  // of kicks pays one announcement each.
+  // adjacent: one put) and opens a new epoch; done only records a run's end. The done count goes
+  // with the next begun or, once it has waited kDoneDelay, on its own (progress(), the helper
+  // thread). While it has not gone, the owner cannot finish withdrawing any region (it waits for
+  // this rank's done), so for up to kLease after a begun, later runs to `owner` whose regions
+  // were found alive in that epoch need no announcement and no liveness read of their own.
   tcaResult announce(int owner, bool done);
+  // The epoch of this rank's open announcement at `owner` while it may cover another run, else 0.
+  uint64_t open_epoch(int owner) const;
+  // Puts the done counts that waited long enough, or all of them (caller holds the worker).
+  tcaResult send_due_done(bool all);
   // Why `peer`'s memory of kind `remote` is out of reach from this rank's of kind `local`.
   std::string unreachable_reason(int peer, tcaMemKind local, tcaMemKind remote) const;
 
@@ -111,8 +117,7 @@ class UcxTransport final : public Transport {
   tcaResult start_ucx(std::vector<uint8_t>* cuda_capable);
   // put_word without marking the worker as used by the owner's thread (the caller holds it).
   tcaResult post_words(int owner, uint64_t offset, const uint64_t* values, size_t count);
-  // Puts the done counts that waited long enough, or all of them (caller holds the worker).
-  tcaResult send_due_done(bool all);
+
   tcaResult map_control_block();
   tcaResult teardown();
 
@@ -128,6 +133,8 @@ class UcxTransport final : public Transport {
   std::vector<ucx::RemoteKey> control_keys_; // ... and its key, for the endpoint to it
   struct Announced {  // this rank's runs into one owner's memory
     uint64_t begun = 0;
+    uint64_t epoch = 0;     // of the last begun
+    uint64_t begun_ns = 0;  // when it was put
     uint64_t done_due = 0;   // runs ended
     uint64_t done_sent = 0;  // the done count last put
     uint64_t due_since_ns = 0;
