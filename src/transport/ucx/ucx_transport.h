@@ -10,9 +10,12 @@
 //   with puts (8-byte words; no atomics: they are not offered on GPU memory by every UCX
 //   transport, and each cell has one writer).
 // - Runs: announced in the owners' in-flight cells (a put, then a fence, before the liveness gets
-//   that decide whether the run may write; after the run's operations, a fence and the done
-//   count), then puts and gets (a 2D transfer as one operation per row), and a notification as a
-//   fence followed by a put of the count into the receiver's cell, so it never overtakes its data.
+//   that decide whether the run may write; the done count follows the run's operations after a
+//   fence, with the next announcement or on its own), then puts and gets (a 2D transfer as one
+//   operation per row), and a notification as a fence followed by a put of the count into the
+//   receiver's cell, so it never overtakes its data. An announcement whose done count has not
+//   gone keeps the owner from finishing any withdrawal, so for a short while it covers later runs
+//   to that owner whose regions were found alive under it (announce()).
 // - Waits progress the worker (over TCP the data lands only inside the target's progress), end
 //   with TCA_ERROR_TIMEOUT after the context's timeout and with TCA_ERROR_PEER_FAILED when the
 //   peer's process is gone or UCX reports its endpoint failed. Between the rank's tca calls a
