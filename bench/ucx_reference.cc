@@ -22,7 +22,8 @@ void complete(ucp_worker_h worker, ucs_status_ptr_t request, const char* call) {
   if (UCS_PTR_IS_ERR(request)) ucx_check(UCS_PTR_STATUS(request), call);
   if (request == nullptr) return;
   ucs_status_t status;
-  while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) ucp_worker_progress(worker);
+  while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
+    ucp_worker_progress(worker);
   ucp_request_free(request);
   ucx_check(status, call);
 }

@@ -62,7 +62,9 @@ void ProgressThread::run(const Worker* worker) {
       if (lock.owns_lock() && idle_work_) idle_work_();
     }
     if (busy) busy_rounds_.fetch_add(1, std::memory_order_relaxed);
-    pause = owner_active ? kLongestPause : busy ? kShortestPause : std::min(2 * pause, kLongestPause);
+    pause = owner_active ? kLongestPause
+            : busy       ? kShortestPause
+                         : std::min(2 * pause, kLongestPause);
     stop_lock.lock();
     stop_wake_.wait_for(stop_lock, pause, [this] { return stopping_; });
   }

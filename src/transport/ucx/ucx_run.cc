@@ -177,7 +177,8 @@ tcaResult UcxRun::start() {
   const tcaResult result = run_ops();
   const tcaResult ended = announce(true);
   if (result != TCA_SUCCESS) {
-    if (result == TCA_ERROR_FREED_HANDLE) (void)transport_.send_due_done(true);  // no owner waits on it
+    // A run that wrote nothing: its owners need not wait the idle delay for its done count.
+    if (result == TCA_ERROR_FREED_HANDLE) (void)transport_.send_due_done(true);
     return append_frame(result, __FILE__, __LINE__);
   }
   return ended == TCA_SUCCESS ? TCA_SUCCESS : append_frame(ended, __FILE__, __LINE__);
