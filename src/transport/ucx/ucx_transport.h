@@ -13,7 +13,8 @@
 //   that decide whether the run may write; the done count follows the run's operations after a
 //   fence, with the next announcement or on its own), then puts and gets (a 2D transfer as one
 //   operation per row), and a notification as a fence followed by a put of the count into the
-//   receiver's cell, so it never overtakes its data. An announcement whose done count has not
+//   receiver's cell, so it never overtakes its data (a flush instead of the fence where the run
+//   wrote GPU memory, or other ranks' memory, before it). An announcement whose done count has not
 //   gone keeps the owner from finishing any withdrawal, so for a short while it covers later runs
 //   to that owner whose regions were found alive under it (announce()).
 // - Waits progress the worker (over TCP the data lands only inside the target's progress), end
