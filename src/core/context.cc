@@ -648,8 +648,16 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
   for (uint64_t spin = 0;; ++spin) {
     if (consume_arrival(src_rank, slot, from)) return TCA_SUCCESS;
     cpu_relax();
-    // Progress costs MPI calls; a same-host notification needs none, so it is paid rarely.
-    if (spin % 64 == 63) TCA_CHECK(progress_transports());
+    // Progress costs calls into MPI or UCX (a UCX worker with TCP connections polls its sockets);
+    // a same-host notification needs none, so it is paid rarely: the transport that controls
+    // the awaited peer now and then, every transport a quarter as often.
+    if (spin % 64 == 63) {
+      if (src_rank != TCA_ANY_RANK && spin % 256 != 255) {
+        TCA_CHECK(controller_[src_rank]->progress());
+      } else {
+        TCA_CHECK(progress_transports());
+      }
+    }
     // A notification usually lands within microseconds, but when ranks outnumber cores the
     // sender may be waiting for this very core: then sleep until it wakes us (where the sender
     // needs no progress from this rank, as on shm). Notifications that come without a wake
