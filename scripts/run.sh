@@ -44,8 +44,12 @@ measure() {
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 if [[ "$gpus" -eq 1 && -n "$(cuda_compiler_args)" && " ${pingpong_args[*]} " != *" -i "* &&
       " ${pingpong_args[*]} " != *" --iters"* ]]; then
-  note "one GPU for both ranks: tca-pingpong -i 100 (100 round trips per batch)"
-  pingpong_args+=(-i 100)
+  note "one GPU for both ranks: tca-pingpong -i 20 -r 3 (20 round trips per batch, 3 batches)"
+  pingpong_args+=(-i 20 -r 3)
+  if [[ " ${pingpong_args[*]} " != *" -e "* && " ${pingpong_args[*]} " != *" --max-bytes"* ]]; then
+    note "one GPU for both ranks: sizes up to 4 MiB (-e 4M; a round trip costs a time slice)"
+    pingpong_args+=(-e 4M)
+  fi
 fi
 measure pingpong -n 2 "$bin/tca-pingpong" "${pingpong_args[@]}"
 
