@@ -222,6 +222,7 @@ Transport* Context::find_transport(tcaPath path) const {
 }
 
 bool Context::carries_default_traffic(const Transport* transport) const {
+  if (controller_.empty()) return true;  // not chosen yet: any transport may be
   for (int peer = 0; peer < size_; ++peer) {
     if (controller_[peer] == transport) return true;
     for (const Transport* chosen : default_[peer])
@@ -652,8 +653,12 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
     // a same-host notification needs none, so it is paid rarely: the transport that controls
     // the awaited peer now and then, every transport a quarter as often.
     if (spin % 64 == 63) {
-      if (src_rank != TCA_ANY_RANK && spin % 256 != 255) {
-        TCA_CHECK(controller_[src_rank]->progress());
+      // (While the transports are still being made, as in the CUDA calibration, none controls.)
+      Transport* controller = src_rank != TCA_ANY_RANK && !controller_.empty()
+                                  ? controller_[src_rank]
+                                  : nullptr;
+      if (controller != nullptr && spin % 256 != 255) {
+        TCA_CHECK(controller->progress());
       } else {
         TCA_CHECK(progress_transports());
       }
@@ -690,7 +695,9 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
 bool Context::sleeps_waiting_for(int src_rank) const {
   if (!oversubscribed_) return false;
   // An MPI peer's one-sided operations may need this rank inside MPI to complete.
-  const auto on_shm = [&](int peer) { return controller_[peer]->path() == TCA_PATH_SHM; };
+  const auto on_shm = [&](int peer) {
+    return !controller_.empty() && controller_[peer]->path() == TCA_PATH_SHM;
+  };
   if (src_rank != TCA_ANY_RANK) return on_shm(src_rank);
   for (int peer = 0; peer < size_; ++peer)
     if (!on_shm(peer)) return false;
