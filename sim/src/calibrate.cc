@@ -208,6 +208,55 @@ void collective_rows(const std::string& dir, std::vector<CalibrationRow>& rows) 
   }
 }
 
+// One way of a ping-pong whose transfers go from `src` to `dst` memory by `path` (the rows of
+// tca-pingpong: each rank sends from its own `src` buffer into the other's `dst` buffer).
+double one_way_kinds(const Fabric& fabric, double bytes, MemKind src, MemKind dst, const std::string& path) {
+  Job job = pingpong(bytes, src, kIterations);
+  for (Program& program : job.ranks)
+    for (Step& step : program)
+      for (Message& m : step.messages) {
+        m.src_kind = src;
+        m.dst_kind = dst;
+        m.path = path;
+      }
+  return simulate(fabric, job).makespan / (2.0 * kIterations);
+}
+
+// One H200 shared by two ranks (h200-shared.fabric): tca-pingpong there, 2026-11-24 ([A]) and
+// another day's run with more sizes ([B]); half a round trip in microseconds.
+void shared_gpu_rows(const std::string& dir, std::vector<CalibrationRow>& rows) {
+  const auto gpu = built(dir, "h200-shared", 2);
+  const char* a = "tca-pingpong on one H200, 2 ranks (h200-shared.fabric [A])";
+  const char* b = "tca-pingpong on one H200, 2 ranks (h200-shared.fabric [B])";
+  const MemKind c = MemKind::kCpu, g = MemKind::kGpu;
+  struct Row {
+    const char* path;
+    MemKind src, dst;
+    double bytes, us;
+    const char* source;
+  };
+  const Row measured[] = {
+      {"cuda.ce", g, g, 8, 142.899, a},           {"cuda.ce", g, g, 2 * MiB, 142.868, a},
+      {"cuda.ce", g, g, 16 * MiB, 154.682, a},    {"cuda.ce", g, g, 128 * MiB, 210.630, b},
+      {"cuda.ce", c, g, 8, 142.644, a},           {"cuda.ce", c, g, 4 * KiB, 145.341, a},
+      {"cuda.ce", c, g, 32 * KiB, 9.003, a},      {"cuda.ce", c, g, 256 * KiB, 13.882, a},
+      {"cuda.ce", c, g, 2 * MiB, 47.698, a},      {"cuda.ce", c, g, 16 * MiB, 314.654, a},
+      {"cuda.ce", g, c, 8, 7.107, a},             {"cuda.ce", g, c, 256 * KiB, 12.314, a},
+      {"cuda.ce", g, c, 16 * MiB, 313.990, a},    {"cuda.sm", g, g, 8, 146.395, a},
+      {"cuda.sm", g, g, 16 * MiB, 161.093, a},    {"cuda.sm", c, g, 8, 145.538, a},
+      {"cuda.sm", c, g, 16 * MiB, 481.524, a},    {"cuda.sm", g, c, 16 * MiB, 469.796, a},
+  };
+  for (const Row& row : measured) {
+    const std::string size = row.bytes >= MiB ? std::to_string(static_cast<int>(row.bytes / MiB)) + " MiB"
+                             : row.bytes >= KiB ? std::to_string(static_cast<int>(row.bytes / KiB)) + " KiB"
+                                                : std::to_string(static_cast<int>(row.bytes)) + " B";
+    const std::string figure = std::string("H200 shared ") + row.path + " " + mem_kind_name(row.src) + ">" +
+                               mem_kind_name(row.dst) + " " + size + " one way";
+    rows.push_back(value(figure, row.source, "us", row.us,
+                         1e6 * one_way_kinds(*gpu, row.bytes, row.src, row.dst, row.path)));
+  }
+}
+
 void measured_rows(const std::string& dir, std::vector<CalibrationRow>& rows) {
   const auto shm = built(dir, "shm-here", 2);
   const char* src = "tca-pingpong shm.chain here (shm-here.fabric)";
@@ -230,6 +279,7 @@ std::vector<CalibrationRow> calibrate(const std::string& fabric_dir) {
   k40_rows(fabric_dir, rows);
   collective_rows(fabric_dir, rows);
   measured_rows(fabric_dir, rows);
+  shared_gpu_rows(fabric_dir, rows);
   return rows;
 }
 

@@ -116,6 +116,7 @@ class World {
     request.src_kind = m.src_kind;
     request.dst_kind = m.dst_kind;
     request.op = m.op;
+    request.path = m.path;
     request.register_mode = job_.register_mode;
     Ready ready;
     ready.plan = fabric_.plan(request);

@@ -33,8 +33,14 @@ const std::vector<std::pair<const char*, char>> kKeys[] = {
      {"switch_latency", 't'}, {"socket_bandwidth", 'b'}, {"socket_latency", 't'},
      {"overhead", 't'}, {"synchronous", 'n'}, {"notify_overhead", 't'},
      {"large_threshold", 's'}, {"large_bandwidth", 'b'}},
+    // gpu (ranks sharing one GPU)
+    {{"kick", 't'}, {"ce_gpu_latency", 't'}, {"ce_gpu_bandwidth", 'b'}, {"ce_h2d_sliced_max", 's'},
+     {"ce_h2d_sliced_latency", 't'}, {"ce_h2d_latency", 't'}, {"ce_d2h_latency", 't'},
+     {"ce_host_bandwidth", 'b'}, {"sm_latency", 't'}, {"sm_gpu_bandwidth", 'b'},
+     {"sm_host_bandwidth", 'b'}, {"cpu_overhead", 't'}, {"cpu_bandwidth", 'b'},
+     {"notify_overhead", 't'}},
 };
-const char* const kFamilies[] = {"tca", "apenet", "ib", "host"};
+const char* const kFamilies[] = {"tca", "apenet", "ib", "host", "gpu"};
 
 int positive_mod(int value, int modulus) { return ((value % modulus) + modulus) % modulus; }
 
@@ -66,10 +72,10 @@ std::unique_ptr<Fabric> Fabric::from_params(const ParamFile& params, const std::
   fabric->family_ = params.word("family");
   fabric->max_nodes_ = static_cast<int>(params.number("max_nodes"));
   int family = -1;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 5; ++i)
     if (fabric->family_ == kFamilies[i]) family = i;
   if (family < 0)
-    throw Error(params.name() + ": family '" + fabric->family_ + "' is not tca, apenet, ib or host");
+    throw Error(params.name() + ": family '" + fabric->family_ + "' is not tca, apenet, ib, host or gpu");
   for (const auto& [key, type] : kKeys[family]) {
     double value = 0;
     switch (type) {
@@ -91,8 +97,10 @@ std::unique_ptr<Fabric> Fabric::from_params(const ParamFile& params, const std::
     fabric->topology_ = "fat-tree";
     fabric->leaf_radix_ = static_cast<int>(fabric->p("leaf_radix"));
     if (fabric->leaf_radix_ < 1) throw Error(params.name() + ": leaf_radix must be at least 1");
-  } else {
+  } else if (family == 3) {
     fabric->topology_ = "host";
+  } else {
+    fabric->topology_ = "gpu";
   }
   params.check_all_used();
   return fabric;
@@ -120,6 +128,7 @@ void Fabric::build(int nodes) {
   if (topology_ == "torus") build_torus(nodes);
   if (topology_ == "fat-tree") build_fat_tree(nodes);
   if (topology_ == "host") build_host(nodes);
+  if (topology_ == "gpu") build_gpu(nodes);
 }
 
 std::vector<int> Fabric::coordinates(int node) const {
@@ -270,6 +279,7 @@ int Fabric::hops(int a, int b) const {
     return static_cast<int>(torus_route(a, b).size());
   }
   if (topology_ == "fat-tree") return a / leaf_radix_ == b / leaf_radix_ ? 1 : 3;
+  if (topology_ == "gpu") return 0;  // one device
   return static_cast<int>(host_route(a, b).size()) - 1;
 }
 
@@ -279,6 +289,7 @@ Plan Fabric::plan(const Request& r) const {
   if (family_ == "tca") return plan_tca(r);
   if (family_ == "apenet") return plan_apenet(r);
   if (family_ == "ib") return plan_ib(r);
+  if (family_ == "gpu") return plan_gpu(r);
   return plan_host(r);
 }
 
@@ -395,6 +406,57 @@ Plan Fabric::plan_host(const Request& r) const {
   plan.synchronous = p("synchronous") != 0;
   plan.block = r.op == Op::kDma ? p("overhead") : p("notify_overhead");
   plan.protocol = r.op == Op::kDma ? "copy" : "notify";
+  return plan;
+}
+
+// One GPU shared by every rank: the copy engine's links (device to device, host to device, device
+// to host), the kernel copies' links and host memory, each one link that all ranks share.
+void Fabric::build_gpu(int /*nodes*/) {
+  ce_d2d_ = add_link("gpu.ce_d2d", p("ce_gpu_bandwidth"), 0);
+  ce_h2d_ = add_link("gpu.ce_h2d", p("ce_host_bandwidth"), 0);
+  ce_d2h_ = add_link("gpu.ce_d2h", p("ce_host_bandwidth"), 0);
+  sm_d2d_ = add_link("gpu.sm_d2d", p("sm_gpu_bandwidth"), 0);
+  sm_host_ = add_link("gpu.sm_host", p("sm_host_bandwidth"), 0);
+  host_mem_ = add_link("host.mem", p("cpu_bandwidth"), 0);
+}
+
+// The caller pays the kick; the rest of the fixed cost (for the GPU's time slice between the
+// processes, most of it) passes before the bytes move. Kernel copies (a path named cuda.sm) pay
+// the slice whatever the kinds; copy-engine copies pay it into GPU memory, from host memory only
+// up to ce_h2d_sliced_max. Host to host goes through memory, copied by the caller (shm).
+Plan Fabric::plan_gpu(const Request& r) const {
+  Plan plan;
+  plan.protocol = "notify";
+  if (r.op != Op::kDma) {
+    plan.block = p("notify_overhead");
+    plan.head.push_back(host_mem_);
+    return plan;
+  }
+  const bool src_gpu = r.src_kind != MemKind::kCpu, dst_gpu = r.dst_kind != MemKind::kCpu;
+  plan.block = p("kick");
+  if (!src_gpu && !dst_gpu) {
+    plan.block = p("cpu_overhead");
+    plan.synchronous = true;
+    plan.head.push_back(host_mem_);
+    plan.protocol = "shm";
+  } else if (r.path.rfind("cuda.sm", 0) == 0) {
+    plan.pre = p("sm_latency");
+    plan.head.push_back(src_gpu && dst_gpu ? sm_d2d_ : sm_host_);
+    plan.protocol = "sm";
+  } else if (src_gpu && dst_gpu) {
+    plan.pre = p("ce_gpu_latency");
+    plan.head.push_back(ce_d2d_);
+    plan.protocol = "ce";
+  } else if (dst_gpu) {
+    const bool sliced = r.bytes <= p("ce_h2d_sliced_max");
+    plan.pre = sliced ? p("ce_h2d_sliced_latency") : p("ce_h2d_latency");
+    plan.head.push_back(ce_h2d_);
+    plan.protocol = sliced ? "ce.sliced" : "ce";
+  } else {
+    plan.pre = p("ce_d2h_latency");
+    plan.head.push_back(ce_d2h_);
+    plan.protocol = "ce";
+  }
   return plan;
 }
 

@@ -11,7 +11,10 @@
 //   ib     InfiniBand fat tree (two levels, D-mod-k) with MVAPICH2 host overheads; GPU data by
 //          GPUDirect RDMA up to a threshold, staged through host memory above it.
 //   host   one host's insides: endpoints under PCIe switches under CPU sockets (K40 blog), or
-//          under one NVSwitch (H200), or ranks on one host's memory or on one GPU.
+//          under one NVSwitch (H200), or ranks on one host's memory.
+//   gpu    ranks sharing one GPU (CUDA IPC on one device): the cost of a transfer depends on its
+//          memory kinds and tca's CUDA path (copy engine or kernel), its bytes go through the
+//          GPU's copy links, which every rank shares.
 #pragma once
 
 #include <memory>
@@ -56,6 +59,7 @@ struct Request {
   bool register_mode = false;  // tca: descriptors pre-registered in the chip (no fetch)
   bool gdr = true;             // ib: GPUDirect RDMA on (off: CUDA copies around each message)
   std::string force;           // apenet: "p2p" or "staged" instead of the faster of the two
+  std::string path;            // the transport a trace names (cuda.ce, cuda.sm, shm); gpu family
 };
 
 class Fabric {
@@ -95,6 +99,8 @@ class Fabric {
   Plan plan_apenet(const Request& r) const;
   Plan plan_ib(const Request& r) const;
   Plan plan_host(const Request& r) const;
+  void build_gpu(int nodes);
+  Plan plan_gpu(const Request& r) const;
   double p(const char* key) const;  // a loaded parameter by key
 
   std::string name_, family_, topology_;
@@ -112,6 +118,8 @@ class Fabric {
   std::vector<std::vector<int>> leaf_up_, spine_down_;  // [leaf][spine], [spine][leaf]
   std::vector<int> group_up_, group_down_, socket_up_, socket_down_;
   int leaf_radix_ = 0;
+  // gpu family: the one GPU's links, shared by every rank.
+  int ce_d2d_ = -1, ce_h2d_ = -1, ce_d2h_ = -1, sm_d2d_ = -1, sm_host_ = -1, host_mem_ = -1;
 };
 
 }  // namespace tca_sim

@@ -18,6 +18,7 @@ struct Message {
   MemKind dst_kind = MemKind::kCpu;
   int notify_slot = -1;  // raised at the destination once the data is there
   Op op = Op::kDma;
+  std::string path;  // the transport the trace names (cuda.ce, cuda.sm, shm, ...); may be empty
 };
 
 struct Step {

@@ -1,6 +1,6 @@
 // tca-sim: the seeds' fabrics as a calibrated SimGrid model (docs/SIM.md).
 //   tca-sim calibrate [--json]
-//   tca-sim replay --trace DIR --fabric NAME [--nodes N] [--mapping block|cyclic|K,K,...] [--json]
+//   tca-sim replay --trace DIR --fabric NAME [--nodes N] [--mapping block|cyclic|K,K,...] [--segments] [--json]
 //   tca-sim scale --fabric NAME|all --pattern NAME|all [--min-nodes 2] [--max-nodes 1024] [--json]
 //   tca-sim route --fabric NAME --nodes N --from A --to B
 #include <CLI/CLI.hpp>
@@ -87,9 +87,9 @@ std::vector<int> parse_mapping(const std::string& text, int ranks, int nodes) {
 }
 
 int run_replay(const std::string& dir, const std::string& trace_dir, const std::string& fabric_name, int nodes,
-               const std::string& mapping, bool register_mode, bool json) {
+               const std::string& mapping, bool register_mode, bool segments, bool json) {
   const std::vector<RankTrace> traces = read_trace_dir(trace_dir);
-  TraceJob tj = job_from_traces(traces);
+  TraceJob tj = job_from_traces(traces, segments);
   const int ranks = static_cast<int>(tj.job.ranks.size());
   auto fabric = Fabric::load(dir, fabric_name);
   if (nodes <= 0) nodes = ranks;
@@ -105,6 +105,7 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
   report.set("ranks", ranks);
   report.set("nodes", nodes);
   report.set("register_mode", register_mode);
+  report.set("segments", segments);
   report.set("kicks", tj.kicks);
   report.set("transfers", tj.transfers);
   report.set("waits", tj.waits);
@@ -257,7 +258,10 @@ int main(int argc, char** argv) {
   replay->add_option("--fabric", fabric, "Fabric description name")->capture_default_str();
   replay->add_option("--nodes", nodes, "Nodes of the fabric (default: one per rank)");
   replay->add_option("--mapping", mapping, "Ranks to nodes: block, cyclic or a list n0,n1,...")->capture_default_str();
-  bool register_mode = false;
+  bool register_mode = false, segments = false;
+  replay->add_flag("--segments", segments,
+                   "A phase per run of kicks of one shape (path, kinds, bytes): the rows of a trace "
+                   "without phase marks (tca-pingpong)");
   replay->add_flag("--register-mode", register_mode,
                    "PEACH fabrics: descriptors held in the chip (register mode), no fetch per transfer");
   replay->add_flag("--json", json, "One JSON object on stdout, the table on stderr");
@@ -278,7 +282,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (*calibrate) return tca_sim::run_calibrate(fabric_dir, json);
-    if (*replay) return tca_sim::run_replay(fabric_dir, trace_dir, fabric, nodes, mapping, register_mode, json);
+    if (*replay) return tca_sim::run_replay(fabric_dir, trace_dir, fabric, nodes, mapping, register_mode, segments, json);
     if (*scale) return tca_sim::run_scale(fabric_dir, fabrics, patterns, min_nodes, max_nodes, json);
     return tca_sim::run_route(fabric_dir, fabric, nodes, from, to);
   } catch (const std::exception& error) {

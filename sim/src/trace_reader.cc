@@ -156,14 +156,25 @@ Message message_of(const TraceEvent& e, int me, const std::string& file) {
     if (std::string(error.what()).rfind(file, 0) == 0) throw;
     fail(file, e.line, error.what());
   }
+  const auto path = e.fields.find("path");
+  if (path != e.fields.end()) m.path = path->second;
   const auto notify = e.fields.find("notify");
   m.notify_slot = notify == e.fields.end() ? -1 : static_cast<int>(to_int(notify->second, file, e.line, "notify"));
   return m;
 }
 
+// The shape of a kick for segments: its first transfer's path, memory kinds and bytes.
+std::string kick_shape(const std::vector<Message>& messages, const TraceEvent& first) {
+  if (messages.empty()) return "empty";
+  const Message& m = messages.front();
+  const auto path = first.fields.find("path");
+  return (path == first.fields.end() ? std::string("?") : path->second) + "." + mem_kind_name(m.src_kind) +
+         ">" + mem_kind_name(m.dst_kind) + "." + std::to_string(static_cast<long long>(m.bytes));
+}
+
 }  // namespace
 
-TraceJob job_from_traces(const std::vector<RankTrace>& traces) {
+TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
   TraceJob out;
   const int world = static_cast<int>(traces.size());
   out.job.ranks.resize(world);
@@ -181,6 +192,23 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces) {
     std::map<std::string, std::vector<uint64_t>> open;
     std::map<std::string, double> rank_phase;
     std::vector<std::string> coll_stack;
+    // The open segment: its name, where its phase end goes and the times it spans.
+    std::string segment;
+    size_t segment_end_step = 0;
+    uint64_t segment_begin = 0, segment_end = 0;
+    auto close_segment = [&] {
+      if (segment.empty()) return;
+      Step end;
+      end.kind = Step::kPhaseEnd;
+      end.name = segment;
+      program.insert(program.begin() + static_cast<std::ptrdiff_t>(segment_end_step), end);
+      const double seconds = static_cast<double>(segment_end - segment_begin) * 1e-9;
+      PhaseTotal& total = out.measured_phases[segment];
+      total.seconds += seconds;
+      ++total.count;
+      rank_phase[segment] += seconds;
+      segment.clear();
+    };
     auto gap_to = [&](uint64_t t) {
       if (t > cursor) {
         Step s;
@@ -203,6 +231,16 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces) {
           s.messages.push_back(message_of(events[j], r, trace.file));
         out.transfers += static_cast<long>(s.messages.size());
         ++out.kicks;
+        const std::string shape =
+            segments ? kick_shape(s.messages, i + 1 < events.size() ? events[i + 1] : e) : std::string();
+        if (segments && shape != segment) {
+          close_segment();
+          Step begin;
+          begin.kind = Step::kPhaseBegin;
+          begin.name = segment = shape;
+          program.push_back(begin);
+          segment_begin = e.t;
+        }
       } else if (e.kind == "put" || e.kind == "get") {
         s.kind = Step::kPut;
         s.messages.push_back(message_of(e, r, trace.file));
@@ -254,7 +292,12 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces) {
       program.push_back(s);
       // The call's own duration is the model's to predict (kick cost, wait, drain, barrier).
       cursor = std::max(cursor, e.t + e.dur);
+      if (!segment.empty()) {
+        segment_end_step = program.size();
+        segment_end = e.t + e.dur;
+      }
     }
+    close_segment();
     for (const auto& [name, seconds] : rank_phase)
       out.measured_phases[name].max_seconds = std::max(out.measured_phases[name].max_seconds, seconds);
   }

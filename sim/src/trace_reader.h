@@ -41,7 +41,10 @@ struct TraceJob {
 };
 
 // Builds the job: on one host the ranks start where the clock puts them (the earliest first
-// event is time 0); across hosts each rank starts at its first event.
-TraceJob job_from_traces(const std::vector<RankTrace>& traces);
+// event is time 0); across hosts each rank starts at its first event. With `segments`, every
+// run of consecutive kicks of one shape (the first transfer's path, memory kinds and bytes) is
+// also a phase named `path.skind>dkind.bytes`, from its first kick to the end of the rank's last
+// call before a kick of another shape: the rows of a trace without phase marks (tca-pingpong).
+TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments = false);
 
 }  // namespace tca_sim
