@@ -13,6 +13,7 @@ const char* spmv_name(SpmvKind kind) {
     case SpmvKind::kOwn: return "own";
     case SpmvKind::kCsr: return "csr";
     case SpmvKind::kCusparse: return "cusparse";
+    case SpmvKind::kSymmetric: return "symmetric";
   }
   return "?";
 }
@@ -74,8 +75,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                      {"tca", "mpi", "nccl"});
   cli.add_repeatable("--spmv", spmvs,
                      "GPU SpMV: own (column slabs, x in shared memory), csr (a warp per row) or cusparse; "
+                     "symmetric (one rank, CPU or GPU): the upper triangle only, each entry used twice; "
                      "several: each in turn (default own)",
-                     {"own", "csr", "cusparse"});
+                     {"own", "csr", "cusparse", "symmetric"});
   std::string tca_algorithm = "auto";
   app.add_option("--tca-algorithm", tca_algorithm,
                  "--comm tca: algorithm of the collectives (1d allgather, dot allreduces)")
@@ -124,15 +126,22 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
     config->comms = translate<CommKind>(comms.empty() ? std::vector<std::string>{"tca"} : comms,
                                         {{"tca", CommKind::kTca}, {"mpi", CommKind::kMpi}, {"nccl", CommKind::kNccl}});
     config->spmvs = translate<SpmvKind>(spmvs.empty() ? std::vector<std::string>{"own"} : spmvs,
-                                        {{"own", SpmvKind::kOwn}, {"csr", SpmvKind::kCsr}, {"cusparse", SpmvKind::kCusparse}});
+                                        {{"own", SpmvKind::kOwn}, {"csr", SpmvKind::kCsr}, {"cusparse", SpmvKind::kCusparse},
+                                         {"symmetric", SpmvKind::kSymmetric}});
+    const bool symmetric =
+        std::find(config->spmvs.begin(), config->spmvs.end(), SpmvKind::kSymmetric) != config->spmvs.end();
+    if (symmetric && ranks != 1) {
+      throw CLI::ValidationError("--spmv symmetric", "needs the whole matrix on one rank (run with 1 rank)");
+    }
     if (config->device == Device::kCpu) {
       if (std::find(config->comms.begin(), config->comms.end(), CommKind::kNccl) != config->comms.end()) {
         throw CLI::ValidationError("--comm nccl", "needs --device gpu");
       }
-      if (!spmvs.empty() && config->spmvs != std::vector<SpmvKind>{SpmvKind::kOwn}) {
-        throw CLI::ValidationError("--spmv", "csr and cusparse need --device gpu");
+      for (SpmvKind kind : config->spmvs) {
+        if (kind == SpmvKind::kCsr || kind == SpmvKind::kCusparse) {
+          throw CLI::ValidationError("--spmv", "csr and cusparse need --device gpu");
+        }
       }
-      config->spmvs = {SpmvKind::kOwn};
     }
   };
   if (std::optional<int> code = cli.parse(argc, argv, rank, validate)) return code;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine.h"
+#include "symmetric.h"
 #include "threads.h"
 
 namespace tca_cg {
@@ -11,8 +12,9 @@ namespace {
 
 class CpuEngine final : public Engine {
  public:
-  CpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, int threads)
-      : layout_(layout),
+  CpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, int threads, SpmvKind spmv)
+      : symmetric_(spmv == SpmvKind::kSymmetric),
+        layout_(layout),
         allocator_(allocator),
         threads_(threads < 1 ? 1 : threads),
         m_(layout.piece),
@@ -38,14 +40,19 @@ class CpuEngine final : public Engine {
   const Buffers& buffers() const override { return buffers_; }
   bool fuses_dots() const override { return false; }
   std::string describe() const override {
-    return std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
+    return std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads") +
+           (symmetric_ ? ", symmetric storage (upper triangle, CSR)" : ", CSR");
   }
 
+  // Symmetric: every part also writes and reads its copy of y.
   double spmv_bytes() const override {
-    return a_.nnz() * 12.0 + (a_.rows + 1) * 8.0 + a_.rows * 8.0 + a_.cols * 8.0;
+    const double copies = symmetric_ ? 2.0 * threads_ * a_.rows * 8.0 : 0.0;
+    return a_.nnz() * 12.0 + (a_.rows + 1) * 8.0 + a_.rows * 8.0 + a_.cols * 8.0 + copies;
   }
 
-  void set_matrix(LocalCsr matrix) override { a_ = std::move(matrix); }
+  void set_matrix(LocalCsr matrix) override {
+    a_ = symmetric_ ? upper_triangle(matrix) : std::move(matrix);
+  }
 
   void fill_x(double value) override {
     for_each([&](int64_t i) { x_[i] = i < real_ ? value : 0.0; });
@@ -79,6 +86,11 @@ class CpuEngine final : public Engine {
   void spmv(bool fuse_dot) override {
     const double* x = buffers_.p_full;
     double* y = buffers_.w;
+    if (symmetric_) {
+      symmetric_multiply(a_, x, y, threads_, symmetric_scratch_);
+      if (fuse_dot) dot_pq();
+      return;
+    }
     const int64_t* row_ptr = a_.row_ptr.data();
     const int32_t* col = a_.col.data();
     const double* val = a_.val.data();
@@ -193,6 +205,7 @@ class CpuEngine final : public Engine {
     return parallel_sum(m_, threads_, term);
   }
 
+  bool symmetric_;
   Layout layout_;
   Allocator allocator_;
   int threads_;
@@ -203,6 +216,7 @@ class CpuEngine final : public Engine {
   Buffers buffers_;
   std::vector<double*> owned_;
   std::vector<std::vector<double>> staging_;
+  std::vector<double> symmetric_scratch_;
   bool single_rank_ = false;
 };
 
@@ -211,8 +225,8 @@ class CpuEngine final : public Engine {
 const char* device_name(Device device) { return device == Device::kCpu ? "cpu" : "gpu"; }
 
 std::unique_ptr<Engine> make_cpu_engine(const Layout& layout, const Allocator& allocator,
-                                        int scratch_pieces, int threads) {
-  return std::make_unique<CpuEngine>(layout, allocator, scratch_pieces, threads);
+                                        int scratch_pieces, int threads, SpmvKind spmv) {
+  return std::make_unique<CpuEngine>(layout, allocator, scratch_pieces, threads, spmv);
 }
 
 }  // namespace tca_cg

@@ -56,8 +56,9 @@ enum class Device { kCpu, kGpu };
 const char* device_name(Device device);
 
 // SpMV on the GPU: own kernels (column slabs with x in shared memory, or plain CSR with a warp
-// per row) or cuSPARSE's CSR SpMV.
-enum class SpmvKind { kOwn, kCsr, kCusparse };
+// per row) or cuSPARSE's CSR SpMV; or symmetric storage (the upper triangle, one rank only),
+// on the CPU too, where kOwn is the plain CSR loop.
+enum class SpmvKind { kOwn, kCsr, kCusparse, kSymmetric };
 
 class Engine {
  public:
@@ -129,7 +130,7 @@ struct SlabOptions {
 // single rank (or a 2d grid of one) p is p_full and w is q, and each global scalar is its local
 // twin: nothing needs to be communicated.
 std::unique_ptr<Engine> make_cpu_engine(const Layout& layout, const Allocator& allocator,
-                                        int scratch_pieces, int threads);
+                                        int scratch_pieces, int threads, SpmvKind spmv);
 // nullptr-free: throws std::runtime_error where CUDA is not built in or no GPU is usable.
 std::unique_ptr<Engine> make_gpu_engine(const Layout& layout, const Allocator& allocator,
                                         int scratch_pieces, SpmvKind spmv, SlabOptions slab);

@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "gpu_kernels.cuh"
+#include "symmetric.h"
 
 namespace tca_cg {
 namespace {
@@ -105,6 +106,7 @@ class GpuEngine final : public Engine {
     vector_blocks_ = static_cast<int>(std::clamp<int64_t>((m_ + kVectorThreads - 1) / kVectorThreads, 1,
                                                           int64_t{4} * multiprocessors_));
     spmv_blocks_ = spmv_blocks_per_multiprocessor() * multiprocessors_;
+    symmetric_blocks_ = spmv_symmetric_blocks_per_multiprocessor() * multiprocessors_;
     const int most_blocks = std::max({vector_blocks_, spmv_blocks_, 4 * multiprocessors_});
     partials_ = device_alloc<double>(2 * static_cast<size_t>(most_blocks));
     counter_ = device_alloc<unsigned>(1);
@@ -139,6 +141,9 @@ class GpuEngine final : public Engine {
         break;
       case SpmvKind::kCsr: kernel = "CSR SpMV (a warp per row)"; break;
       case SpmvKind::kCusparse: kernel = "cuSPARSE CSR SpMV"; break;
+      case SpmvKind::kSymmetric:
+        kernel = "symmetric SpMV (upper triangle in CSR, a warp per row, transposed terms by double atomics)";
+        break;
     }
     return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel;
   }
@@ -150,11 +155,13 @@ class GpuEngine final : public Engine {
         return nnz_ * 10.0 + slabs_ * (rows_ + 1) * 4.0 + 2.0 * slabs_ * rows_ * 8.0 + vectors;
       case SpmvKind::kCsr: return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors;
       case SpmvKind::kCusparse: return nnz_ * 12.0 + (rows_ + 1) * 4.0 + vectors;
+      case SpmvKind::kSymmetric: return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors + rows_ * 8.0;  // y zeroed first
     }
     return 0;
   }
 
   void set_matrix(LocalCsr matrix) override {
+    if (spmv_kind_ == SpmvKind::kSymmetric) matrix = upper_triangle(matrix);
     rows_ = matrix.rows;
     cols_ = matrix.cols;
     nnz_ = matrix.nnz();
@@ -194,6 +201,12 @@ class GpuEngine final : public Engine {
       launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
                       sum_into(kDotLocal), row_blocks_, stream_);
+      return;
+    }
+    if (spmv_kind_ == SpmvKind::kSymmetric) {
+      SpmvArgs args{rows_, row_ptr_, col_, val_, buffers_.p_full, buffers_.w, nullptr};
+      launch_spmv_symmetric(args, symmetric_blocks_, stream_);
+      if (fuse_dot) dot_pq();
       return;
     }
     if (spmv_kind_ == SpmvKind::kCsr) {
@@ -410,6 +423,7 @@ class GpuEngine final : public Engine {
   double* r_ = nullptr;
   int vector_blocks_ = 1;
   int spmv_blocks_ = 1;
+  int symmetric_blocks_ = 1;
   double* partials_ = nullptr;
   unsigned* counter_ = nullptr;
   int64_t rows_ = 0;

@@ -39,6 +39,12 @@ void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t s
 // that every block's fixed share of rows starts at once).
 int spmv_blocks_per_multiprocessor();
 
+// Symmetric storage (gpu_symmetric.cu): args is the upper triangle with the diagonal; y (rows
+// elements, the matrix square) is zeroed, then y = U x + U^T x - D x by double atomics. No
+// fused dot (p_own is ignored).
+void launch_spmv_symmetric(const SpmvArgs& args, int blocks, cudaStream_t stream);
+int spmv_symmetric_blocks_per_multiprocessor();
+
 // Column slabs: the block's columns cut into slabs of `width`; slab s holds, row by row, the
 // entries whose column lies in [s*width, (s+1)*width), with 16-bit columns local to the slab.
 struct SlabArgs {
