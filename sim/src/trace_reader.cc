@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 namespace tca_sim {
 namespace {
@@ -184,6 +185,27 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
   uint64_t origin = std::numeric_limits<uint64_t>::max();
   for (const RankTrace& t : traces)
     if (!t.events.empty()) origin = std::min(origin, t.start + t.events.front().t);
+  // Segments: the shape of the transfer behind every notification, in the order each sender
+  // raised them per (source, destination, slot), so a wait belongs to the row that notified it.
+  std::map<std::tuple<int, int, int>, std::vector<std::string>> raised;
+  std::map<std::tuple<int, int, int>, size_t> matched;
+  for (int r = 0; segments && r < world; ++r) {
+    const auto& events = traces[r].events;
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (events[i].kind == "notify") {
+        const int dst = static_cast<int>(to_int(need(events[i], "dst", traces[r].file), traces[r].file, events[i].line, "dst"));
+        const int slot = static_cast<int>(to_int(need(events[i], "slot", traces[r].file), traces[r].file, events[i].line, "slot"));
+        raised[{r, dst, slot}].push_back("");
+      }
+      if (events[i].kind != "kick") continue;
+      std::vector<Message> chain;
+      for (size_t j = i + 1; j < events.size() && events[j].kind == "xfer"; ++j)
+        chain.push_back(message_of(events[j], r, traces[r].file));
+      const std::string shape = kick_shape(chain, i + 1 < events.size() ? events[i + 1] : events[i]);
+      for (const Message& m : chain)
+        if (m.notify_slot >= 0) raised[{r, m.dst_rank, m.notify_slot}].push_back(shape);
+    }
+  }
   for (int r = 0; r < world; ++r) {
     const RankTrace& trace = traces[r];
     Program& program = out.job.ranks[r];
@@ -292,7 +314,16 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
       program.push_back(s);
       // The call's own duration is the model's to predict (kick cost, wait, drain, barrier).
       cursor = std::max(cursor, e.t + e.dur);
-      if (!segment.empty()) {
+      bool in_segment = !segment.empty();
+      if (in_segment && s.kind == Step::kWait) {  // a wait for the next row's first transfer is not this row's
+        const std::tuple<int, int, int> key{s.peer, r, s.slot};
+        const auto& shapes = raised[key];
+        const size_t n = matched[key]++;
+        in_segment = n < shapes.size() && shapes[n] == segment;
+      } else if (segments && s.kind == Step::kWait) {
+        ++matched[{s.peer, r, s.slot}];
+      }
+      if (in_segment) {
         segment_end_step = program.size();
         segment_end = e.t + e.dur;
       }

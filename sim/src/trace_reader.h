@@ -44,7 +44,8 @@ struct TraceJob {
 // event is time 0); across hosts each rank starts at its first event. With `segments`, every
 // run of consecutive kicks of one shape (the first transfer's path, memory kinds and bytes) is
 // also a phase named `path.skind>dkind.bytes`, from its first kick to the end of the rank's last
-// call before a kick of another shape: the rows of a trace without phase marks (tca-pingpong).
+// call of that row before a kick of another shape (a wait belongs to the row whose transfer
+// raised it): the rows of a trace without phase marks (tca-pingpong).
 TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments = false);
 
 }  // namespace tca_sim

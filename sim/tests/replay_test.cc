@@ -76,5 +76,54 @@ TEST(ReplayTest, RecordedCollectiveTraceOnThisMachine) {
   ASSERT_TRUE(r.phases.count("coll.allreduce"));
 }
 
+// tca-pingpong on one H200 shared by two ranks (three of its rows, trimmed by
+// data/trim_pingpong_trace.py from a trace taken there), replayed on h200-shared: the run and
+// every row within 15% of the times the trace recorded.
+TEST(ReplayTest, RecordedPingPongOnOneSharedGpu) {
+  const TraceJob tj = job_from_traces(read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/pingpong-h200-shared"), true);
+  auto f = built("h200-shared", 2);
+  const Result r = simulate(*f, tj.job);
+  EXPECT_NEAR(r.makespan / tj.measured, 1.0, 0.15) << "model " << r.makespan << " s, measured " << tj.measured << " s";
+  for (const char* row : {"cuda.ce.gpu>gpu.8", "cuda.ce.cpu>gpu.32768", "cuda.sm.gpu>cpu.262144"}) {
+    ASSERT_TRUE(r.phases.count(row)) << row;
+    ASSERT_TRUE(tj.measured_phases.count(row)) << row;
+    const double model = r.phases.at(row).max_seconds, measured = tj.measured_phases.at(row).max_seconds;
+    EXPECT_GT(measured, 0) << row;
+    EXPECT_NEAR(model / measured, 1.0, 0.15) << row << ": model " << model << " s, measured " << measured << " s";
+  }
+  EXPECT_EQ(r.phases.size(), 3u);
+}
+
+TEST(ReplayTest, SegmentsEndWithTheWaitTheirRowRaised) {
+  const TraceJob tj = job_from_traces(read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/pingpong-h200-shared"), true);
+  // 63 round trips a row (the check of each size, warm-up and 3 batches of 20): both ranks kick
+  // 63 times in each row; one begin/end pair per rank and row.
+  ASSERT_EQ(tj.measured_phases.size(), 3u);
+  for (const auto& [row, total] : tj.measured_phases) EXPECT_EQ(total.count, 2) << row;
+  for (const Program& program : tj.job.ranks) {
+    std::string open;
+    long kicks = 0, waits = 0;
+    for (const Step& step : program) {
+      if (step.kind == Step::kPhaseBegin) {
+        EXPECT_TRUE(open.empty());
+        open = step.name;
+        kicks = waits = 0;
+      } else if (step.kind == Step::kPhaseEnd) {
+        EXPECT_EQ(step.name, open);
+        EXPECT_EQ(kicks, 63) << open;
+        // Rank 0 waits for each answer inside the row; rank 1's first wait comes before the
+        // row's first kick and its wait for the next row after the row's end.
+        EXPECT_TRUE(waits == 63 || waits == 62) << open << ": " << waits;
+        open.clear();
+      } else if (!open.empty() && step.kind == Step::kKick) {
+        ++kicks;
+      } else if (!open.empty() && step.kind == Step::kWait) {
+        ++waits;
+      }
+    }
+    EXPECT_TRUE(open.empty());
+  }
+}
+
 }  // namespace
 }  // namespace tca_sim
