@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/cache_file.h"
 #include "core/error.h"
 #include "core/settings.h"
 
@@ -109,15 +110,7 @@ const ChoiceTable* ChoiceCache::find(const std::string& key) const {
 }
 
 tcaResult ChoiceCache::save(const std::string& path) const {
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0) {
-    // Make the folders (one level at a time); an existing one is fine.
-    for (size_t at = path.find('/', 1); at != std::string::npos && at <= slash;
-         at = path.find('/', at + 1))
-      if (mkdir(path.substr(0, at).c_str(), 0755) != 0 && errno != EEXIST)
-        TCA_FAIL(TCA_ERROR_TRANSPORT, "cannot make {}: {}", path.substr(0, at),
-                 std::strerror(errno));
-  }
+  TCA_CHECK(make_parent_folders(path));
   const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
   {
     std::ofstream file(temporary);
@@ -133,20 +126,6 @@ tcaResult ChoiceCache::save(const std::string& path) const {
   return TCA_SUCCESS;
 }
 
-std::string choice_cache_path() {
-  std::string file;
-  if (setting_text("TCA_CHOICE_FILE", &file) == TCA_SUCCESS && !file.empty()) return file;
-  std::string base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    base = xdg;
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    base = std::string(home) + "/.cache";
-  } else {
-    return "";
-  }
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  return base + "/tca/choice-" + host + ".txt";
-}
+std::string choice_cache_path() { return cache_file("TCA_CHOICE_FILE", "choice", ".txt"); }
 
 }  // namespace tca

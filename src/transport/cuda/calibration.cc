@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/cache_file.h"
 #include "core/log.h"
 #include "core/settings.h"
 #include "transport/cuda/cuda_util.h"
@@ -60,22 +61,6 @@ tcaResult run_trial(GpuChain& chain, const PingPongSide& side, int rounds, cudaS
   }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
   *seconds = took.count() / (side.alone ? rounds : 2.0 * rounds);
-  return TCA_SUCCESS;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  gethostname(name, sizeof(name) - 1);
-  return name;
-}
-
-tcaResult make_directories(const std::string& file) {
-  for (size_t slash = file.find('/', 1); slash != std::string::npos;
-       slash = file.find('/', slash + 1)) {
-    const std::string directory = file.substr(0, slash);
-    if (mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST)
-      TCA_FAIL(TCA_ERROR_TRANSPORT, "cannot create {}: {}", directory, std::strerror(errno));
-  }
   return TCA_SUCCESS;
 }
 
@@ -147,17 +132,7 @@ uint64_t PairCalibration::crossover() const {
 }
 
 std::string calibration_path() {
-  std::string file;
-  if (setting_text("TCA_CUDA_CALIBRATION_FILE", &file) == TCA_SUCCESS && !file.empty()) return file;
-  std::string base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    base = xdg;
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    base = std::string(home) + "/.cache";
-  } else {
-    return "";
-  }
-  return base + "/tca/calibration-" + host_name() + ".json";
+  return cache_file("TCA_CUDA_CALIBRATION_FILE", "calibration", ".json");
 }
 
 void CalibrationCache::load(const std::string& path) {
@@ -217,7 +192,7 @@ tcaResult CalibrationCache::save(const std::string& path) const {
                                  {"ce_gbps", pair.ce_gbps},
                                  {"sm_gbps", pair.sm_gbps}});
   }
-  TCA_CHECK(make_directories(path));
+  TCA_CHECK(make_parent_folders(path));
   const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
   {
     std::ofstream out(temporary);
