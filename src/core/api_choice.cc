@@ -13,9 +13,10 @@ tcaResult tcaAutoTransport(int peer, tcaMemKind local, tcaMemKind remote, size_t
   if (peer < 0 || peer >= context->size())
     TCA_FAIL(TCA_ERROR_INVALID_RANK, "rank {} outside [0, {})", peer, context->size());
   if (name == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "name is NULL");
-  for (const tcaMemKind kind : {local, remote})
+  // As integers: a caller may pass any value, and only the two kinds are loaded as the enum.
+  for (const int kind : {static_cast<int>(local), static_cast<int>(remote)})
     if (kind != TCA_MEM_CPU && kind != TCA_MEM_GPU)
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(kind));
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", kind);
   const tca::Transport* transport = context->auto_transport(peer, local, remote, bytes);
   if (transport == nullptr)
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "no transport of this build reaches rank {}'s {} memory from "
