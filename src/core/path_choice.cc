@@ -1,6 +1,5 @@
 #include "core/path_choice.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>

@@ -1,6 +1,5 @@
 #include "transport/cuda/calibration.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
