@@ -22,6 +22,7 @@
 #include "device_pingpong.h"
 #include "tca/tca.h"
 #include "tca/tca_cuda.h"
+#include "tca_harness/report.h"
 
 namespace {
 
@@ -44,6 +45,27 @@ void check(cudaError_t error, const char* call) {
   if (error != cudaSuccess) die(fmt::format("{} failed: {}", call, cudaGetErrorString(error)));
 }
 #define CHECK(call) check((call), #call)
+
+// The text goes to stdout, or to stderr when --json puts the report there; rank 0 fills the
+// report (tools/report/README.md has its rows: link, latency, bandwidth, halo, auto_path).
+std::FILE* g_text = stdout;
+tca_harness::Report* g_report = nullptr;
+void add_row(nlohmann::ordered_json row) {
+  if (g_report != nullptr) g_report->add_row(std::move(row));
+}
+// One row per ordered pair of ranks of a matrix (not the diagonal).
+void add_matrix_rows(const nlohmann::ordered_json& fields, const char* value_key,
+                     const std::vector<double>& values, int size) {
+  for (int a = 0; a < size; ++a)
+    for (int b = 0; b < size; ++b) {
+      if (a == b) continue;
+      nlohmann::ordered_json row = fields;
+      row["from"] = a;
+      row["to"] = b;
+      row[value_key] = values[static_cast<size_t>(a) * size + b];
+      add_row(std::move(row));
+    }
+}
 
 // ---- NVML, loaded at run time: the library is the driver's, absent where no GPU is ----
 
@@ -183,17 +205,21 @@ class Topo {
     MPI_Gather(&mine, sizeof(Card), MPI_BYTE, cards.data(), sizeof(Card), MPI_BYTE, 0,
                MPI_COMM_WORLD);
     if (rank_ != 0) return;
-    fmt::print("GPUs (one rank each)\n");
+    fmt::print(g_text, "GPUs (one rank each)\n");
     for (int r = 0; r < size_; ++r)
-      fmt::print("  rank {:2}  {}  GPU {}  {}  {}\n", r, cards[r].host, cards[r].device,
+      fmt::print(g_text, "  rank {:2}  {}  GPU {}  {}  {}\n", r, cards[r].host, cards[r].device,
                  cards[r].bus_id, cards[r].name);
     const Nvml nvml;
-    fmt::print("\nLink matrix (NVML{}; NV<n>: n NVLink links, else PCIe distance)\n",
+    fmt::print(g_text, "\nLink matrix (NVML{}; NV<n>: n NVLink links, else PCIe distance)\n",
                nvml.ready() ? "" : " unavailable");
-    print_matrix([&](int a, int b) {
+    const auto link = [&](int a, int b) {
       if (std::string(cards[a].host) != cards[b].host) return std::string("net");
       return nvml.link(cards[a].bus_id, cards[b].bus_id);
-    });
+    };
+    print_matrix(link);
+    for (int a = 0; a < size_; ++a)
+      for (int b = 0; b < size_; ++b)
+        if (a != b) add_row({{"table", "link"}, {"from", a}, {"to", b}, {"link", link(a, b)}});
   }
 
   // Half the round trip of an 8-byte put with signal, GPU-initiated on both sides; with
@@ -236,11 +262,18 @@ class Topo {
         microseconds[a * size_ + b] = microseconds[b * size_ + a] = one_way;
       }
     }
-    reduce_and_print(title, &microseconds, "{:.2f}");
+    reduce_and_print(title, &microseconds, "{:.2f}",
+                     {{"table", "latency"}, {"measure", bare_flag ? "flag" : "put_signal"}},
+                     "latency_us");
   }
 
   // Kicks of one 256 MiB transfer on `path`, one direction or both at once.
   void bandwidth_matrix(tcaPath path, bool both_directions, const char* title) {
+    const nlohmann::ordered_json fields = {
+        {"table", "bandwidth"},
+        {"engine", path == TCA_PATH_CUDA_SM ? "sm" : "ce"},
+        {"direction", both_directions ? "both" : "one"},
+        {"source", constant_source_ ? "constant" : "random"}};
     std::vector<double> gbps(static_cast<size_t>(size_) * size_, 0.0);
     for (int a = 0; a < size_; ++a) {
       for (int b = 0; b < size_; ++b) {
@@ -261,12 +294,13 @@ class Topo {
         for (int b = 0; b < size_; ++b)
           gbps[a * size_ + b] = total[a * size_ + b] + total[b * size_ + a];
       if (rank_ == 0) {
-        fmt::print("\n{}\n", title);
+        fmt::print(g_text, "\n{}\n", title);
         print_matrix_values(gbps, "{:.1f}");
+        add_matrix_rows(fields, "bandwidth_GBps", gbps, size_);
       }
       return;
     }
-    reduce_and_print(title, &gbps, "{:.1f}");
+    reduce_and_print(title, &gbps, "{:.1f}", fields, "bandwidth_GBps");
   }
 
   // A plane of n*n doubles of an n^3 grid (x fastest) in each orientation, from rank 0's grid
@@ -294,17 +328,17 @@ class Topo {
     const std::pair<const char*, tcaPath> paths[] = {
         {"auto", TCA_PATH_CUDA}, {"CE", TCA_PATH_CUDA_CE}, {"SM", TCA_PATH_CUDA_SM}};
     if (rank_ == 0) {
-      fmt::print("\nHalo planes, rank 0 -> rank 1: {0}x{0} doubles of a {0}^3 grid into a packed "
+      fmt::print(g_text, "\nHalo planes, rank 0 -> rank 1: {0}x{0} doubles of a {0}^3 grid into a packed "
                  "buffer, GB/s and % of contiguous on the same path; one: each kick completed "
                  "before the next, piped: 20 kicks back to back\n", n);
-      fmt::print("  {:>12}", "plane");
+      fmt::print(g_text, "  {:>12}", "plane");
       for (const auto& path : paths)
-        fmt::print(" {:>14} {:>14}", fmt::format("{} one", path.first),
+        fmt::print(g_text, " {:>14} {:>14}", fmt::format("{} one", path.first),
                    fmt::format("{} piped", path.first));
-      fmt::print("\n");
+      fmt::print(g_text, "\n");
       std::vector<double> contiguous(6, 0.0);
       for (const Plane& p : planes) {
-        fmt::print("  {:>12}", p.name);
+        fmt::print(g_text, "  {:>12}", p.name);
         for (size_t i = 0; i < 3; ++i) {
           tcaDesc desc = nullptr;
           CHECK(tcaDescNew(&desc));
@@ -318,11 +352,17 @@ class Topo {
           for (int mode = 0; mode < 2; ++mode) {
             double& reference = contiguous[2 * i + mode];
             if (p.offset == 0) reference = rates[mode];
-            fmt::print(" {:>14}",
+            fmt::print(g_text, " {:>14}",
                        fmt::format("{:.0f} ({:.0f}%)", rates[mode], 100 * rates[mode] / reference));
+            add_row({{"table", "halo"},
+                     {"plane", p.name},
+                     {"path", paths[i].first},
+                     {"mode", mode == 0 ? "one" : "piped"},
+                     {"GBps", rates[mode]},
+                     {"percent_of_contiguous", 100 * rates[mode] / reference}});
           }
         }
-        fmt::print("\n");
+        fmt::print(g_text, "\n");
       }
     }
     CHECK(tcaBarrier());
@@ -331,6 +371,7 @@ class Topo {
 
   // Every later measurement reads a source of one repeated byte.
   void constant_source() {
+    constant_source_ = true;
     CHECK(cudaMemset(src_, 0x3c, kBandwidthBytes));
     CHECK(cudaDeviceSynchronize());
   }
@@ -339,12 +380,12 @@ class Topo {
   // at start-up where several transports reach a peer (tcaAutoTransport).
   void transport_choices() {
     if (rank_ != 0) return;
-    fmt::print("\nAutomatic transport (TCA_PATH_AUTO) from rank 0, per size and memory kinds\n");
+    fmt::print(g_text, "\nAutomatic transport (TCA_PATH_AUTO) from rank 0, per size and memory kinds\n");
     const std::vector<size_t> sizes = {8, 512, size_t{8} << 10, size_t{64} << 10,
                                        size_t{512} << 10, size_t{4} << 20, size_t{256} << 20};
-    fmt::print("  {:>8}  {:>9}", "to", "memory");
-    for (size_t bytes : sizes) fmt::print("  {:>8}", size_name(bytes));
-    fmt::print("  table (from bytes:transport)\n");
+    fmt::print(g_text, "  {:>8}  {:>9}", "to", "memory");
+    for (size_t bytes : sizes) fmt::print(g_text, "  {:>8}", size_name(bytes));
+    fmt::print(g_text, "  table (from bytes:transport)\n");
     const std::pair<tcaMemKind, tcaMemKind> kinds[] = {
         {TCA_MEM_CPU, TCA_MEM_CPU}, {TCA_MEM_GPU, TCA_MEM_GPU}, {TCA_MEM_CPU, TCA_MEM_GPU}};
     for (int peer = 0; peer < size_; ++peer) {
@@ -353,14 +394,14 @@ class Topo {
         const char* name = nullptr;
         if (tcaAutoTransport(peer, local, remote, 8, &name, &table) != TCA_SUCCESS) continue;
         const std::string found = table;
-        fmt::print("  {:>8}  {:>9}", fmt::format("rank {}", peer),
+        fmt::print(g_text, "  {:>8}  {:>9}", fmt::format("rank {}", peer),
                    fmt::format("{}->{}", local == TCA_MEM_GPU ? "gpu" : "cpu",
                                remote == TCA_MEM_GPU ? "gpu" : "cpu"));
         for (size_t bytes : sizes) {
           CHECK(tcaAutoTransport(peer, local, remote, bytes, &name, nullptr));
-          fmt::print("  {:>8}", name);
+          fmt::print(g_text, "  {:>8}", name);
         }
-        fmt::print("  {}\n", found.empty() ? "(registry order)" : found);
+        fmt::print(g_text, "  {}\n", found.empty() ? "(registry order)" : found);
       }
     }
   }
@@ -368,7 +409,7 @@ class Topo {
   // The engine TCA_PATH_CUDA picks per size, next to the calibration it picks from.
   void auto_choices() {
     if (rank_ != 0) return;
-    fmt::print(
+    fmt::print(g_text, 
         "\nAutomatic path (TCA_PATH_CUDA) from rank 0, per size (a size between two rows "
         "takes the pick of the row above it)\n");
     for (int peer = 0; peer < size_; ++peer) {
@@ -377,26 +418,32 @@ class Topo {
       if (!available) continue;
       size_t crossover = 0;
       CHECK(tcaCudaCrossover(peer, &crossover));
-      fmt::print("  to rank {}: copy engines at every size from {}\n", peer,
+      fmt::print(g_text, "  to rank {}: copy engines at every size from {}\n", peer,
                  crossover == SIZE_MAX ? std::string("none (the largest take the SMs)")
                                        : size_name(crossover));
       tcaCudaCalibrationPoint points[64];
       int count = 0;
       CHECK(tcaCudaCalibration(peer, points, 64, &count));
       if (count > 0)
-        fmt::print("    {:>9}  {:>9}  {:>9}  picks  (ping-pong, GB/s)\n", "bytes", "CE", "SM");
+        fmt::print(g_text, "    {:>9}  {:>9}  {:>9}  picks  (ping-pong, GB/s)\n", "bytes", "CE", "SM");
       for (int i = 0; i < count; ++i) {
         tcaPath pick = TCA_PATH_AUTO;
         CHECK(tcaCudaAutoPath(peer, points[i].bytes, &pick));
-        fmt::print("    {:>9}  {:9.2f}  {:9.2f}  {}\n", size_name(points[i].bytes),
+        fmt::print(g_text, "    {:>9}  {:9.2f}  {:9.2f}  {}\n", size_name(points[i].bytes),
                    points[i].copy_engine_gbps, points[i].sm_gbps,
                    pick == TCA_PATH_CUDA_CE ? "CE" : "SM");
+        add_row({{"table", "auto_path"},
+                 {"to", peer},
+                 {"bytes", points[i].bytes},
+                 {"ce_GBps", points[i].copy_engine_gbps},
+                 {"sm_GBps", points[i].sm_gbps},
+                 {"pick", pick == TCA_PATH_CUDA_CE ? "CE" : "SM"}});
       }
       if (count == 0) {
         for (size_t bytes = 64; bytes <= kBandwidthBytes; bytes *= 4) {
           tcaPath pick = TCA_PATH_AUTO;
           CHECK(tcaCudaAutoPath(peer, bytes, &pick));
-          fmt::print("    {:>9}  {}\n", size_name(bytes), pick == TCA_PATH_CUDA_CE ? "CE" : "SM");
+          fmt::print(g_text, "    {:>9}  {}\n", size_name(bytes), pick == TCA_PATH_CUDA_CE ? "CE" : "SM");
         }
       }
     }
@@ -438,13 +485,15 @@ class Topo {
     return rate;
   }
 
-  void reduce_and_print(const char* title, std::vector<double>* values, const char* format) {
+  void reduce_and_print(const char* title, std::vector<double>* values, const char* format,
+                        const nlohmann::ordered_json& fields, const char* value_key) {
     std::vector<double> total(values->size(), 0.0);
     MPI_Reduce(values->data(), total.data(), static_cast<int>(values->size()), MPI_DOUBLE,
                MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank_ != 0) return;
-    fmt::print("\n{}\n", title);
+    fmt::print(g_text, "\n{}\n", title);
     print_matrix_values(total, format);
+    add_matrix_rows(fields, value_key, total, size_);
   }
 
   void print_matrix_values(const std::vector<double>& values, const char* format) const {
@@ -454,18 +503,19 @@ class Topo {
   }
 
   void print_matrix(const std::function<std::string(int, int)>& cell) const {
-    fmt::print("  {:>8}", "from\\to");
-    for (int b = 0; b < size_; ++b) fmt::print(" {:>8}", fmt::format("rank {}", b));
-    fmt::print("\n");
+    fmt::print(g_text, "  {:>8}", "from\\to");
+    for (int b = 0; b < size_; ++b) fmt::print(g_text, " {:>8}", fmt::format("rank {}", b));
+    fmt::print(g_text, "\n");
     for (int a = 0; a < size_; ++a) {
-      fmt::print("  {:>8}", fmt::format("rank {}", a));
-      for (int b = 0; b < size_; ++b) fmt::print(" {:>8}", cell(a, b));
-      fmt::print("\n");
+      fmt::print(g_text, "  {:>8}", fmt::format("rank {}", a));
+      for (int b = 0; b < size_; ++b) fmt::print(g_text, " {:>8}", cell(a, b));
+      fmt::print(g_text, "\n");
     }
   }
 
   int rank_ = 0;
   int size_ = 1;
+  bool constant_source_ = false;  // later bandwidths read a source of one repeated byte
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   void* src_ = nullptr;
@@ -478,7 +528,32 @@ class Topo {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") {
+      json = true;
+    } else {
+      if (rank == 0)
+        std::fprintf(stderr, "%s%s\nusage: mpirun -n N tca-topo [--json]\n  --json  one JSON "
+                     "object on stdout (rows: link, latency, bandwidth, halo, auto_path), the "
+                     "tables on stderr\n", arg == "-h" || arg == "--help" ? "" : "tca-topo: unknown "
+                     "option ", arg == "-h" || arg == "--help" ? "" : arg.c_str());
+      MPI_Finalize();
+      return arg == "-h" || arg == "--help" ? 0 : 1;
+    }
+  }
+  tca_harness::Report report("tca-topo", json && rank == 0);
+  if (json) {
+    g_text = stderr;
+    g_report = rank == 0 ? &report : nullptr;
+  }
   CHECK(tcaInit());
+  int ranks = 1;
+  CHECK(tcaSize(&ranks));
+  report.set("ranks", ranks);
   {
     Topo topo;
     topo.print_devices_and_links();
@@ -503,6 +578,7 @@ int main(int argc, char** argv) {
     topo.auto_choices();
     topo.transport_choices();
   }
+  report.print();
   CHECK(tcaFinalize());
   MPI_Finalize();
   return 0;
