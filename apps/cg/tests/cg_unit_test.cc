@@ -16,6 +16,7 @@
 #include "npb_class.h"
 #include "npb_matrix.h"
 #include "npb_random.h"
+#include "power_iteration.h"
 
 namespace tca_cg {
 namespace {
@@ -185,34 +186,8 @@ TEST(NpbGenerator, BlocksAreSlicesOfTheWholeMatrix) {
 TEST(NpbGenerator, SerialClassSVerifies) {
   const NpbClass cls = *find_npb_class("S");
   const LocalCsr a = whole_matrix(cls);
-  const int64_t n = cls.na;
-  std::vector<double> x(n, 1.0), z(n), p(n), q(n), r(n);
-  auto dot = [n](const std::vector<double>& u, const std::vector<double>& v) {
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += u[i] * v[i];
-    return s;
-  };
-  double zeta = 0;
-  for (int it = 1; it <= cls.niter; ++it) {
-    std::fill(z.begin(), z.end(), 0.0);
-    r = x;
-    p = r;
-    double rho = dot(r, r);
-    for (int step = 0; step < kNpbCgSteps; ++step) {
-      csr_multiply_reference(a, p.data(), q.data());
-      const double alpha = rho / dot(p, q);
-      const double previous = rho;
-      for (int64_t i = 0; i < n; ++i) {
-        z[i] += alpha * p[i];
-        r[i] -= alpha * q[i];
-      }
-      rho = dot(r, r);
-      for (int64_t i = 0; i < n; ++i) p[i] = r[i] + rho / previous * p[i];
-    }
-    zeta = cls.shift + 1.0 / dot(x, z);
-    const double scale = 1.0 / std::sqrt(dot(z, z));
-    for (int64_t i = 0; i < n; ++i) x[i] = scale * z[i];
-  }
+  const double zeta = power_iteration_zeta(
+      cls, [&a](const double* in, double* out) { csr_multiply_reference(a, in, out); });
   EXPECT_TRUE(npb_verified(cls, zeta)) << "zeta " << zeta;
 }
 
