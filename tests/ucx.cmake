@@ -7,15 +7,7 @@ endif()
 # UCX's network path on every host, CI included: TCP over loopback, never shared memory, so the
 # data moves only inside the target's progress (the hardest case for waits). Open MPI keeps its
 # own UCX components out of the process (docs/UCX.md).
-set(tca_ucx_base_environment ${TCA_TEST_ENVIRONMENT})
-if(TCA_SANITIZE)
-  # LeakSanitizer's exit-time scan stops every thread through ptrace; with UCX's threads alive its
-  # tracer crashed (signal 11) after every case of transport_ucx_hosts_np3 had passed. ASan and
-  # UBSan still check these runs; the leak scan of the same library code is the other suites'.
-  list(TRANSFORM tca_ucx_base_environment REPLACE "^ASAN_OPTIONS=(.*)$"
-       "ASAN_OPTIONS=\\1:detect_leaks=0")
-endif()
-set(TCA_UCX_TEST_ENVIRONMENT ${tca_ucx_base_environment}
+set(TCA_UCX_TEST_ENVIRONMENT ${TCA_TEST_ENVIRONMENT}
     UCX_TLS=self,tcp UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n
     OMPI_MCA_pml=^ucx OMPI_MCA_osc=^ucx,pt2pt OMPI_MCA_btl=^uct,openib,ofi)
 
