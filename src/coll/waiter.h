@@ -3,8 +3,8 @@
 // A peer on the shared-memory transport needs no progress, so for those the waiter polls with
 // tcaTestDMARecvDesc alone, and the blocking call is the fallback after a while: it enforces
 // tca's timeout and notices a dead peer. When this host's ranks outnumber its cores the
-// waiter blocks at once: the blocking wait then sleeps until the sender wakes it, so that the
-// rank being waited for gets the core.
+// waiter blocks at once: the blocking wait then yields the core almost at once, so that the rank
+// being waited for gets it, and sleeps until the sender wakes it once the wait grows long.
 #pragma once
 
 #include <vector>
