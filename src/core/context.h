@@ -175,6 +175,7 @@ class Context {
   HostBlock notify_counters_;        // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
   int any_source_cursor_ = 0;
   bool oversubscribed_ = false;  // more ranks on this host than cores: waits yield at once
+  uint32_t poll_misses_ = 0;     // polls that found nothing (test_notification)
   std::array<std::vector<PreparedRun*>, TCA_DMA_CHANNELS> in_flight_;
   DescRegistry descriptors_;  // destroyed before the transports that prepared their runs
 };
