@@ -25,14 +25,10 @@ LOG="$OUT/all.log"
 SUMMARY="$OUT/summary.txt"
 : > "$LOG"
 : > "$SUMMARY"
-note() { echo "$*" | tee -a "$SUMMARY"; }
+# shellcheck source=apps/cg/scripts/device_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
-  nproc
-  mpirun --version | head -1
-} >> "$SUMMARY" 2>&1
+record_machine
 
 if ldd "$BIN/bin/tca-cg" | grep -q "not found" || ! "$BIN/bin/tca-cg" --help > /dev/null 2>&1; then
   note "carried binaries do not start here: $(ldd "$BIN/bin/tca-cg" | grep 'not found' | tr '\n' ' ')"

@@ -12,13 +12,9 @@ OUT=${OUT:-/tmp/cg-out}
 LOGS="$OUT/cg-symmetric"
 mkdir -p "$LOGS"
 SUMMARY="$LOGS/summary.txt"
-note() { echo "$*" | tee -a "$SUMMARY"; }
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
-  nproc
-  mpirun --version | head -1
-} >> "$SUMMARY" 2>&1
+# shellcheck source=apps/cg/scripts/device_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+record_machine
 start=$SECONDS
 cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" -DTCA_BUILD_TESTS=OFF \
   -DTCA_UCX=OFF > "$LOGS/build.log" 2>&1 &&
