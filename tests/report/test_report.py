@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
 SCRIPT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "tools", "report", "tca-report")
 WIDTH, HEIGHT = 1200, 675
+REAL_TOPO = "topo_h200_shared_2ranks.json"  # tca-topo --json as printed, 2 ranks on one H200
 
 
 def fixture(name):
@@ -79,11 +80,36 @@ class Figures(unittest.TestCase):
         self.draw(["coll_cpu_2ranks.json"], ["coll_allreduce.png", "coll_allgather.png"])
 
     def test_topology(self):
-        text = self.draw(["topo_h200x8_8ranks.json", "topo_h200x2_2ranks.json"],
-                         ["topo_links_topo_h200x8_8ranks.png", "topo_latency_topo_h200x8_8ranks.png",
-                          "topo_bandwidth_topo_h200x8_8ranks.png", "topo_halo_topo_h200x8_8ranks.png",
-                          "topo_links_topo_h200x2_2ranks.png", "topo_auto_path_topo_h200x2_2ranks.png"])
-        self.assertIn("| rank 1 | 256 MiB | 389.00 | 358.00 | CE |", text)
+        text = self.draw([REAL_TOPO], ["topo_links.png", "topo_latency.png", "topo_bandwidth.png", "topo_halo.png",
+                                       "topo_auto_path.png"])
+        self.assertIn("`build-dev/tools/tca-topo --json`", text)
+        self.assertIn("Same GPU (link X): ranks 0 and 1;", text)
+        self.assertIn("GB/s over each bar", text)
+        self.assertIn("| ranks 0, 1 | 256 MiB | 2000.33 | 1794.00 | CE |", text)
+        self.assertNotIn("| rank 1 |", text)
+
+    def test_topology_two_runs(self):
+        text = self.draw(["topo_h200x8_8ranks.json", REAL_TOPO],
+                         [f"topo_{kind}_{label}.png"
+                          for label in ("topo_h200x8_8ranks", "topo_h200_shared_2ranks")
+                          for kind in ("links", "latency", "bandwidth", "halo")] +
+                         ["topo_auto_path_topo_h200_shared_2ranks.png"])
+        self.assertEqual(text.count("Same GPU (link X)"), 4)
+
+    def test_topology_links(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(SCRIPT))))
+        from tca_report import topo
+        self.assertEqual(topo.link_count("NV18"), 18.0)
+        for pcie in ("PIX", "PXB", "PHB", "NODE", "SYS"):
+            self.assertEqual(topo.link_count(pcie), 0.0)
+        for none in ("X", "net", "?"):
+            self.assertTrue(numpy.isnan(topo.link_count(none)), none)
+        with open(fixture(REAL_TOPO), encoding="utf-8") as handle:
+            rows = json.load(handle)["rows"]
+        auto = [r for r in rows if r["table"] == "auto_path"]
+        self.assertEqual([peers for peers, _ in topo.calibration_groups(auto)], [[0, 1]])
+        auto[-1]["sm_GBps"] += 1.0
+        self.assertEqual([peers for peers, _ in topo.calibration_groups(auto)], [[0], [1]])
 
     def test_bfs_several_scales(self):
         self.draw(["bfs_scale8_2ranks.json", "bfs_scale10_2ranks.json"],
@@ -158,6 +184,11 @@ class MissingFields(unittest.TestCase):
 
     def test_topo_matrix_cell(self):
         self.fails_naming("topo_h200x8_8ranks.json", lambda d: d["rows"][60].pop("to"), "to")
+        self.fails_naming(REAL_TOPO, lambda d: d["rows"][4].pop("latency_us"), "latency_us")
+
+    def test_topo_halo_and_auto_path_rows(self):
+        self.fails_naming(REAL_TOPO, lambda d: d["rows"][18].pop("percent_of_contiguous"), "percent_of_contiguous")
+        self.fails_naming(REAL_TOPO, lambda d: d["rows"][-1].pop("pick"), "pick")
 
     def test_calibration_row(self):
         self.fails_naming("sim_calibrate.json", lambda d: d["rows"][-1].pop("error"), "error")
