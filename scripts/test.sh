@@ -5,20 +5,29 @@
 # "large" (the collectives at 5-8 ranks, which repeat on more ranks what the smaller ones check),
 # "install" (packaging: an install and builds against it) and "report" (Python): they take most
 # of its time and find nothing a sanitizer adds to. TCA_BUILD_DIR names another build directory than build/ (and
-# <it>-asan for the second).
+# <it>-asan for the second). Cases run side by side on hosts with many cores: up to half the cores'
+# worth of ranks at once (ctest -j with each case's PROCESSORS; one at a time on 2 or 3 cores);
+# TCA_TEST_JOBS sets that number.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 build_dir="${TCA_BUILD_DIR:-build}"
 
+cores=$(nproc 2>/dev/null || echo 2)
+jobs="${TCA_TEST_JOBS:-$(( cores / 2 > 1 ? cores / 2 : 1 ))}"
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "TCA_TEST_JOBS must be a positive whole number, not '$jobs'" >&2
+  exit 2
+fi
+
 # run_suite DIR [CTEST_ARGS...]
 run_suite() {
   local dir=$1
   shift
-  say "ctest in $dir $*"
+  say "ctest in $dir -j $jobs $*"
   # --no-tests=error: a suite that found nothing to run must not pass.
-  (cd "$REPO_ROOT/$dir" && ctest --output-on-failure --no-tests=error "$@")
+  (cd "$REPO_ROOT/$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" "$@")
 }
 
 ensure_prerequisites test

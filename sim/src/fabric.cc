@@ -38,7 +38,7 @@ const std::vector<std::pair<const char*, char>> kKeys[] = {
      {"ce_h2d_sliced_latency", 't'}, {"ce_h2d_latency", 't'}, {"ce_d2h_latency", 't'},
      {"ce_host_bandwidth", 'b'}, {"sm_latency", 't'}, {"sm_gpu_bandwidth", 'b'},
      {"sm_host_bandwidth", 'b'}, {"cpu_overhead", 't'}, {"cpu_bandwidth", 'b'},
-     {"notify_overhead", 't'}},
+     {"notify_overhead", 't'}, {"device_latency", 't'}},
 };
 const char* const kFamilies[] = {"tca", "apenet", "ib", "host", "gpu"};
 
@@ -423,7 +423,9 @@ void Fabric::build_gpu(int /*nodes*/) {
 // The caller pays the kick; the rest of the fixed cost (for the GPU's time slice between the
 // processes, most of it) passes before the bytes move. Kernel copies (a path named cuda.sm) pay
 // the slice whatever the kinds; copy-engine copies pay it into GPU memory, from host memory only
-// up to ce_h2d_sliced_max. Host to host goes through memory, copied by the caller (shm).
+// up to ce_h2d_sliced_max. The steps of a collective a GPU program runs (cuda.device) cost no
+// host call and pay device_latency, the GPU-initiated put's. Host to host goes through memory,
+// copied by the caller (shm).
 Plan Fabric::plan_gpu(const Request& r) const {
   Plan plan;
   plan.protocol = "notify";
@@ -439,6 +441,11 @@ Plan Fabric::plan_gpu(const Request& r) const {
     plan.synchronous = true;
     plan.head.push_back(host_mem_);
     plan.protocol = "shm";
+  } else if (r.path == "cuda.device") {  // a GPU program's stores and flag: no host call
+    plan.block = 0;
+    plan.pre = p("device_latency");
+    plan.head.push_back(src_gpu && dst_gpu ? sm_d2d_ : sm_host_);
+    plan.protocol = "device";
   } else if (r.path.rfind("cuda.sm", 0) == 0) {
     plan.pre = p("sm_latency");
     plan.head.push_back(src_gpu && dst_gpu ? sm_d2d_ : sm_host_);

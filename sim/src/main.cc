@@ -109,8 +109,13 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
   report.set("kicks", tj.kicks);
   report.set("transfers", tj.transfers);
   report.set("waits", tj.waits);
+  report.set("device_collectives", tj.device_collectives);
+  const std::string device =
+      tj.device_collectives > 0
+          ? ", " + std::to_string(tj.device_collectives) + " collectives run by the GPU (steps modelled)"
+          : "";
   table.comment("replay of " + trace_dir + " (" + std::to_string(ranks) + " ranks, " + std::to_string(tj.kicks) +
-                " kicks, " + std::to_string(tj.transfers) + " transfers, " + std::to_string(tj.waits) + " waits) on " +
+                " kicks, " + std::to_string(tj.transfers) + " transfers, " + std::to_string(tj.waits) + " waits" + device + ") on " +
                 fabric_name + ", " + std::to_string(nodes) + " nodes; simulated in " + fmt("%.2f", result.wall_seconds) + " s");
   table.comment(tj.common_clock ? "ranks on one host: aligned on the steady clock"
                                 : "ranks on several hosts: each starts at its first event");

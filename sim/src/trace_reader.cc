@@ -8,6 +8,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "collective_steps.h"
+
 namespace tca_sim {
 namespace {
 
@@ -173,6 +175,54 @@ std::string kick_shape(const std::vector<Message>& messages, const TraceEvent& f
          ">" + mem_kind_name(m.dst_kind) + "." + std::to_string(static_cast<long long>(m.bytes));
 }
 
+// Who ran a collective's steps: "host" (older traces: the field is missing), "device", "none".
+std::string steps_of(const TraceEvent& e, const std::string& file) {
+  const auto steps = e.fields.find("steps");
+  if (steps == e.fields.end()) return "host";
+  if (steps->second != "host" && steps->second != "device" && steps->second != "none")
+    fail(file, e.line, "steps='" + steps->second + "' is not host, device or none");
+  return steps->second;
+}
+
+// A collective a GPU program ran: the library's steps for this rank (collective_steps.h), each
+// send a kick of one message on the path "cuda.device" raising a slot of its own.
+void append_device_steps(const TraceEvent& e, int rank, int world, const std::string& file,
+                         Program& program) {
+  const int ranks = static_cast<int>(to_int(need(e, "ranks", file), file, e.line, "ranks"));
+  if (ranks != world)
+    fail(file, e.line, "a collective of " + std::to_string(ranks) + " ranks in a world of " +
+                           std::to_string(world) + ": only collectives of every rank can be replayed");
+  MemKind kind = MemKind::kGpu;
+  const auto memory = e.fields.find("memory");
+  std::vector<CollectiveStep> steps;
+  try {
+    if (memory != e.fields.end()) kind = parse_mem_kind(memory->second);
+    const double bytes = static_cast<double>(to_u64(need(e, "bytes", file), file, e.line, "bytes"));
+    steps = collective_steps(need(e, "op", file), need(e, "algorithm", file), bytes, ranks, rank);
+  } catch (const Error& error) {
+    if (std::string(error.what()).rfind(file, 0) == 0) throw;
+    fail(file, e.line, error.what());
+  }
+  for (const CollectiveStep& c : steps) {
+    Step s;
+    s.peer = c.peer;
+    s.slot = kDeviceCollectiveSlots + c.step;
+    if (c.send) {
+      s.kind = Step::kKick;
+      Message m;
+      m.dst_rank = c.peer;
+      m.bytes = c.bytes;
+      m.src_kind = m.dst_kind = kind;
+      m.notify_slot = s.slot;
+      m.path = "cuda.device";
+      s.messages.push_back(m);
+    } else {
+      s.kind = Step::kWait;
+    }
+    program.push_back(s);
+  }
+}
+
 }  // namespace
 
 TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
@@ -241,9 +291,14 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
       }
     };
     const auto& events = trace.events;
+    bool device_collective = false;  // inside a collective whose steps a GPU program ran
     for (size_t i = 0; i < events.size(); ++i) {
       const TraceEvent& e = events[i];
       if (e.kind == "xfer") continue;  // taken with their kick
+      if (e.kind == "coll_end" && device_collective) {  // its time is the modelled steps'
+        cursor = std::max(cursor, e.t);
+        device_collective = false;
+      }
       gap_to(e.t);
       Step s;
       bool emit = true;
@@ -312,6 +367,11 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
       }
       if (!emit) continue;
       program.push_back(s);
+      if (e.kind == "coll_begin" && steps_of(e, trace.file) == "device") {  // inside the collective's phase
+        append_device_steps(e, r, world, trace.file, program);
+        ++out.device_collectives;
+        device_collective = true;
+      }
       // The call's own duration is the model's to predict (kick cost, wait, drain, barrier).
       cursor = std::max(cursor, e.t + e.dur);
       bool in_segment = !segment.empty();

@@ -32,12 +32,17 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file);
 // Reads DIR/rank-*.trace; every rank of the header's world must be there.
 std::vector<RankTrace> read_trace_dir(const std::string& dir);
 
+// Notification slots of the modelled steps of device-run collectives (this plus the step
+// number): above any slot a trace can name.
+constexpr int kDeviceCollectiveSlots = 1 << 20;
+
 struct TraceJob {
   Job job;
   double measured = 0;  // the recorded run: first event to the last rank's end, s
   std::map<std::string, PhaseTotal> measured_phases;
   bool common_clock = false;  // every rank on one host: ranks aligned on the steady clock
   long transfers = 0, waits = 0, kicks = 0;
+  long device_collectives = 0;  // collectives a GPU program ran: their steps are modelled
 };
 
 // Builds the job: on one host the ranks start where the clock puts them (the earliest first

@@ -125,5 +125,67 @@ TEST(ReplayTest, SegmentsEndWithTheWaitTheirRowRaised) {
   }
 }
 
+// tca-coll on GPU memory, 2 ranks on one H200 (its first row: the ring allreduce of 8 B, whose
+// steps the GPU ran), replayed on h200-shared, whose device_latency comes from tca-topo: the run
+// and the row within 15% of the times the trace recorded.
+TEST(ReplayTest, RecordedGpuCollectivesOnOneSharedGpu) {
+  const TraceJob tj = job_from_traces(read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/coll-gpu-h200-shared"));
+  EXPECT_EQ(tj.kicks, 0);
+  EXPECT_EQ(tj.device_collectives, 124);  // 62 a rank: 2 warm-up, 3 batches of 20
+  const Result r = simulate(*built("h200-shared", 2), tj.job);
+  EXPECT_NEAR(r.makespan / tj.measured, 1.0, 0.15) << "model " << r.makespan << " s, measured " << tj.measured << " s";
+  const char* row = "allreduce.tca.ring.8";
+  ASSERT_TRUE(r.phases.count(row));
+  ASSERT_TRUE(tj.measured_phases.count(row));
+  const double model = r.phases.at(row).max_seconds, measured = tj.measured_phases.at(row).max_seconds;
+  EXPECT_NEAR(model / measured, 1.0, 0.15) << row << ": model " << model << " s, measured " << measured << " s";
+}
+
+// Collectives a GPU program ran are recorded whole (coll_begin ... steps=device): the replay
+// puts the library's steps in their place, each paying h200-shared's device_latency, and drops
+// the recorded time between begin and end; the time outside them stays as recorded.
+TEST(ReplayTest, CollectivesRunByTheGpuAreModelled) {
+  auto trace_of = [](int rank, const std::string& steps) {
+    std::string text = "tca-trace 1 rank=" + std::to_string(rank) +
+                       " world=2 host=00000000000000aa clock=steady_ns start=1000 pid=7\n";
+    for (int i = 0; i < 3; ++i) {  // a 10 ms ring allreduce, then 1 ms of the application
+      const long begin = 1000000L + i * 11000000L;
+      text += std::to_string(begin) + " coll_begin op=allreduce algorithm=ring bytes=64 ranks=2 memory=gpu steps=" +
+              steps + "\n" + std::to_string(begin + 10000000L) + " coll_end\n";
+    }
+    return text + "34000000 end\n";
+  };
+  for (const std::string steps : {"device", "host"}) {
+    const TraceJob tj = job_from_traces({parse_rank_trace(trace_of(0, steps), "rank-0.trace"),
+                                         parse_rank_trace(trace_of(1, steps), "rank-1.trace")});
+    const Result r = simulate(*built("h200-shared", 2), tj.job);
+    EXPECT_NEAR(tj.measured, 33e-3, 1e-9);  // first event to the end
+    if (steps == "host") {  // nothing between begin and end: the recorded time is kept
+      EXPECT_EQ(tj.device_collectives, 0);
+      EXPECT_NEAR(r.makespan, 33e-3, 1e-6) << steps;
+      continue;
+    }
+    EXPECT_EQ(tj.device_collectives, 6);
+    // Each allreduce: a reduce-scatter and an allgather step of 32 B, 2246 us each; the 1 ms
+    // after each is the application's.
+    const double step = 2246e-6;
+    EXPECT_NEAR(r.makespan, 3 * (1e-3 + 2 * step), 1e-6);
+    ASSERT_TRUE(r.phases.count("coll.allreduce"));
+    EXPECT_NEAR(r.phases.at("coll.allreduce").max_seconds, 3 * 2 * step, 1e-6);
+  }
+  // What a replay cannot model is an error naming the line.
+  const std::string bad = "tca-trace 1 rank=0 world=1 host=00000000000000aa clock=steady_ns start=1000 pid=7\n"
+                          "10 coll_begin op=allreduce algorithm=ring bytes=8 ranks=1 steps=later\n20 coll_end\n30 end\n";
+  try {
+    job_from_traces({parse_rank_trace(bad, "b.trace")});
+    FAIL() << "steps=later was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("b.trace:2: steps='later'"), std::string::npos) << error.what();
+  }
+  const std::string part = "tca-trace 1 rank=0 world=1 host=00000000000000aa clock=steady_ns start=1000 pid=7\n"
+                           "10 coll_begin op=allreduce algorithm=ring bytes=8 ranks=4 steps=device\n20 coll_end\n30 end\n";
+  EXPECT_THROW(job_from_traces({parse_rank_trace(part, "p.trace")}), Error);
+}
+
 }  // namespace
 }  // namespace tca_sim

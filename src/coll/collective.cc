@@ -333,10 +333,12 @@ tcaResult tcaColl_st::start() {
              "an earlier iteration of this collective failed; free it and make a new one");
   if (running_)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: tcaCollWait first");
-  if (tca::trace::enabled())  // the steps are the kicks, notifications and waits that follow
+  const bool device_program = memory_ == TCA_MEM_GPU && !host_scheduled_;
+  if (tca::trace::enabled())  // host steps: the kicks, notifications and waits that follow
     tca::trace::collective_begin(recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
-                                 tcaCollAlgorithmName(algorithm_), recv_bytes_, ranks_);
-  if (memory_ == TCA_MEM_GPU && !host_scheduled_) {  // GPU programs have their own signals
+                                 tcaCollAlgorithmName(algorithm_), recv_bytes_, ranks_, memory_,
+                                 !device_program ? "host" : device_ != nullptr ? "device" : "none");
+  if (device_program) {  // GPU programs have their own signals
     if (device_ != nullptr) TCA_CHECK(finish_or_fail(device_->start()));
     running_ = true;
     return TCA_SUCCESS;

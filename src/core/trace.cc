@@ -230,9 +230,10 @@ void phase(bool begin, const char* name) {
   emit(now_ns(), begin ? "phase_begin" : "phase_end", " name={}", word(name));
 }
 
-void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks) {
-  emit(now_ns(), "coll_begin", " op={} algorithm={} bytes={} ranks={}", path_word(kind),
-       path_word(algorithm), bytes, ranks);
+void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks,
+                      tcaMemKind memory, const char* steps) {
+  emit(now_ns(), "coll_begin", " op={} algorithm={} bytes={} ranks={} memory={} steps={}",
+       path_word(kind), path_word(algorithm), bytes, ranks, kind_name(memory), path_word(steps));
 }
 
 void collective_end() { emit(now_ns(), "coll_end", ""); }

@@ -66,7 +66,11 @@ void pio(int owner, uint64_t offset, uint64_t bytes, tcaMemKind kind, const char
 void fence(uint64_t begin);
 void barrier(uint64_t begin);
 void phase(bool begin, const char* name);
-void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks);
+// `memory` is where the buffers live; `steps` who runs the steps: "host" (the kicks,
+// notifications and waits that follow are the steps), "device" (a GPU program the trace does not
+// see) or "none" (nothing to move).
+void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks,
+                      tcaMemKind memory, const char* steps);
 void collective_end();
 
 const char* kind_name(tcaMemKind kind);

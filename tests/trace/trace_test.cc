@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tca/tca.h"
+#include "tca/tca_coll.h"
 #include "tca/tca_trace.h"
 
 namespace {
@@ -176,6 +177,63 @@ TEST(TraceTest, TwoRanksWriteTheDocumentedEvents) {
   EXPECT_EQ(seen["barrier"], 2);
   EXPECT_EQ(seen["phase_begin"], 1);
   EXPECT_EQ(seen["phase_end"], 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::remove(file.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) rmdir(folder.c_str());
+}
+
+// A host-memory collective is recorded with its memory and who ran its steps (the host: its
+// kicks, notifications and waits follow), so a replay knows what to model.
+TEST(TraceTest, CollectivesNameTheirMemoryAndSteps) {
+  const std::string folder = shared_folder();
+  ASSERT_FALSE(folder.empty());
+  setenv("TCA_TRACE", folder.c_str(), 1);
+  ASSERT_OK(tcaInit());
+  unsetenv("TCA_TRACE");
+  int rank = 0;
+  ASSERT_OK(tcaRank(&rank));
+  double mine = rank + 1.0, sum = 0;
+  tcaColl coll = nullptr;
+  tcaCollConfig config{};
+  config.algorithm = TCA_COLL_RING;
+  ASSERT_OK(tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, &mine, &sum, &config));
+  ASSERT_OK(tcaCollStart(coll));
+  ASSERT_OK(tcaCollWait(coll));
+  EXPECT_EQ(sum, 3.0);
+  ASSERT_OK(tcaCollFree(coll));
+  ASSERT_OK(tcaFinalize());
+
+  const std::string file = folder + "/rank-" + std::to_string(rank) + ".trace";
+  std::ifstream in(file);
+  ASSERT_TRUE(in.good()) << file;
+  std::map<std::string, int> seen;
+  bool inside = false;
+  for (std::string raw; std::getline(in, raw);) {
+    std::istringstream fields(raw);
+    uint64_t t = 0;
+    std::string event;
+    if (!(fields >> t >> event)) continue;  // the header
+    ++seen[event];
+    if (event == "coll_begin") {
+      const auto f = fields_of(fields);
+      EXPECT_EQ(f.at("op"), "allreduce");
+      EXPECT_EQ(f.at("algorithm"), "ring");
+      EXPECT_EQ(f.at("bytes"), "8");
+      EXPECT_EQ(f.at("ranks"), "2");
+      EXPECT_EQ(f.at("memory"), "cpu");
+      EXPECT_EQ(f.at("steps"), "host");
+      inside = true;
+    } else if (event == "coll_end") {
+      inside = false;
+    } else if (inside && (event == "kick" || event == "wait")) {
+      ++seen["step." + event];
+    }
+  }
+  EXPECT_EQ(seen["coll_begin"], 1);
+  EXPECT_EQ(seen["coll_end"], 1);
+  EXPECT_GE(seen["step.kick"], 1);  // the steps are in the trace between begin and end
+  EXPECT_GE(seen["step.wait"], 1);
   MPI_Barrier(MPI_COMM_WORLD);
   std::remove(file.c_str());
   MPI_Barrier(MPI_COMM_WORLD);
