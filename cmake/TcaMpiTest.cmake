@@ -21,11 +21,17 @@ endif()
 # (an address near 0) and LeakSanitizer's tracer crashed on it ("Tracer caught signal 11 ...
 # LeakSanitizer has encountered a fatal error") after every test had passed, in ranks that leaked
 # nothing. intercept_tls_get_addr=0 leaves that record out; static TLS, stacks and the heap are
-# still scanned.
+# still scanned. With CUDA, the driver maps memory inside the range ASan keeps unmapped between
+# its shadow regions (the shadow gap), so that range is left unprotected (protect_shadow_gap=0);
+# without it CUDA cannot start in a sanitized process.
 set(TCA_TEST_ENVIRONMENT "")
 if(TCA_SANITIZE)
+  set(tca_asan_options "fast_unwind_on_malloc=0:intercept_tls_get_addr=0")
+  if(TCA_HAVE_CUDA)
+    string(APPEND tca_asan_options ":protect_shadow_gap=0")
+  endif()
   set(TCA_TEST_ENVIRONMENT
-      "ASAN_OPTIONS=fast_unwind_on_malloc=0:intercept_tls_get_addr=0"
+      "ASAN_OPTIONS=${tca_asan_options}"
       "OMPI_MCA_mca_base_component_disable_dlclose=1"
       "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan_mpi.supp:print_suppressions=0")
 endif()
