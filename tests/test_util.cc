@@ -123,7 +123,9 @@ void fill_pattern(void* out, size_t bytes, const Pattern& pattern, uint64_t firs
   }
 }
 
-void poison(void* out, size_t bytes) { std::memset(out, kPoison, bytes); }
+void poison(void* out, size_t bytes) {
+  if (bytes != 0) std::memset(out, kPoison, bytes);  // out may be null when there is nothing
+}
 
 Copy Copy::linear(size_t dst_offset, size_t src_offset, size_t bytes) {
   Copy copy;

@@ -61,7 +61,7 @@ std::vector<unsigned char> send_image(const CollCase& c, int rank, int round) {
 
 std::vector<unsigned char> recv_image_before(const CollCase& c, int rank, int ranks, int round) {
   std::vector<unsigned char> bytes(c.recv_bytes(ranks), kPoison);
-  if (c.in_place) {
+  if (c.in_place && c.count > 0) {  // nothing to place (and no buffer) for zero elements
     const std::vector<unsigned char> mine = send_image(c, rank, round);
     std::memcpy(bytes.data() + c.in_place_offset(rank), mine.data(), mine.size());
   }

@@ -488,8 +488,10 @@ tcaResult MpiTransport::deregister_region(PeerRegion& own) {
       coverage.push_back(range);
   }
   // Splitting must not take more spans than the library allows: then one span covers them all.
-  if (!coverage.empty() && spans_.size() - 1 + coverage.size() > max_spans_)
-    coverage = {{coverage.front().begin, coverage.back().end}};
+  if (!coverage.empty() && spans_.size() - 1 + coverage.size() > max_spans_) {
+    coverage.front().end = coverage.back().end;
+    coverage.resize(1);
+  }
   if (coverage.size() == 1 && coverage[0].begin == old_span.begin &&
       coverage[0].end == old_span.end)
     return TCA_SUCCESS;
