@@ -49,6 +49,22 @@ std::string shared_folder() {
   return path;
 }
 
+// tcaInit with TCA_TRACE set to `folder` for this initialization only.
+void init_traced(const std::string& folder) {
+  ASSERT_FALSE(folder.empty());
+  setenv("TCA_TRACE", folder.c_str(), 1);
+  ASSERT_OK(tcaInit());
+  unsetenv("TCA_TRACE");
+}
+
+// Removes every rank's trace and then the folder.
+void remove_traces(const std::string& folder, const std::string& file, int rank) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::remove(file.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) rmdir(folder.c_str());
+}
+
 TEST(TraceTest, UnwritableFolderFailsInit) {
   setenv("TCA_TRACE", "/proc/self/no-such-folder/trace", 1);
   EXPECT_NE(tcaInit(), TCA_SUCCESS);
@@ -62,10 +78,8 @@ TEST(TraceTest, UnwritableFolderFailsInit) {
 
 TEST(TraceTest, TwoRanksWriteTheDocumentedEvents) {
   const std::string folder = shared_folder();
-  ASSERT_FALSE(folder.empty());
-  setenv("TCA_TRACE", folder.c_str(), 1);
-  ASSERT_OK(tcaInit());
-  unsetenv("TCA_TRACE");
+  init_traced(folder);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(tcaTraceEnabled(), 1);
   int rank = 0, ranks = 0;
   ASSERT_OK(tcaRank(&rank));
@@ -177,20 +191,15 @@ TEST(TraceTest, TwoRanksWriteTheDocumentedEvents) {
   EXPECT_EQ(seen["barrier"], 2);
   EXPECT_EQ(seen["phase_begin"], 1);
   EXPECT_EQ(seen["phase_end"], 1);
-  MPI_Barrier(MPI_COMM_WORLD);
-  std::remove(file.c_str());
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) rmdir(folder.c_str());
+  remove_traces(folder, file, rank);
 }
 
 // A host-memory collective is recorded with its memory and who ran its steps (the host: its
 // kicks, notifications and waits follow), so a replay knows what to model.
 TEST(TraceTest, CollectivesNameTheirMemoryAndSteps) {
   const std::string folder = shared_folder();
-  ASSERT_FALSE(folder.empty());
-  setenv("TCA_TRACE", folder.c_str(), 1);
-  ASSERT_OK(tcaInit());
-  unsetenv("TCA_TRACE");
+  init_traced(folder);
+  if (HasFatalFailure()) return;
   int rank = 0;
   ASSERT_OK(tcaRank(&rank));
   double mine = rank + 1.0, sum = 0;
@@ -234,10 +243,7 @@ TEST(TraceTest, CollectivesNameTheirMemoryAndSteps) {
   EXPECT_EQ(seen["coll_end"], 1);
   EXPECT_GE(seen["step.kick"], 1);  // the steps are in the trace between begin and end
   EXPECT_GE(seen["step.wait"], 1);
-  MPI_Barrier(MPI_COMM_WORLD);
-  std::remove(file.c_str());
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) rmdir(folder.c_str());
+  remove_traces(folder, file, rank);
 }
 
 }  // namespace
