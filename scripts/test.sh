@@ -2,7 +2,8 @@
 # Finds or installs what the build and the tests need (scripts/common.sh), then builds and runs
 # the whole test suite twice: a release build in build/, and an AddressSanitizer + UBSan build in
 # build-asan/. Exits non-zero on any failure. The sanitized pass leaves out the cases labelled
-# "large" (the collectives at 5-8 ranks, which repeat on more ranks what the smaller ones check),
+# "large" (the collectives at 5-8 ranks and the GPU suites at 3-4, which repeat on more ranks
+# what the smaller ones check),
 # "install" (packaging: an install and builds against it) and "report" (Python): they take most
 # of its time and find nothing a sanitizer adds to. TCA_BUILD_DIR names another build directory than build/ (and
 # <it>-asan for the second). Cases run side by side on hosts with many cores: up to half the cores'
