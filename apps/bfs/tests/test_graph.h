@@ -17,7 +17,8 @@ namespace bfs::test {
 int world_rank();
 int world_size();
 
-// The devices to run a case on: "cpu", and "gpu" where this rank and every other has a GPU.
+// The devices to run a case on: "cpu", and "gpu" where every rank has a GPU and no GPU serves
+// more than two ranks of its host.
 std::vector<std::string> devices();
 
 class TestGraph {
