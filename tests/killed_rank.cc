@@ -1,14 +1,17 @@
 // A job in which one rank dies by SIGKILL in the middle of an exchange.
 //
-// Usage: tca_killed_rank TRANSPORT   (under mpirun, at least 2 ranks; run_killed_rank.sh)
+// Usage: tca_killed_rank TRANSPORT [finalize]   (under mpirun, at least 2 ranks;
+//        run_killed_rank.sh)
 //
 // Round after round every survivor puts a block into the victim (the last rank) and notifies
 // it; the victim answers each survivor with a chained transfer and a notification. In round
 // kKillRound the victim starts its answer to rank 0 and kills itself before answering anyone
 // else. Survivors keep going until a tca call fails, print one line
 //   survivor R: CALL returned RESULT_NAME after S s: MESSAGE
-// and leave at once (finalizing is collective and the victim is gone). They exit 0 when the
-// failure was TCA_ERROR_PEER_FAILED or TCA_ERROR_TIMEOUT, non-zero otherwise.
+// and leave at once, or with "finalize" call tcaFinalize first and print
+//   survivor R: tcaFinalize returned RESULT_NAME after S s
+// (it must return, whatever it says: the victim is gone). They exit 0 when the failure was
+// TCA_ERROR_PEER_FAILED or TCA_ERROR_TIMEOUT, non-zero otherwise.
 #include <signal.h>
 
 #include <algorithm>
@@ -31,6 +34,7 @@ constexpr int kAnswerSlot = 1;
 
 double g_start = 0;
 int g_rank = -1;
+bool g_finalize = false;
 
 // Leaves without finalizing: reports `call`'s failure and exits by its verdict.
 [[noreturn]] void survivor_exit(const char* call, tcaResult result) {
@@ -39,6 +43,12 @@ int g_rank = -1;
               tca_test::result_name(result), tca_test::seconds_since(g_start),
               tcaGetLastErrorMessage());
   std::fflush(stdout);
+  if (g_finalize) {
+    const tcaResult finalized = tcaFinalize();
+    std::printf("survivor %d: tcaFinalize returned %s after %.1f s\n", g_rank,
+                tca_test::result_name(finalized), tca_test::seconds_since(g_start));
+    std::fflush(stdout);
+  }
   std::_Exit(expected ? 0 : 1);
 }
 
@@ -98,10 +108,11 @@ void run_survivor(int victim, uint8_t* region, const std::vector<tcaHandle>& han
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s TRANSPORT\n", argv[0]);
+  if (argc < 2 || argc > 3 || (argc == 3 && std::strcmp(argv[2], "finalize") != 0)) {
+    std::fprintf(stderr, "usage: %s TRANSPORT [finalize]\n", argv[0]);
     return 2;
   }
+  g_finalize = argc == 3;
   g_start = tca_test::now_seconds();
   tcaConfig config{};
   config.transport = argv[1];

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "bootstrap/call_guard.h"
 #include "tca/tca.h"
 
 namespace tca {
@@ -20,7 +21,15 @@ class Bootstrap {
   virtual tcaResult barrier() = 0;
 };
 
-// Initializes MPI if the program has not, and finalizes it on destruction in that case.
+// Initializes MPI if the program has not, and finalizes it on destruction in that case (not
+// when a rank was found dead: MPI's finalize would wait for it).
 tcaResult make_mpi_bootstrap(std::unique_ptr<Bootstrap>* out);
+
+// The guard of this process's MPI calls that involve other ranks (bootstrap/call_guard.h): the
+// bootstrap's exchanges and the mpi transport's one-sided calls go through it. Never destroyed.
+CallGuard& mpi_guard();
+// Starts it where TCA_MPI_GUARD asks (auto: under mpirun --enable-recovery) and MPI allows calls
+// from another thread; `liveness` sees a rank's death, `size` is the number of ranks.
+tcaResult start_mpi_guard(CallGuard::Liveness liveness, int size, int rank);
 
 }  // namespace tca

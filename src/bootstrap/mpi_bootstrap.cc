@@ -1,7 +1,14 @@
 #include <mpi.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "bootstrap/bootstrap.h"
 #include "core/error.h"
+#include "core/log.h"
+#include "core/settings.h"
 
 namespace tca {
 namespace {
@@ -15,6 +22,11 @@ class MpiBootstrap final : public Bootstrap {
   MpiBootstrap(const MpiBootstrap&) = delete;
   MpiBootstrap& operator=(const MpiBootstrap&) = delete;
   ~MpiBootstrap() override {
+    // A dead rank would hold MPI's finalize (and a thread left inside MPI forbids any call).
+    if (mpi_guard().abandoned() || mpi_guard().peer_failed()) {
+      TCA_WARN("a rank died during the job: MPI is left as it is, not finalized");
+      return;
+    }
     MPI_Comm_free(&comm_);
     if (owns_mpi_) MPI_Finalize();
   }
@@ -26,22 +38,28 @@ class MpiBootstrap final : public Bootstrap {
     if (bytes > static_cast<size_t>(INT32_MAX))
       TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "bootstrap allgather of {} bytes is too large", bytes);
     const int count = static_cast<int>(bytes);
-    if (MPI_Allgather(mine, count, MPI_BYTE, all, count, MPI_BYTE, comm_) != MPI_SUCCESS)
-      TCA_FAIL(TCA_ERROR_TRANSPORT, "MPI_Allgather failed in bootstrap");
-    return TCA_SUCCESS;
+    return mpi_guard().run(nullptr, "the bootstrap's MPI_Allgather", [&]() -> tcaResult {
+      if (MPI_Allgather(mine, count, MPI_BYTE, all, count, MPI_BYTE, comm_) != MPI_SUCCESS)
+        TCA_FAIL(TCA_ERROR_TRANSPORT, "MPI_Allgather failed in bootstrap");
+      return TCA_SUCCESS;
+    });
   }
 
   tcaResult broadcast(void* data, size_t bytes, int root) override {
     if (bytes > static_cast<size_t>(INT32_MAX))
       TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "bootstrap broadcast of {} bytes is too large", bytes);
-    if (MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, comm_) != MPI_SUCCESS)
-      TCA_FAIL(TCA_ERROR_TRANSPORT, "MPI_Bcast failed in bootstrap");
-    return TCA_SUCCESS;
+    return mpi_guard().run(nullptr, "the bootstrap's MPI_Bcast", [&]() -> tcaResult {
+      if (MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, comm_) != MPI_SUCCESS)
+        TCA_FAIL(TCA_ERROR_TRANSPORT, "MPI_Bcast failed in bootstrap");
+      return TCA_SUCCESS;
+    });
   }
 
   tcaResult barrier() override {
-    if (MPI_Barrier(comm_) != MPI_SUCCESS) TCA_FAIL(TCA_ERROR_TRANSPORT, "MPI_Barrier failed");
-    return TCA_SUCCESS;
+    return mpi_guard().run(nullptr, "the bootstrap's MPI_Barrier", [&]() -> tcaResult {
+      if (MPI_Barrier(comm_) != MPI_SUCCESS) TCA_FAIL(TCA_ERROR_TRANSPORT, "MPI_Barrier failed");
+      return TCA_SUCCESS;
+    });
   }
 
  private:
@@ -51,9 +69,48 @@ class MpiBootstrap final : public Bootstrap {
   int size_ = 1;
 };
 
+// Whether the launcher lets survivors of a dead rank run on (Open MPI's mpirun
+// --enable-recovery passes that on to its ranks).
+bool launcher_keeps_survivors() {
+  const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
+  return recovery != nullptr && (std::strcmp(recovery, "1") == 0 ||
+                                 std::strcmp(recovery, "true") == 0);
+}
+
 }  // namespace
 
+CallGuard& mpi_guard() {
+  static CallGuard* guard = new CallGuard();  // outlives any thread left inside MPI
+  return *guard;
+}
+
+tcaResult start_mpi_guard(CallGuard::Liveness liveness, int size, int rank) {
+  std::string mode;
+  TCA_CHECK(setting_choice("TCA_MPI_GUARD", &mode));
+  if (mode == "off" || (mode == "auto" && !launcher_keeps_survivors())) return TCA_SUCCESS;
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_SERIALIZED) {
+    if (mode == "on")
+      TCA_FAIL(TCA_ERROR_UNSUPPORTED, "TCA_MPI_GUARD=on makes MPI calls from a thread of its "
+               "own, but MPI was initialized with thread level {} (at least "
+               "MPI_THREAD_SERIALIZED is needed: MPI_Init_thread)", provided);
+    TCA_WARN("MPI thread level {} is below MPI_THREAD_SERIALIZED: MPI calls are not guarded "
+             "against a rank dying during them", provided);
+    return TCA_SUCCESS;
+  }
+  std::vector<int> others;
+  for (int other = 0; other < size; ++other)
+    if (other != rank) others.push_back(other);
+  TCA_CHECK(mpi_guard().start(std::move(liveness), std::move(others)));
+  TCA_INFO("MPI calls that involve other ranks run on a guard thread (TCA_MPI_GUARD={})", mode);
+  return TCA_SUCCESS;
+}
+
 tcaResult make_mpi_bootstrap(std::unique_ptr<Bootstrap>* out) {
+  if (mpi_guard().abandoned())
+    TCA_FAIL(TCA_ERROR_PEER_FAILED, "an earlier job of this process left a thread inside MPI "
+             "when a rank died: MPI cannot be used again in this process");
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized)

@@ -155,6 +155,8 @@ tcaResult Context::init(const tcaConfig* config) {
                        : std::hash<std::string>{}(fmt::format("{:x}/{}", mine.machine_hash, fake_host));
   peers_.resize(size_);
   TCA_CHECK(bootstrap_->allgather(&mine, peers_.data(), sizeof(PeerInfo)));
+  // From here a rank's death on this machine can be seen, so MPI calls can be guarded.
+  TCA_CHECK(start_mpi_guard([this](int peer) { return check_peer_alive(peer); }, size_, rank_));
   // Launchers pin ranks to cores, so the host's online cores, not our affinity, are the supply.
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const long ranks_here = std::count_if(peers_.begin(), peers_.end(), [&](const PeerInfo& peer) {
@@ -246,6 +248,7 @@ Context::~Context() {
   if (bootstrap_ != nullptr) bootstrap_->barrier();
   descriptors_ = DescRegistry();  // prepared runs go before the transports that made them
   while (!transports_.empty()) transports_.pop_back();  // the last registered goes first
+  mpi_guard().stop();  // before the bootstrap, which may finalize MPI
 }
 
 std::string Context::memfd_name(int owner, uint32_t serial) const {

@@ -26,6 +26,11 @@ tcaResult append_frame(tcaResult code, const char* file, int line) {
 
 void clear_last_error() { g_last_error.clear(); }
 
+tcaResult adopt_error(tcaResult code, const std::string& message) {
+  g_last_error = message.empty() ? std::string(tcaGetErrorString(code)) : message;
+  return code;
+}
+
 ErrorKeeper::~ErrorKeeper() { g_last_error = kept_; }
 
 const char* last_error_message() { return g_last_error.c_str(); }

@@ -15,6 +15,8 @@ tcaResult record_error(tcaResult code, const char* file, int line, const std::st
 // Adds one "at file:line" frame to the message of the error being passed upward.
 tcaResult append_frame(tcaResult code, const char* file, int line);
 void clear_last_error();
+// Makes `message`, as recorded on another thread, this thread's last error; returns `code`.
+tcaResult adopt_error(tcaResult code, const std::string& message);
 const char* last_error_message();
 
 // Keeps this thread's last error across clean-up calls whose own failures are secondary: the

@@ -54,6 +54,11 @@ const std::vector<SettingSpec> kSettings = {
      "data then a flag (simple); must be equal on every rank"},
     {"TCA_COLL_CHANNELS", SettingKind::kCount, "", 1, 1024, "",
      "channels (blocks) of the device-initiated collectives; must be equal on every rank"},
+    {"TCA_MPI_GUARD", SettingKind::kChoice, "auto", 0, 0, "auto|on|off",
+     "runs MPI calls that involve other ranks on a thread of their own, so that a rank on the "
+     "same machine dying during one fails it with TCA_ERROR_PEER_FAILED instead of holding "
+     "the caller forever; auto: where the launcher lets survivors run on (mpirun "
+     "--enable-recovery)"},
 };
 
 const char* environment(const char* name, bool* set) {

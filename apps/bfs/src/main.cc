@@ -12,7 +12,9 @@
 #include "tca_harness/check.h"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // SERIALIZED: tca may make MPI calls from its guard thread (TCA_MPI_GUARD).
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   tca_harness::set_program_name("tca-bfs");

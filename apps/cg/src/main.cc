@@ -177,8 +177,9 @@ int run(int argc, char** argv) {
 }  // namespace tca_cg
 
 int main(int argc, char** argv) {
+  // SERIALIZED: tca may make MPI calls from its guard thread (TCA_MPI_GUARD).
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   tca_harness::set_program_name("tca-cg");
   int status = 1;
   try {

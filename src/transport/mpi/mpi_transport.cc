@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "bootstrap/bootstrap.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "core/host_memory.h"
@@ -32,6 +33,21 @@ namespace {
 // The largest amount one MPI call moves: counts are ints, and keeping every datatype's size
 // below 2 GiB also keeps MPI_Type_size and the osc components' int arithmetic exact.
 constexpr uint64_t kMaxBytesPerCall = uint64_t{1} << 30;
+
+// Runs `call`, an MPI call that involves `ranks` (every rank where null), through the process's
+// MPI guard (bootstrap/call_guard.h) where it is started, else right here at no cost.
+template <typename Call>
+tcaResult guarded(const std::vector<int>* ranks, const char* what, Call&& call) {
+  if (!mpi_guard().engaged()) return call();
+  return mpi_guard().run(ranks, what, std::forward<Call>(call));
+}
+
+template <typename Call>
+tcaResult guarded(int peer, const char* what, Call&& call) {
+  if (!mpi_guard().engaged()) return call();
+  const std::vector<int> ranks{peer};
+  return mpi_guard().run(&ranks, what, std::forward<Call>(call));
+}
 
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -52,7 +68,11 @@ std::string mpi_error_text(int code) {
 // here so that the transport never reaches it; without that variable none is known (SIZE_MAX).
 size_t osc_rdma_attach_limit() {
   int provided = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return SIZE_MAX;
+  // Asked at MPI's own level: Open MPI 4.1 makes the level MPI_T asks for MPI's as well, so
+  // asking for less would lower what MPI_Query_thread reports afterwards.
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS) return SIZE_MAX;
   size_t limit = SIZE_MAX;
   int index = 0;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
@@ -101,7 +121,8 @@ class OwnedDatatype {
   OwnedDatatype& operator=(const OwnedDatatype&) = delete;
   OwnedDatatype& operator=(OwnedDatatype&&) = delete;
   ~OwnedDatatype() {
-    if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+    // Not while a thread is left inside MPI (bootstrap/call_guard.h): leaked instead.
+    if (type_ != MPI_DATATYPE_NULL && !mpi_guard().abandoned()) MPI_Type_free(&type_);
   }
 
  private:
@@ -202,6 +223,8 @@ class MpiTransport final : public Transport {
   tcaResult announce(int owner, bool done);
   // Reads `words` words at `disp` of `owner`'s control block and waits for them.
   tcaResult get_words(int owner, MPI_Aint disp, uint64_t* words, int count);
+  tcaResult read_remote_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                               uint64_t* issued);
   // Writes `value` into cell (this rank, slot) of `peer`'s control block and completes it there.
   tcaResult raise_slot(int peer, int slot, uint64_t value);
 
@@ -213,6 +236,7 @@ class MpiTransport final : public Transport {
   // Detaches `replaced` and attaches `merged` in their place (restoring them on failure).
   tcaResult replace_spans(const std::vector<PageRange>& replaced, PageRange merged);
   tcaResult detach_span(uintptr_t begin);
+  void release_window();
   // Whether AUTO sends any peer's traffic here (then registrations must be reachable at once).
   bool carries_default_traffic() const;
 
@@ -256,6 +280,7 @@ class MpiRun final : public PreparedRun {
   tcaResult make_layout(uint64_t rows, uint64_t width, uint64_t pitch, Layout* out);
   tcaResult check_liveness();
   tcaResult announce(bool done);
+  tcaResult run_announced();
   tcaResult run_steps();
   tcaResult run_rma(const RmaStep& step);
   tcaResult run_notify(const NotifyStep& step);
@@ -267,6 +292,7 @@ class MpiRun final : public PreparedRun {
   std::vector<uint64_t> probe_values_;  // where the probes' gets land
   std::vector<int> probe_targets_;      // distinct owners of the probed regions
   std::vector<int> targets_;            // distinct targets of the RMA steps so far
+  std::vector<int> involved_;           // distinct other ranks the run touches (RMA, notices)
 };
 
 // ---------------------------------------------------------------- transport
@@ -335,6 +361,16 @@ tcaResult MpiTransport::init() {
 
 // Runs collectively inside tcaFinalize; failures can only be reported.
 MpiTransport::~MpiTransport() {
+  // Freeing the window is collective: with a rank dead it would wait for it forever.
+  const tcaResult released = guarded(nullptr, "freeing the mpi transport's window", [&] {
+    release_window();
+    return TCA_SUCCESS;
+  });
+  if (released != TCA_SUCCESS)
+    TCA_WARN("mpi transport: its window is left as it is: {}", last_error_message());
+}
+
+void MpiTransport::release_window() {
   if (locked_ && MPI_Win_unlock_all(window_) != MPI_SUCCESS)
     TCA_WARN("mpi transport: MPI_Win_unlock_all failed at finalize");
   if (window_ != MPI_WIN_NULL) {
@@ -506,13 +542,15 @@ tcaResult MpiTransport::region_alive(const PeerRegion& region, bool* alive) {
     return TCA_SUCCESS;
   }
   TCA_CHECK(check_reachable(region.owner));
-  uint64_t value = 0;
-  TCA_MPI_CHECK(MPI_Get(&value, 1, MPI_UINT64_T, region.owner, live_cell_disp(region), 1,
-                        MPI_UINT64_T, window_),
-                "MPI_Get of the liveness of region {} of rank {}", region.id, region.owner);
-  TCA_MPI_CHECK(MPI_Win_flush(region.owner, window_), "MPI_Win_flush to rank {}", region.owner);
-  *alive = value == region.id;
-  return TCA_SUCCESS;
+  return guarded(region.owner, "a liveness read", [&]() -> tcaResult {
+    uint64_t value = 0;
+    TCA_MPI_CHECK(MPI_Get(&value, 1, MPI_UINT64_T, region.owner, live_cell_disp(region), 1,
+                          MPI_UINT64_T, window_),
+                  "MPI_Get of the liveness of region {} of rank {}", region.id, region.owner);
+    TCA_MPI_CHECK(MPI_Win_flush(region.owner, window_), "MPI_Win_flush to rank {}", region.owner);
+    *alive = value == region.id;
+    return TCA_SUCCESS;
+  });
 }
 
 tcaResult MpiTransport::get_words(int owner, MPI_Aint disp, uint64_t* words, int count) {
@@ -532,6 +570,13 @@ tcaResult MpiTransport::read_record(int owner, uint64_t id, RegionRecord* out, b
   }
   TCA_CHECK(check_reachable(owner));
   TCA_CHECK(context_.check_peer_alive(owner));
+  return guarded(owner, "a region record read", [&] {
+    return read_remote_record(owner, id, out, found, issued);
+  });
+}
+
+tcaResult MpiTransport::read_remote_record(int owner, uint64_t id, RegionRecord* out,
+                                           bool* found, uint64_t* issued) {
   // The id before and after the words, each read completed before the next is issued: the
   // owner writes the words only while the id is absent, so equal ids bracket a whole record.
   const auto record_disp = static_cast<MPI_Aint>(record_offset(id));
@@ -590,9 +635,11 @@ tcaResult MpiTransport::raise_slot(int peer, int slot, uint64_t value) {
 
 tcaResult MpiTransport::notify(int peer, int slot, uint64_t value) {
   TCA_CHECK(check_reachable(peer));
-  if (peer != context_.rank())
+  if (peer == context_.rank()) return raise_slot(peer, slot, value);
+  return guarded(peer, "a notification", [&]() -> tcaResult {
     TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush to rank {} before notifying", peer);
-  return raise_slot(peer, slot, value);
+    return raise_slot(peer, slot, value);
+  });
 }
 
 tcaResult MpiTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
@@ -602,8 +649,10 @@ tcaResult MpiTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
 
 tcaResult MpiTransport::fence() {
   if (window_ == MPI_WIN_NULL) return TCA_SUCCESS;
-  TCA_MPI_CHECK(MPI_Win_flush_all(window_), "MPI_Win_flush_all");
-  return TCA_SUCCESS;
+  return guarded(nullptr, "a flush to every rank", [&]() -> tcaResult {
+    TCA_MPI_CHECK(MPI_Win_flush_all(window_), "MPI_Win_flush_all");
+    return TCA_SUCCESS;
+  });
 }
 
 tcaResult MpiTransport::progress() {
@@ -652,6 +701,9 @@ tcaResult MpiRun::add(const Transfer& transfer) {
 
   if (transfer.flags & TCA_FLAG_NOTIFY)
     steps_.push_back(NotifyStep{dst.owner, transfer.slot, targets_});
+  for (int rank : {dst.owner, src.owner})
+    if (rank != me && std::find(involved_.begin(), involved_.end(), rank) == involved_.end())
+      involved_.push_back(rank);
   return TCA_SUCCESS;
 }
 
@@ -783,6 +835,10 @@ tcaResult MpiRun::run_notify(const NotifyStep& step) {
 tcaResult MpiRun::start() {
   // A dead peer of this host is noticed before any RMA to it (MPI may block on it forever).
   for (int target : probe_targets_) TCA_CHECK(transport_.context().check_peer_alive(target));
+  return guarded(&involved_, "a transfer", [&] { return run_announced(); });
+}
+
+tcaResult MpiRun::run_announced() {
   TCA_CHECK(announce(false));
   const tcaResult result = run_steps();
   const tcaResult ended = announce(true);
@@ -824,9 +880,13 @@ tcaResult MpiRun::run_steps() {
 }
 
 tcaResult MpiRun::wait() {
-  for (int target : targets_)
-    TCA_MPI_CHECK(MPI_Win_flush(target, transport_.window()), "MPI_Win_flush to rank {}", target);
-  return TCA_SUCCESS;
+  if (targets_.empty()) return TCA_SUCCESS;
+  return guarded(&targets_, "waiting for a transfer", [&]() -> tcaResult {
+    for (int target : targets_)
+      TCA_MPI_CHECK(MPI_Win_flush(target, transport_.window()), "MPI_Win_flush to rank {}",
+                    target);
+    return TCA_SUCCESS;
+  });
 }
 
 }  // namespace
