@@ -114,7 +114,10 @@ typedef struct tcaConfig {
 } tcaConfig;
 
 /* ---- lifecycle ---- */
-/* Collective. Initializes MPI too if the program has not (and then finalizes it). */
+/* Collective. Initializes MPI too if the program has not (and then finalizes it); a program
+ * that initializes MPI itself should ask for MPI_THREAD_SERIALIZED or more, which the MPI guard
+ * needs (TCA_MPI_GUARD: under mpirun --enable-recovery a rank dying during an MPI call then
+ * fails that call with TCA_ERROR_PEER_FAILED, and tcaFinalize returns without waiting for it). */
 TCA_API tcaResult tcaInit(void);
 TCA_API tcaResult tcaInitWithConfig(const tcaConfig *config);
 TCA_API tcaResult tcaFinalize(void); /* collective */
