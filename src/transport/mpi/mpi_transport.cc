@@ -421,8 +421,11 @@ bool MpiTransport::carries_default_traffic() const {
 }
 
 tcaResult MpiTransport::register_region(PeerRegion& own, WireHandle* /*wire*/) {
-  // GPU memory stays out of the window.
-  if (window_ == MPI_WIN_NULL || own.kind != TCA_MEM_CPU || own.bytes == 0) return TCA_SUCCESS;
+  // GPU memory stays out of the window; so does everything once MPI is closed to this process
+  // (a call was abandoned inside it: bootstrap/call_guard.h), when no transfer runs here anyway.
+  if (window_ == MPI_WIN_NULL || own.kind != TCA_MEM_CPU || own.bytes == 0 ||
+      mpi_guard().abandoned())
+    return TCA_SUCCESS;
   const PageRange pages = pages_of(own);
 
   // The spans that share a page with the region.
@@ -500,6 +503,7 @@ tcaResult MpiTransport::replace_spans(const std::vector<PageRange>& replaced, Pa
 tcaResult MpiTransport::deregister_region(PeerRegion& own) {
   const auto found = attached_regions_.find(own.id);
   if (found == attached_regions_.end()) return TCA_SUCCESS;  // GPU, or never attached
+  if (mpi_guard().abandoned()) return TCA_SUCCESS;  // MPI is closed: the window stays as it is
   const PageRange pages = found->second;
   attached_regions_.erase(found);
 
@@ -656,6 +660,7 @@ tcaResult MpiTransport::fence() {
 }
 
 tcaResult MpiTransport::progress() {
+  if (mpi_guard().abandoned()) return TCA_SUCCESS;  // MPI is closed: nothing comes through it
   // Make remote writes into the control block visible to the waiter's loads ...
   if (window_ != MPI_WIN_NULL) TCA_MPI_CHECK(MPI_Win_sync(window_), "MPI_Win_sync");
   // ... and enter the MPI library, for osc components whose targets must serve requests.
@@ -777,6 +782,9 @@ tcaResult MpiRun::make_layout(uint64_t rows, uint64_t width, uint64_t pitch, Lay
     *out = Layout{MPI_BYTE, static_cast<int>(rows * width)};
     return TCA_SUCCESS;
   }
+  if (mpi_guard().abandoned())
+    TCA_FAIL(TCA_ERROR_PEER_FAILED, "the mpi path is closed: an MPI call was abandoned when a "
+             "rank died during it");
   MPI_Datatype type;
   TCA_MPI_CHECK(MPI_Type_create_hvector(static_cast<int>(rows), static_cast<int>(width),
                                         static_cast<MPI_Aint>(pitch), MPI_BYTE, &type),
