@@ -843,6 +843,7 @@ tcaResult MpiRun::run_notify(const NotifyStep& step) {
 tcaResult MpiRun::start() {
   // A dead peer of this host is noticed before any RMA to it (MPI may block on it forever).
   for (int target : probe_targets_) TCA_CHECK(transport_.context().check_peer_alive(target));
+  if (involved_.empty()) return run_announced();  // copies inside this rank: no MPI call
   return guarded(&involved_, "a transfer", [&] { return run_announced(); });
 }
 
