@@ -3,10 +3,12 @@
 //   tca-sim replay --trace DIR --fabric NAME [--nodes N] [--mapping block|cyclic|K,K,...] [--segments] [--json]
 //   tca-sim scale --fabric NAME|all --pattern NAME|all [--min-nodes 2] [--max-nodes 1024] [--json]
 //   tca-sim route --fabric NAME --nodes N --from A --to B
+//   tca-sim placements --fabric NAME --ranks R [--pattern allreduce|allgather] [--bytes B] [--json]
 #include <CLI/CLI.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -14,6 +16,7 @@
 #include "calibrate.h"
 #include "fabric.h"
 #include "patterns.h"
+#include "placements.h"
 #include "trace_reader.h"
 #include "tca_harness/report.h"
 #include "tca_harness/table.h"
@@ -227,6 +230,50 @@ int run_route(const std::string& dir, const std::string& name, int nodes, int fr
   return 0;
 }
 
+std::string node_list(const std::vector<int>& nodes) {
+  std::string text;
+  for (int n : nodes) text += (text.empty() ? "" : ",") + std::to_string(n);
+  return text;
+}
+
+int run_placements(const std::string& dir, const std::string& name, int ranks, const std::string& pattern,
+                   double bytes, bool json) {
+  if (pattern != "allreduce" && pattern != "allgather")
+    throw Error("pattern '" + pattern + "' is not allreduce or allgather");
+  if (bytes < 0) throw Error("--bytes must not be negative");
+  const bool allgather = pattern == "allgather";
+  if (bytes == 0) bytes = allgather ? 128 * 1024 : 8;
+  const MemKind kind = allgather ? MemKind::kGpu : MemKind::kCpu;  // the CG slides' two collectives
+  auto fabric = Fabric::load(dir, name);
+  fabric->build(std::max(1, fabric->subcluster()));
+  const PlacementCensus census = placement_census(*fabric, allgather, bytes, kind, ranks);
+  Table table(json);
+  Report report("tca-sim");
+  report.set("command", "placements");
+  report.set("fabric", name);
+  report.set("pattern", pattern);
+  report.set("bytes", bytes);
+  report.set("ranks", ranks);
+  report.set("placements", census.placements);
+  table.comment(pattern + " of " + fmt("%.0f", bytes) + " B (" + mem_kind_name(kind) + " memory), " +
+                std::to_string(ranks) + " ranks on " + name + ": " + std::to_string(census.placements) +
+                " placements (rank 0 on node 0); which algorithm is fastest on each");
+  table.set_columns({{"algorithm", 20, Align::kLeft}, {"fastest", 9}, {"tied", 9}, {"best_us", 10, Align::kRight, 2},
+                     {"best_placement", 0, Align::kLeft}});
+  table.header();
+  for (const auto& [algorithm, entry] : census.algorithms) {
+    table.row({algorithm_name(algorithm), entry.fastest, entry.fastest_or_tied,
+               1e6 * entry.best_seconds, node_list(entry.best_placement)});
+    report.add_row(nlohmann::ordered_json{{"algorithm", algorithm_name(algorithm)}, {"fastest", entry.fastest},
+                                          {"fastest_or_tied", entry.fastest_or_tied},
+                                          {"best_us", 1e6 * entry.best_seconds},
+                                          {"best_placement", entry.best_placement}});
+  }
+  table.comment("fastest: strictly the fastest there; tied: fastest or within 0.1% of it");
+  if (json) report.print();
+  return 0;
+}
+
 }  // namespace
 }  // namespace tca_sim
 
@@ -284,11 +331,21 @@ int main(int argc, char** argv) {
   route->add_option("--nodes", nodes, "Nodes to build")->required();
   route->add_option("--from", from, "Source node")->capture_default_str();
   route->add_option("--to", to, "Destination node")->capture_default_str();
+  auto* placements = app.add_subcommand("placements", "Which algorithm is fastest on every placement of R ranks");
+  int ranks = 4;
+  std::string pattern = "allreduce";
+  double bytes = 0;
+  placements->add_option("--fabric", fabric, "A torus fabric (tca, apenet)")->capture_default_str();
+  placements->add_option("--ranks", ranks, "Ranks, a power of two")->capture_default_str();
+  placements->add_option("--pattern", pattern, "allreduce (CPU memory) or allgather (GPU memory)")->capture_default_str();
+  placements->add_option("--bytes", bytes, "Bytes (default: 8 for allreduce, 128 KiB in all for allgather)");
+  placements->add_flag("--json", json, "One JSON object on stdout, the table on stderr");
   CLI11_PARSE(app, argc, argv);
   try {
     if (*calibrate) return tca_sim::run_calibrate(fabric_dir, json);
     if (*replay) return tca_sim::run_replay(fabric_dir, trace_dir, fabric, nodes, mapping, register_mode, segments, json);
     if (*scale) return tca_sim::run_scale(fabric_dir, fabrics, patterns, min_nodes, max_nodes, json);
+    if (*placements) return tca_sim::run_placements(fabric_dir, fabric, ranks, pattern, bytes, json);
     return tca_sim::run_route(fabric_dir, fabric, nodes, from, to);
   } catch (const std::exception& error) {
     std::cerr << "tca-sim: " << error.what() << "\n";
