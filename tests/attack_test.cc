@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Attacks from inside the job, on every transport: handles forged with a valid checksum, a
 // peer streaming into a region while its owner withdraws it, and inputs an outside audit found
 // to hang or to answer differently per transport. The forger here knows the handle's layout
-// and checksum, as anyone reading tca's source does; only the owner's record must decide.
+// and checksum, as anyone reading tca's source does, and can give any bytes any checksum; only
+// the owner's record must decide.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,9 +13,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <random>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include <mpi.h>
 
 #include "core/handle.h"  // the layout an attacker reads from the source
 #include "tca/tca_coll.h"
@@ -23,19 +31,75 @@ namespace {
 
 using tca::WireHandle;
 
-// The checksum, written again from its description (FNV-1a over every byte before it, then a
-// finalizing mix): what a forger computes.
-void reseal(WireHandle& wire) {
+// The checksum, written again from its description (CRC-64 with the ECMA-182 polynomial,
+// reflected, all-ones start and final xor, over every byte before it): what a forger computes.
+uint64_t crc_of(const WireHandle& wire) {
+  static const std::vector<uint64_t> table = [] {
+    std::vector<uint64_t> made(256);
+    for (uint64_t byte = 0; byte < 256; ++byte) {
+      uint64_t crc = byte;
+      for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ ((crc & 1) ? 0xc96c5795d7870f42ull : 0);
+      made[byte] = crc;
+    }
+    return made;
+  }();
   const auto* bytes = reinterpret_cast<const unsigned char*>(&wire);
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < offsetof(WireHandle, checksum); ++i) {
-    hash ^= bytes[i];
-    hash *= 0x100000001b3ull;
+  uint64_t crc = ~uint64_t{0};
+  for (size_t i = 0; i < offsetof(WireHandle, checksum); ++i)
+    crc = table[(crc ^ bytes[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+void reseal(WireHandle& wire) { wire.checksum = crc_of(wire); }
+
+// For the 8-byte window at offset `at`: which window bits flip CRC bit b alone (entry b). A CRC
+// is affine over GF(2), and the 64 bits of a window map onto the 64 bits of the CRC one to one,
+// so Gaussian elimination on the 64 columns (the change each window bit makes) inverts it.
+// The columns depend only on where the window sits, so each offset is solved once.
+const std::vector<uint64_t>& window_inverse(size_t at) {
+  static std::map<size_t, std::vector<uint64_t>> solved;
+  auto found = solved.find(at);
+  if (found != solved.end()) return found->second;
+  WireHandle zero{};
+  auto* bytes = reinterpret_cast<unsigned char*>(&zero);
+  const uint64_t base = crc_of(zero);
+  std::vector<uint64_t> change(64), made_of(64);
+  for (int k = 0; k < 64; ++k) {
+    bytes[at + k / 8] ^= static_cast<unsigned char>(1u << (k % 8));
+    change[k] = crc_of(zero) ^ base;
+    bytes[at + k / 8] ^= static_cast<unsigned char>(1u << (k % 8));
+    made_of[k] = uint64_t{1} << k;
   }
-  hash ^= hash >> 33;
-  hash *= 0xff51afd7ed558ccdull;
-  hash ^= hash >> 33;
-  wire.checksum = hash;
+  for (int bit = 0; bit < 64; ++bit) {  // row `bit` ends with the single CRC bit `bit` set
+    int pivot = bit;
+    while (pivot < 64 && ((change[pivot] >> bit) & 1) == 0) ++pivot;
+    if (pivot == 64) return solved[at];  // empty: the window cannot steer (never for a CRC-64)
+    std::swap(change[bit], change[pivot]);
+    std::swap(made_of[bit], made_of[pivot]);
+    for (int row = 0; row < 64; ++row)
+      if (row != bit && ((change[row] >> bit) & 1) != 0) {
+        change[row] ^= change[bit];
+        made_of[row] ^= made_of[bit];
+      }
+  }
+  return solved[at] = made_of;
+}
+
+// Rewrites the 8 bytes at offset `at` of `wire` so that its CRC comes out as `target`, and
+// stores `target` as its checksum: how a forger gives any forged bytes the owner's checksum.
+void steer(WireHandle& wire, size_t at, uint64_t target) {
+  auto* bytes = reinterpret_cast<unsigned char*>(&wire);
+  ASSERT_LE(at + 8, offsetof(WireHandle, checksum));
+  const std::vector<uint64_t>& inverse = window_inverse(at);
+  ASSERT_EQ(64u, inverse.size()) << "the window at " << at << " cannot steer the CRC";
+  std::memset(bytes + at, 0, 8);
+  const uint64_t wanted = crc_of(wire) ^ target;
+  uint64_t window = 0;
+  for (int bit = 0; bit < 64; ++bit)
+    if (((wanted >> bit) & 1) != 0) window ^= inverse[bit];
+  for (int k = 0; k < 8; ++k) bytes[at + k] = static_cast<unsigned char>(window >> (8 * k));
+  wire.checksum = target;
+  ASSERT_EQ(target, crc_of(wire));
 }
 
 WireHandle wire_of(const tcaHandle& handle) {
@@ -48,6 +112,150 @@ tcaHandle handle_of(const WireHandle& wire) {
   tcaHandle handle;
   std::memcpy(handle.bytes, &wire, sizeof(wire));
   return handle;
+}
+
+// ---- transport records, as the layout in core/handle.h frames them ----
+
+struct Record {
+  uint8_t id = 0;
+  std::vector<uint8_t> payload;
+};
+
+std::vector<Record> records_of(const WireHandle& wire) {
+  std::vector<Record> out;
+  size_t at = 0;
+  while (at + 4 <= wire.records_bytes) {
+    Record record;
+    record.id = wire.records[at];
+    const size_t length = wire.records[at + 2] | size_t{wire.records[at + 3]} << 8;
+    record.payload.assign(wire.records + at + 4, wire.records + at + 4 + length);
+    out.push_back(record);
+    at += (4 + length + 7) & ~size_t{7};
+  }
+  return out;
+}
+
+// Frames `records` into `wire` (zero padding, zero after them); false when they do not fit.
+bool write_records(WireHandle& wire, const std::vector<Record>& records) {
+  size_t used = 0;
+  for (const Record& record : records) used += (4 + record.payload.size() + 7) & ~size_t{7};
+  if (used > sizeof(wire.records)) return false;
+  std::memset(wire.records, 0, sizeof(wire.records));
+  size_t at = 0;
+  for (const Record& record : records) {
+    wire.records[at] = record.id;
+    wire.records[at + 2] = static_cast<uint8_t>(record.payload.size());
+    wire.records[at + 3] = static_cast<uint8_t>(record.payload.size() >> 8);
+    if (!record.payload.empty())
+      std::memcpy(wire.records + at + 4, record.payload.data(), record.payload.size());
+    at += (4 + record.payload.size() + 7) & ~size_t{7};
+  }
+  wire.records_bytes = static_cast<uint16_t>(used);
+  return true;
+}
+
+// Where byte `byte` of record `index`'s payload sits in the wire handle.
+size_t payload_offset(const std::vector<Record>& records, size_t index, size_t byte) {
+  size_t at = offsetof(WireHandle, records);
+  for (size_t i = 0; i < index; ++i) at += (4 + records[i].payload.size() + 7) & ~size_t{7};
+  return at + 4 + byte;
+}
+
+std::vector<uint8_t> random_bytes(std::mt19937_64& rng, size_t count) {
+  std::vector<uint8_t> bytes(count);
+  for (uint8_t& byte : bytes) byte = static_cast<uint8_t>(rng());
+  return bytes;
+}
+
+// The ways a forger changes a handle's transport records.
+enum class RecordForgery { kAppendUnknown, kAppendRepeat, kRemove, kTruncate, kExtend, kRewrite,
+                           kSwapKey, kCount };
+
+const char* forgery_name(RecordForgery kind) {
+  switch (kind) {
+    case RecordForgery::kAppendUnknown: return "a record of a made-up transport appended";
+    case RecordForgery::kAppendRepeat: return "a second record of a genuine one's transport";
+    case RecordForgery::kRemove: return "a record removed";
+    case RecordForgery::kTruncate: return "a record truncated";
+    case RecordForgery::kExtend: return "a record extended";
+    case RecordForgery::kRewrite: return "a record's bytes rewritten";
+    case RecordForgery::kSwapKey: return "another region's record in place of the genuine one";
+    case RecordForgery::kCount: break;
+  }
+  return "?";
+}
+
+// What forge_records made.
+enum class Forged { kNotApplicable, kValidChecksum, kOwnersChecksum };
+
+// Applies `kind` to `wire` (a genuine handle) and gives it the genuine handle's own checksum
+// where the forgery leaves 8 bytes free to steer, else a valid one. kNotApplicable where `kind`
+// does not apply (it changes a record and the handle has none, or the result would not fit).
+Forged forge_records(WireHandle& wire, RecordForgery kind, const WireHandle& other,
+                   std::mt19937_64& rng) {
+  const uint64_t owners_checksum = wire.checksum;
+  std::vector<Record> records = records_of(wire);
+  const size_t pick = records.empty() ? 0 : rng() % records.size();
+  int free_record = -1;  // the record whose payload holds the 8 steered bytes
+  size_t free_at = 0;
+  switch (kind) {
+    case RecordForgery::kAppendUnknown:
+    case RecordForgery::kAppendRepeat: {
+      if (kind == RecordForgery::kAppendRepeat && records.empty()) return Forged::kNotApplicable;
+      // Transport ids run 0..7 (kMaxTransports); 7 is beyond every registry tca builds.
+      const uint8_t id = kind == RecordForgery::kAppendRepeat ? records[pick].id : 7;
+      records.push_back({id, random_bytes(rng, 8 + rng() % 32)});
+      free_record = static_cast<int>(records.size() - 1);
+      break;
+    }
+    case RecordForgery::kRemove:
+      if (records.empty()) return Forged::kNotApplicable;
+      records.erase(records.begin() + static_cast<long>(pick));
+      break;
+    case RecordForgery::kTruncate: {
+      if (records.empty() || records[pick].payload.empty()) return Forged::kNotApplicable;
+      auto& payload = records[pick].payload;
+      payload.resize(rng() % payload.size());
+      if (payload.size() >= 8) free_record = static_cast<int>(pick);
+      break;
+    }
+    case RecordForgery::kExtend: {
+      if (records.empty()) return Forged::kNotApplicable;
+      auto& payload = records[pick].payload;
+      free_at = payload.size();
+      const std::vector<uint8_t> more = random_bytes(rng, 8 + rng() % 24);
+      payload.insert(payload.end(), more.begin(), more.end());
+      free_record = static_cast<int>(pick);
+      break;
+    }
+    case RecordForgery::kRewrite: {
+      if (records.empty() || records[pick].payload.empty()) return Forged::kNotApplicable;
+      auto& payload = records[pick].payload;
+      // Bytes past the first 8 where there are any (those 8 are then steered), else anywhere.
+      const size_t from = payload.size() > 8 ? 8 : 0;
+      const int changes = 1 + static_cast<int>(rng() % 3);
+      for (int c = 0; c < changes; ++c)
+        payload[from + rng() % (payload.size() - from)] ^= static_cast<uint8_t>(1 + rng() % 255);
+      if (rng() % 2 == 0) payload[from] = 200;  // e.g. a key's size byte, as an audit tried
+      if (from == 8) free_record = static_cast<int>(pick);
+      break;
+    }
+    case RecordForgery::kSwapKey: {
+      const std::vector<Record> theirs = records_of(other);
+      if (records.empty() || theirs.empty()) return Forged::kNotApplicable;
+      records[pick].payload = theirs[0].payload;
+      break;
+    }
+    case RecordForgery::kCount:
+      return Forged::kNotApplicable;
+  }
+  if (!write_records(wire, records)) return Forged::kNotApplicable;
+  if (free_record < 0) {
+    reseal(wire);
+    return Forged::kValidChecksum;
+  }
+  steer(wire, payload_offset(records, static_cast<size_t>(free_record), free_at), owners_checksum);
+  return Forged::kOwnersChecksum;
 }
 
 // A region that is not a whole tcaMalloc block, and one in the caller's own memory: the two
@@ -98,13 +306,14 @@ void expect_refused(tcaResult expected, const tcaHandle& forged, const tcaHandle
   EXPECT_TCA_ERROR(expected, tcaDescSetMemcpy(desc.get(), &own, 0, &forged, 0, 8, 0, 0));
 }
 
-// The genuine handle still reaches its region: bytes put there come back.
-void expect_genuine_works(const tcaHandle& genuine) {
+// The genuine handle still reaches its region: bytes put there (at `offset`, which no other
+// rank writes meanwhile) come back.
+void expect_genuine_works(const tcaHandle& genuine, uint64_t offset = 100) {
   uint8_t out[64];
   uint8_t in[64] = {};
   fill_pattern(out, sizeof(out), Pattern{world_rank(), 77}, 0);
-  ASSERT_TCA_OK(tcaPut(&genuine, 100, out, sizeof(out)));
-  ASSERT_TCA_OK(tcaGet(in, &genuine, 100, sizeof(in)));
+  ASSERT_TCA_OK(tcaPut(&genuine, offset, out, sizeof(out)));
+  ASSERT_TCA_OK(tcaGet(in, &genuine, offset, sizeof(in)));
   EXPECT_EQ(0, std::memcmp(in, out, sizeof(in)));
 }
 
@@ -179,6 +388,101 @@ TEST_P(TransportTest, HandlesForgedWithAValidChecksumAreRefused) {
     ASSERT_NO_FATAL_FAILURE(expect_genuine_works(genuine));
     ASSERT_NO_FATAL_FAILURE(expect_genuine_works(regions.of(next_, 1 - which)));
   }
+}
+
+// Forged transport records with the owner's own checksum: shown first at the forger and at a
+// third rank (no genuine use before), then the genuine handles work everywhere, then the
+// forgeries are still refused.
+TEST_P(TransportTest, ForgedRecordsWithTheOwnersChecksumAreRefusedEverywhere) {
+  TwoRegions regions;
+  const tcaHandle& own = regions.of(rank_, 0);
+  std::mt19937_64 rng(0xf0 + static_cast<uint64_t>(rank_));
+  std::vector<tcaHandle> forged;
+  std::vector<std::string> what;
+  int owners_checksum = 0;
+  for (int which = 0; which < 2; ++which) {
+    const WireHandle g = wire_of(regions.of(next_, which));
+    const WireHandle other = wire_of(regions.of(next_, 1 - which));
+    for (int kind = 0; kind < static_cast<int>(RecordForgery::kCount); ++kind) {
+      for (int variant = 0; variant < 3; ++variant) {
+        WireHandle w = g;
+        const Forged made = forge_records(w, static_cast<RecordForgery>(kind), other, rng);
+        ASSERT_FALSE(HasFatalFailure());
+        if (made == Forged::kNotApplicable || std::memcmp(&w, &g, sizeof(w)) == 0) continue;
+        owners_checksum += made == Forged::kOwnersChecksum ? 1 : 0;
+        forged.push_back(handle_of(w));
+        what.push_back(std::string(which == 0 ? "tcaMalloc" : "user") + " region, " +
+                       forgery_name(static_cast<RecordForgery>(kind)));
+      }
+    }
+  }
+  EXPECT_GT(owners_checksum, 0);
+  if (GetParam() == "ucx") {  // every region carries its UCX key: the records forged above
+    EXPECT_FALSE(records_of(wire_of(regions.of(next_, 0))).empty());
+  }
+  // The forgeries go to the previous rank: there they name a region of neither that rank nor
+  // (from 3 ranks on) the forger.
+  int count = static_cast<int>(forged.size());
+  int shown_count = 0;
+  MPI_Sendrecv(&count, 1, MPI_INT, prev_, 0, &shown_count, 1, MPI_INT, next_, 0, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  std::vector<tcaHandle> shown(static_cast<size_t>(shown_count));
+  MPI_Sendrecv(forged.data(), count * static_cast<int>(sizeof(tcaHandle)), MPI_BYTE, prev_, 1,
+               shown.data(), shown_count * static_cast<int>(sizeof(tcaHandle)), MPI_BYTE, next_,
+               1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  const auto refuse_all = [&](const char* when) {
+    for (size_t i = 0; i < forged.size(); ++i) {
+      SCOPED_TRACE(::testing::Message() << when << ", at the forger: " << what[i]);
+      expect_refused(TCA_ERROR_INVALID_HANDLE, forged[i], own);
+    }
+    for (size_t i = 0; i < shown.size(); ++i) {
+      SCOPED_TRACE(::testing::Message() << when << ", forgery " << i << " of rank " << next_);
+      expect_refused(TCA_ERROR_INVALID_HANDLE, shown[i], own);
+    }
+  };
+  refuse_all("before any genuine use");
+  ASSERT_TCA_OK(tcaBarrier());
+  const int third = (rank_ + 2) % size_;  // whose regions the forgeries shown here name
+  for (int which = 0; which < 2; ++which) {
+    ASSERT_NO_FATAL_FAILURE(expect_genuine_works(regions.of(next_, which), 100));
+    ASSERT_NO_FATAL_FAILURE(expect_genuine_works(regions.of(third, which), 200));
+  }
+  ASSERT_TCA_OK(tcaBarrier());
+  refuse_all("after the genuine handles were imported");
+  ASSERT_TCA_OK(tcaBarrier());
+}
+
+// 10^5 random record forgeries over the job, as many as the layout allows with the owner's
+// own checksum: none is accepted, and the genuine handles work afterwards.
+TEST_P(TransportTest, RandomRecordForgeriesAcceptNothing) {
+  TwoRegions regions;
+  const std::vector<tcaHandle>& genuine = regions.all();
+  const int wanted = 100000 / size_;
+  std::mt19937_64 rng(0xabc + static_cast<uint64_t>(rank_));
+  int made = 0, owners_checksum = 0, accepted = 0;
+  for (int attempt = 0; made < wanted && attempt < 50 * wanted; ++attempt) {
+    const tcaHandle& base = genuine[rng() % genuine.size()];
+    const WireHandle g = wire_of(base);
+    WireHandle w = g;
+    const auto kind = static_cast<RecordForgery>(rng() % static_cast<int>(RecordForgery::kCount));
+    const Forged result = forge_records(w, kind, wire_of(genuine[rng() % genuine.size()]), rng);
+    ASSERT_FALSE(HasFatalFailure());
+    if (result == Forged::kNotApplicable || std::memcmp(&w, &g, sizeof(w)) == 0) continue;
+    ++made;
+    owners_checksum += result == Forged::kOwnersChecksum ? 1 : 0;
+    const tcaHandle handle = handle_of(w);
+    int owner = -1;
+    size_t size = 0;
+    tcaMemKind memory = TCA_MEM_CPU;
+    if (tcaHandleInfo(&handle, &owner, &size, &memory) == TCA_SUCCESS) ++accepted;
+  }
+  EXPECT_EQ(made, wanted);
+  EXPECT_GT(owners_checksum, wanted / 10);
+  EXPECT_EQ(accepted, 0) << "of " << made << " forged handles, " << owners_checksum
+                         << " with their owner's checksum";
+  for (int which = 0; which < 2; ++which)
+    ASSERT_NO_FATAL_FAILURE(expect_genuine_works(regions.of(next_, which)));
+  ASSERT_TCA_OK(tcaBarrier());
 }
 
 TEST_P(TransportTest, RandomMutationsWithAValidChecksumAcceptNothingNew) {

@@ -11,7 +11,10 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "base/blake2b.h"
+#include "base/crc64.h"
 #include "coll/schedule.h"
 #include "core/error.h"
 #include "core/handle.h"
@@ -43,7 +46,52 @@ WireHandle sample_wire() {
 
 tcaResult decode(const WireHandle& wire, WireHandle* out) {
   const tcaHandle handle = to_public(wire);
-  return decode_handle(&handle, kJob, 4, out);
+  return decode_handle(&handle, kJob, 4, ~uint32_t{0}, out);
+}
+
+// ---- digests ----
+
+std::string hex(const uint8_t* bytes, size_t count) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < count; ++i) {
+    out += digits[bytes[i] >> 4];
+    out += digits[bytes[i] & 15];
+  }
+  return out;
+}
+
+std::string blake2b_hex(const std::vector<uint8_t>& data, size_t out_bytes) {
+  uint8_t out[kBlake2bMaxOutBytes] = {};
+  blake2b(data.data(), data.size(), out, out_bytes);
+  return hex(out, out_bytes);
+}
+
+TEST(Digests, Blake2bMatchesItsSpecification) {
+  // RFC 7693 appendix A, then values Python's hashlib.blake2b gives: empty input, exactly one
+  // block, and several blocks with a partial last one.
+  EXPECT_EQ("ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252"
+            "d5de4533cc9518d38aa8dbf1925ab92386edd4009923",
+            blake2b_hex({'a', 'b', 'c'}, 64));
+  EXPECT_EQ("0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8",
+            blake2b_hex({}, 32));
+  std::vector<uint8_t> block(128);
+  for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<uint8_t>(i % 251);
+  EXPECT_EQ("c3582f71ebb2be66fa5dd750f80baae97554f3b015663c8be377cfcb2488c1d1",
+            blake2b_hex(block, 32));
+  std::vector<uint8_t> blocks(768);
+  for (size_t i = 0; i < blocks.size(); ++i) blocks[i] = static_cast<uint8_t>(i % 256);
+  EXPECT_EQ("b8007121274217790e2923e0ad7027986e5a99d5531ef6ae7d294140fc81615d",
+            blake2b_hex(blocks, 32));
+  uint8_t untouched[4] = {7, 7, 7, 7};
+  blake2b("abc", 3, untouched, 0);  // no output length: nothing written
+  blake2b("abc", 3, untouched, 65);
+  EXPECT_EQ("07070707", hex(untouched, 4));
+}
+
+TEST(Digests, Crc64IsCrc64Xz) {
+  EXPECT_EQ(0x995dc9bbdf1939faull, crc64("123456789", 9));  // the catalogue's check value
+  EXPECT_EQ(0u, crc64("", 0));
 }
 
 // ---- handle codec ----
@@ -118,12 +166,50 @@ TEST(HandleCodec, MalformedRecordFramingIsRefused) {
   EXPECT_TRUE(refused([](WireHandle& w) { w.reserved1[0] = 1; }));
 }
 
+TEST(HandleCodec, RecordsOfUnknownOrRepeatedTransportsAreRefused) {
+  WireHandle wire = sample_wire();
+  const unsigned char key[6] = {1, 2, 3, 4, 5, 6};
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(wire, 3, key, sizeof(key)));
+  seal_handle(wire);
+  const tcaHandle handle = to_public(wire);
+  WireHandle out;
+  EXPECT_EQ(TCA_SUCCESS, decode_handle(&handle, kJob, 4, 1u << 3, &out));
+  EXPECT_EQ(TCA_ERROR_INVALID_HANDLE, decode_handle(&handle, kJob, 4, 1u << 2, &out));
+  EXPECT_EQ(TCA_ERROR_INVALID_HANDLE, decode_handle(&handle, kJob, 4, 0, &out));
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(wire, 3, key, sizeof(key)));  // the same id again
+  seal_handle(wire);
+  const tcaHandle twice = to_public(wire);
+  EXPECT_EQ(TCA_ERROR_INVALID_HANDLE, decode_handle(&twice, kJob, 4, ~uint32_t{0}, &out));
+  WireHandle high = sample_wire();
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(high, 200, key, sizeof(key)));  // beyond any mask
+  seal_handle(high);
+  const tcaHandle beyond = to_public(high);
+  EXPECT_EQ(TCA_ERROR_INVALID_HANDLE, decode_handle(&beyond, kJob, 4, ~uint32_t{0}, &out));
+}
+
+TEST(HandleCodec, DigestNamesEveryByte) {
+  WireHandle wire = sample_wire();
+  const unsigned char key[16] = {1, 2, 3};
+  ASSERT_EQ(TCA_SUCCESS, append_handle_record(wire, 2, key, sizeof(key)));
+  seal_handle(wire);
+  HandleDigest digest, again;
+  handle_digest(wire, digest);
+  handle_digest(wire, again);
+  EXPECT_EQ(0, std::memcmp(digest, again, sizeof(digest)));
+  for (size_t byte = 0; byte < sizeof(wire); ++byte) {
+    WireHandle changed = wire;
+    reinterpret_cast<unsigned char*>(&changed)[byte] ^= 0x01;
+    handle_digest(changed, again);
+    ASSERT_NE(0, std::memcmp(digest, again, sizeof(digest))) << "byte " << byte;
+  }
+}
+
 TEST(HandleCodec, FormatJobOwnerAndChecksumAreChecked) {
   WireHandle wire = sample_wire();
   seal_handle(wire);
   WireHandle out;
   WireHandle other = wire;
-  other.version = 1;  // the earlier 192-byte format
+  other.version = 2;  // the earlier format, whose records only a checksum covered
   other.checksum = handle_checksum(other);
   EXPECT_EQ(TCA_ERROR_INVALID_HANDLE, decode(other, &out));
   other = wire;
@@ -168,7 +254,8 @@ TEST(RegionRecords, PublishedRecordReadsBackWhole) {
   record.device_offset = 64;
   for (size_t i = 0; i < sizeof(record.device_ipc); ++i)
     record.device_ipc[i] = static_cast<uint8_t>(i);
-  record.handle_checksum = 0x0123456789abcdefull;
+  for (size_t i = 0; i < sizeof(record.handle_digest); ++i)
+    record.handle_digest[i] = static_cast<uint8_t>(0xa0 + i);
   publish_record(block.data(), record);
   RegionRecord out;
   ASSERT_TRUE(read_record(block.data(), record.id, &out));
@@ -178,7 +265,7 @@ TEST(RegionRecords, PublishedRecordReadsBackWhole) {
   EXPECT_EQ(record.memfd, out.memfd);
   EXPECT_EQ(record.device_offset, out.device_offset);
   EXPECT_EQ(0, std::memcmp(record.device_ipc, out.device_ipc, sizeof(out.device_ipc)));
-  EXPECT_EQ(record.handle_checksum, out.handle_checksum);
+  EXPECT_EQ(0, std::memcmp(record.handle_digest, out.handle_digest, sizeof(out.handle_digest)));
   // The same slot under another id (an earlier or later region) is not this record.
   EXPECT_FALSE(read_record(block.data(), 5, &out));
 }

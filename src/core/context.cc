@@ -437,7 +437,7 @@ RegionRecord Context::record_of(const PeerRegion& region) const {
   record.memfd_inode = region.memfd_inode;
   record.device_offset = region.wire.device_offset;
   std::memcpy(record.device_ipc, region.wire.device_ipc, sizeof(record.device_ipc));
-  record.handle_checksum = region.wire.checksum;
+  handle_digest(region.wire, record.handle_digest);
   return record;
 }
 
@@ -505,7 +505,7 @@ uint64_t Context::inflight_done(int peer, int lane) {
 
 tcaResult Context::destroy_handle(const tcaHandle* handle) {
   WireHandle wire;
-  TCA_CHECK(decode_handle(handle, job_key_, size_, &wire));
+  TCA_CHECK(decode_handle(handle, job_key_, size_, handle_record_ids(), &wire));
   if (wire.owner != rank_)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "region {} belongs to rank {}; only its owner ({}) may "
              "destroy it", wire.region_id, wire.owner, rank_);
@@ -522,7 +522,7 @@ tcaResult Context::destroy_handle(const tcaHandle* handle) {
 
 tcaResult Context::resolve(const tcaHandle* handle, PeerRegion** out) {
   WireHandle wire;
-  TCA_CHECK(decode_handle(handle, job_key_, size_, &wire));
+  TCA_CHECK(decode_handle(handle, job_key_, size_, handle_record_ids(), &wire));
   if (wire.owner == rank_) {
     const auto found = own_regions_.find(wire.region_id);
     if (found == own_regions_.end() && (wire.region_id == 0 || wire.region_id >= next_region_id_))
@@ -538,10 +538,10 @@ tcaResult Context::resolve(const tcaHandle* handle, PeerRegion** out) {
   }
   const auto known = known_regions_.find({wire.owner, wire.region_id});
   if (known == known_regions_.end()) return import_region(wire, out);
-  // Imported before from the owner's record: a genuine handle is byte for byte the same.
+  // Imported before, after the owner's record vouched for those bytes; other bytes are asked
+  // about again, so that what was shown first never decides alone.
   if (std::memcmp(&known->second->wire, &wire, sizeof(wire)) != 0)
-    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} does not match the region "
-             "its owner registered", wire.region_id, wire.owner);
+    return refuse_unlike_import(wire);
   bool alive = false;
   TCA_CHECK(region_alive(*known->second, &alive));
   if (!alive)
@@ -583,6 +583,23 @@ tcaResult Context::import_region(const WireHandle& wire, PeerRegion** out) {
   return TCA_SUCCESS;
 }
 
+// A handle of an imported region whose bytes differ from the import's: checked against the
+// owner's record as a first import would be. The import holds the only bytes with the owner's
+// digest, so the record refuses it (or says the region is freed); were it accepted, the import
+// and the record would disagree, which nothing but a fault here can do.
+tcaResult Context::refuse_unlike_import(const WireHandle& wire) {
+  RegionRecord record;
+  bool found = false;
+  uint64_t issued = 0;
+  TCA_CHECK(controller_[wire.owner]->read_record(wire.owner, wire.region_id, &record, &found,
+                                                 &issued));
+  if (!found)
+    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id, wire.owner);
+  TCA_CHECK(check_against_record(wire, record));
+  TCA_FAIL(TCA_ERROR_INTERNAL, "region {} of rank {} was imported from bytes its owner's record "
+           "does not vouch for", wire.region_id, wire.owner);
+}
+
 tcaResult Context::check_against_record(const WireHandle& wire, const RegionRecord& record) const {
   const char* differs = nullptr;
   if (wire.bytes != record.bytes) differs = "size";
@@ -596,7 +613,13 @@ tcaResult Context::check_against_record(const WireHandle& wire, const RegionReco
            std::memcmp(wire.device_ipc, record.device_ipc, sizeof(record.device_ipc)) != 0)
     differs = "device export";
   else if (wire.owner_pid != peers_[wire.owner].pid) differs = "owner process";
-  else if (wire.checksum != record.handle_checksum) differs = "transport records";
+  if (differs == nullptr) {
+    // The fields agree; the digest decides the rest (the transport records above all).
+    HandleDigest digest;
+    handle_digest(wire, digest);
+    if (std::memcmp(digest, record.handle_digest, kHandleDigestBytes) != 0)
+      differs = "digest of its bytes, transport records included,";
+  }
   if (differs != nullptr)
     TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} does not match its owner's "
              "record ({} differs): forged or corrupted", wire.region_id, wire.owner, differs);

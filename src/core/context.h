@@ -149,6 +149,7 @@ class Context {
   uint64_t inflight_done(int peer, int lane);
   tcaResult import_region(const WireHandle& wire, PeerRegion** out);
   tcaResult check_against_record(const WireHandle& wire, const RegionRecord& record) const;
+  tcaResult refuse_unlike_import(const WireHandle& wire);
 
   std::unique_ptr<Bootstrap> bootstrap_;
   int rank_ = 0;

@@ -1,7 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 #include "core/handle.h"
 
 #include <cstring>
 
+#include "base/blake2b.h"
+#include "base/crc64.h"
 #include "core/error.h"
 
 namespace tca {
@@ -40,18 +44,11 @@ bool walk_records(const WireHandle& wire, Visit visit) {
 }  // namespace
 
 uint64_t handle_checksum(const WireHandle& wire) {
-  // FNV-1a over the bytes before the checksum, then a finalizing mix so that single-bit
-  // corruption anywhere changes many bits of the result.
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&wire);
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < offsetof(WireHandle, checksum); ++i) {
-    hash ^= bytes[i];
-    hash *= 0x100000001b3ull;
-  }
-  hash ^= hash >> 33;
-  hash *= 0xff51afd7ed558ccdull;
-  hash ^= hash >> 33;
-  return hash;
+  return crc64(&wire, offsetof(WireHandle, checksum));
+}
+
+void handle_digest(const WireHandle& wire, HandleDigest out) {
+  blake2b(&wire, sizeof(wire), out, kHandleDigestBytes);
 }
 
 void seal_handle(WireHandle& wire) {
@@ -94,7 +91,7 @@ void find_handle_record(const WireHandle& wire, int id, const uint8_t** payload,
 }
 
 tcaResult decode_handle(const tcaHandle* handle, uint64_t job_key, int world_size,
-                        WireHandle* wire) {
+                        uint32_t record_ids, WireHandle* wire) {
   if (handle == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "handle is NULL");
   std::memcpy(wire, handle->bytes, sizeof(*wire));
   if (wire->magic != kHandleMagic || wire->version != kHandleVersion)
@@ -122,6 +119,24 @@ tcaResult decode_handle(const tcaHandle* handle, uint64_t job_key, int world_siz
   for (size_t i = wire->records_bytes; i < kHandleRecordsBytes; ++i)
     if (wire->records[i] != 0)
       TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle has non-zero bytes after its transport records");
+  // Only transports of this build that write records, each at most once.
+  uint32_t seen = 0;
+  int refused = -1;
+  bool twice = false;
+  walk_records(*wire, [&](const RecordHeader& header, const uint8_t*) {
+    const uint32_t bit = header.id < 32 ? uint32_t{1} << header.id : 0;
+    if ((bit & record_ids) == 0 || (bit & seen) != 0) {
+      refused = header.id;
+      twice = (bit & seen) != 0;
+      return true;
+    }
+    seen |= bit;
+    return false;
+  });
+  if (refused >= 0)
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} has {} record of transport "
+             "id {}{}", wire->region_id, wire->owner, twice ? "a second" : "a",
+             refused, twice ? "" : ", which writes no records in this build");
   return TCA_SUCCESS;
 }
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The region records of the control block (core/region.h): written by the owner, read by every
 // transport that reaches it.
 #include <atomic>
@@ -26,12 +28,13 @@ void encode(const RegionRecord& record, uint64_t (&words)[kRecordWords]) {
   words[6] = record.memfd_inode;
   words[7] = record.device_offset;
   std::memcpy(&words[8], record.device_ipc, sizeof(record.device_ipc));
-  words[16] = record.handle_checksum;
+  std::memcpy(&words[16], record.handle_digest, sizeof(record.handle_digest));
 }
 
 }  // namespace
 
-static_assert(sizeof(RegionRecord::device_ipc) == 8 * sizeof(uint64_t) && kRecordWords == 17,
+static_assert(sizeof(RegionRecord::device_ipc) == 8 * sizeof(uint64_t) &&
+                  sizeof(RegionRecord::handle_digest) == 4 * sizeof(uint64_t) && kRecordWords == 20,
               "record layout");
 
 RegionRecord decode_record(const uint64_t (&words)[kRecordWords]) {
@@ -47,7 +50,7 @@ RegionRecord decode_record(const uint64_t (&words)[kRecordWords]) {
   record.memfd_inode = words[6];
   record.device_offset = words[7];
   std::memcpy(record.device_ipc, &words[8], sizeof(record.device_ipc));
-  record.handle_checksum = words[16];
+  std::memcpy(record.handle_digest, &words[16], sizeof(record.handle_digest));
   return record;
 }
 

@@ -44,7 +44,7 @@ struct PeerRegion {
 // 0, then publishes the id with a release store, so a reader that sees the id before and after
 // reading the words (a sequence lock whose sequence is the never-reused id) read a whole record.
 constexpr int kMaxLiveRegions = 4096;
-constexpr uint64_t kRecordWords = 17;
+constexpr uint64_t kRecordWords = 20;
 constexpr uint64_t kRecordBytes = kRecordWords * sizeof(uint64_t);
 // In-flight lanes per peer: each transport announces its transfers on the lane of its id.
 constexpr int kInflightLanes = kMaxTransports;
@@ -62,9 +62,10 @@ struct RegionRecord {
   uint64_t memfd_inode = 0;
   uint64_t device_offset = 0;
   uint8_t device_ipc[64] = {};
-  // The checksum of the handle the owner issued: covers what the words above do not (the
-  // transport records), so an import accepts only the owner's exact bytes.
-  uint64_t handle_checksum = 0;
+  // The digest of the handle the owner issued (handle_digest: BLAKE2b-256 of its 512 bytes):
+  // an import accepts only bytes with this digest, i.e. the owner's exact bytes, records
+  // included. A peer cannot steer it, unlike the handle's own CRC.
+  uint8_t handle_digest[kHandleDigestBytes] = {};
 };
 
 inline uint64_t record_offset(uint64_t region_id) {

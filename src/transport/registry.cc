@@ -23,7 +23,7 @@ const std::vector<TransportEntry>& transport_registry() {
 #endif
       {"mpi", make_mpi_transport},    // anywhere, host memory: MPI one-sided
 #ifdef TCA_HAVE_UCX
-      {"ucx", make_ucx_transport},    // anywhere, host and GPU memory: UCX puts and gets
+      {"ucx", make_ucx_transport, true},  // anywhere, host and GPU memory: UCX puts and gets
 #endif
   };
   static_assert(kMaxTransports >= 4, "room for every transport of the registry");
@@ -35,6 +35,14 @@ int transport_id(const char* name) {
   for (size_t i = 0; i < entries.size(); ++i)
     if (std::strcmp(entries[i].name, name) == 0) return static_cast<int>(i);
   return -1;
+}
+
+uint32_t handle_record_ids() {
+  const auto& entries = transport_registry();
+  uint32_t ids = 0;
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].handle_records) ids |= uint32_t{1} << i;
+  return ids;
 }
 
 }  // namespace tca

@@ -2,6 +2,7 @@
 // src/transport/ and one line in registry.cc.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -21,11 +22,16 @@ using TransportFactory = tcaResult (*)(Context& context, int id,
 struct TransportEntry {
   const char* name;
   TransportFactory make;
+  // Whether its register_region appends a record to handles (append_handle_record): a handle
+  // carrying a record of any other transport id is refused.
+  bool handle_records = false;
 };
 
 // The registry: at most kMaxTransports entries; an entry's index is its transports' id.
 const std::vector<TransportEntry>& transport_registry();
 // The id of the transport called `name`, or -1.
 int transport_id(const char* name);
+// A bit per transport id whose transport writes handle records.
+uint32_t handle_record_ids();
 
 }  // namespace tca

@@ -219,8 +219,13 @@ tcaResult UcxTransport::attach(PeerRegion& remote) {
   size_t bytes = 0;
   find_handle_record(remote.wire, id(), &record, &bytes);
   if (bytes == 0) return TCA_SUCCESS;  // its owner's UCX could not register it: unreachable
+  // The core imports only handles whose every byte its owner issued (the record's digest), so
+  // this is the key the owner's ucp_rkey_pack wrote; UCX reads it from a copy of exactly the
+  // record's length.
+  const std::vector<uint8_t> key(record, record + bytes);
   auto imported = std::make_unique<UcxRemoteRegion>();
-  TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[remote.owner], record, bytes, &imported->key));
+  TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[remote.owner], key.data(), key.size(),
+                                   &imported->key));
   remote.state[id()] = imported.get();
   imported_.push_back(std::move(imported));
   return TCA_SUCCESS;
