@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-coll: allreduce and allgather of every tca algorithm and of the automatic choice, next
 // to MPI_Allreduce / MPI_Allgather (and NCCL, on GPU buffers) on the same buffers, sizes and
 // ranks, in the layout of nccl-tests (size, count, type, redop, time, algbw, busbw, #wrong).

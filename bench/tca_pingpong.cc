@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-pingpong: half-round-trip latency and bandwidth between two ranks, for every tca path
 // that connects them, next to MPI_Send/MPI_Recv and a local memcpy for reference.
 //

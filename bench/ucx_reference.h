@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-pingpong's ref.ucx_put: UCX's own one-sided ping-pong, next to tca's paths in the same run
 // (built where tca has UCX: TCA_HAVE_UCX). MPI only exchanges worker addresses and remote keys.
 // One message: ucp_put_nbx of the bytes, ucp_ep_flush_nbx (the bytes are at the peer), then

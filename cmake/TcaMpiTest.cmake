@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # How multi-rank tests are launched; included from the top level so that tests/ and bench/
 # (smoke runs) share it.
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # The UCX transport (src/transport/ucx): found with find_package(ucx CONFIG).
 #
 #   TCA_UCX=AUTO  builds it when UCX is found (default), ON requires it, OFF leaves it out.

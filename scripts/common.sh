@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # shellcheck shell=bash
 # Shared by run.sh and test.sh (sourced, not run). Finds what the build needs by capability —
 # the tools on PATH, and the packages as CMake itself finds them — whatever installed them

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Finds or installs what the build needs (scripts/common.sh), builds tca in build/, runs the
 # ping-pong benchmark on 2 ranks (every path present: CPU, and GPU where CUDA and GPUs exist) and
 # the collectives (on GPU memory with one rank per GPU where CUDA and GPUs exist, else on 4 ranks

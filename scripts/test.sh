@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Finds or installs what the build and the tests need (scripts/common.sh), then builds and runs
 # the whole test suite twice: a release build in build/, and an AddressSanitizer + UBSan build in
 # build-asan/. Exits non-zero on any failure. The sanitized pass leaves out the cases labelled

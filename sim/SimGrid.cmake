@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Finds SimGrid for tca-sim and makes the imported target tca_simgrid; sets TCA_SIMGRID_FOUND.
 # Order: SimGrid's CMake package, then pkg-config's `simgrid`, then the header and library.
 set(TCA_SIMGRID_FOUND OFF)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Unit tests of the call guard (bootstrap/call_guard.h): calls run on its thread and bring back
 // their result and message; a rank found dead before a call keeps it from running; a rank dying
 // during a call that never returns lets the caller go within milliseconds and closes the guard

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The choice between transports by size, run under mpirun with TCA_CHOICE=measure and a
 // TCA_CHOICE_FILE of the test's own (ctest sets both): the table AUTO found, transfers at every
 // measured size moved byte-exactly by whichever transport it chose, the cache read back by the

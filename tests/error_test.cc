@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Bad inputs on every transport: each fails with its own code, explains itself in
 // tcaGetLastErrorMessage(), and writes nothing anywhere.
 #include <climits>

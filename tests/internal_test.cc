@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Unit tests of the library's internals, linked against the static tca_internal: the handle
 // codec and its transport records, the region records, the settings table, the transport
 // registry, collective schedules and (CUDA builds) the engine calibration's picks.

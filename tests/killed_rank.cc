@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A job in which one rank dies by SIGKILL in the middle of an exchange.
 //
 // Usage: tca_killed_rank TRANSPORT [finalize]   (under mpirun, at least 2 ranks;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // main() of the gtest programs, run under mpirun or alone. MPI lives for the whole program
 // (tca is initialized and finalized per test). Rank 0 prints gtest's usual report; the other
 // ranks print only their failures, tagged with the rank. Every rank exits non-zero when any

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Notifications (what a wait guarantees, queueing, TCA_ANY_RANK, polling, timeouts) and PIO.
 #include <algorithm>
 #include <cstring>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tcaInit after a tcaFinalize that ended MPI (tca started MPI itself, so it finalized it): MPI
 // cannot start again in the process, and tca must say so instead of letting MPI abort it.
 // Exits 0 when the second tcaInit fails cleanly with TCA_ERROR_NOT_INITIALIZED.

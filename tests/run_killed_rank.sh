@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Runs a job in which one rank SIGKILLs itself (tca_killed_rank) and checks the aftermath:
 #  - the launcher returns within a bound (no survivor hangs);
 #  - every survivor reported TCA_ERROR_PEER_FAILED or TCA_ERROR_TIMEOUT, or, in mode

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Seeded randomized soak: rounds of mixed chains (1D and 2D transfers of random sizes and
 // offsets, notifications in the middle and at the end, pushes and pulls, immediate puts and
 // gets) between random peers, every byte of every destination checked. Every rank derives the

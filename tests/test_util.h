@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Shared helpers of the tca test programs: result checks that carry tca's error message,
 // seeded data patterns with a byte-exact reference model, collective regions, the
 // transport-parameterized fixture, and the transfers both the CPU and GPU suites run.

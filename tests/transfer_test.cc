@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Data movement on every transport: sizes and offsets, block-stride, halo faces, chains,
 // repeated kicks, puts, gets and user memory. Every destination starts poisoned and is
 // compared byte for byte with a reference model, guard bytes included.

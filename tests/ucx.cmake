@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Tests of the UCX transport, where it is built (TCA_HAVE_UCX; cmake/TcaUcx.cmake). Included from
 # tests/CMakeLists.txt.
 if(NOT TCA_HAVE_UCX)

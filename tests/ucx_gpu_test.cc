@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // GPU memory through the UCX transport between ranks on different hosts as tca sees them (run
 // with TCA_HOST_ID=cyclic:2, two ranks sharing one GPU: the CUDA transport reaches no peer, so
 // UCX is the only path): GPU->GPU, CPU->GPU and GPU->CPU, pushed and pulled by descriptors on

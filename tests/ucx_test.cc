@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The UCX building blocks of the ucx transport (src/transport/ucx), between real ranks: context,
 // worker and endpoints to every rank, host memory mapped and reached through packed remote keys,
 // put / get / flush with completion, waits bounded by their check, and UCX failures turned into

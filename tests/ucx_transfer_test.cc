@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The transport suite (transfers, notifications, errors, soak and attack cases of
 // tca_transport_tests) once more with the UCX transport forced, where it is built.
 #include "test_util.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Single-process tests: error strings, the lifecycle, configuration from the environment, and
 // the integrity check of handle bytes.
 #include <fcntl.h>

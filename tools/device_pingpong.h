@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A GPU-initiated ping-pong between two ranks through the device API (tca/tca_device.cuh): the
 // initiator puts `bytes` with a signal (or as an inline message) and waits for the answer; the
 // responder waits, then answers. Shared by tca-topo and tca-pingpong.

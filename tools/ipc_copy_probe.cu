@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-ipc-copy-probe: copy-engine bandwidth into CUDA-IPC-mapped allocations by allocation size
 // (found: sizes that are not whole 2 MiB pages ran 290-300 GB/s pushes against 375-390; the reason
 // tcaMalloc rounds GPU allocations up, docs/CUDA.md). It began as: why tca-pingpong saw ~300 GB/s

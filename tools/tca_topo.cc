@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-topo: how the GPUs of a job are linked and how fast tca moves data between them.
 // Run one rank per GPU:  mpirun -n <GPUs> tca-topo
 //

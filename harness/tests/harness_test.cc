@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The harness's pieces that compute or format: statistics, sizes, tables, reports, options.
 #include <gtest/gtest.h>
 

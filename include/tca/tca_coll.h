@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 /*
  * tca collectives: allgather and allreduce built on the public tca API only (tca.h).
  *

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 /*
  * tca collectives on GPU buffers: stream-ordered and device-initiated forms (CUDA builds).
  *

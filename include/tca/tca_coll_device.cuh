@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 /*
  * tca collectives from inside a kernel: one iteration of a GPU collective (tcaCollNew with
  * config.memory = TCA_MEM_GPU) run by the calling grid, with no host in the loop. Usable from

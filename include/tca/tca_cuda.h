@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 /*
  * tca CUDA API, host side: GPU memory is registered like host memory (tcaMalloc/tcaCreateHandle
  * with TCA_MEM_GPU, see tca.h); this header adds what only GPUs have.

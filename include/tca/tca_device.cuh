@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 /*
  * tca device API: GPU-initiated one-sided communication from inside user kernels, with no host in
  * the loop (the model of NVSHMEM's device API, on tca's regions).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The calibration table: every seed figure the fabric descriptions must reproduce, the model's
 // value for it (from simulations of the seed's experiment), and the error.
 #pragma once

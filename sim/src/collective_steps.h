@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The steps of tca's own collectives as one rank runs them: the algorithms of the library's
 // schedules (who sends how many bytes to whom at which step, who waits for whom), without their
 // places and reductions. A replay uses them for collectives whose steps a GPU program ran, which

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The SimGrid side: hosts, links and routes from a built Fabric, one actor per rank replaying its
 // program, detached actors for the chains in flight, notification counters per rank.
 #include <simgrid/s4u.hpp>

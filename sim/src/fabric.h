@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Fabric descriptions (sim/fabrics/*.fabric) and the routes and per-message costs they imply.
 // Nothing here needs SimGrid: engine.cc turns the links into SimGrid links and the routes into
 // SimGrid routes; the flow-level sharing and the timing are SimGrid's.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // What a simulation runs: one program of steps per rank (from a trace or from a pattern), the
 // node each rank sits on, and what comes out (the run's time and its phases).
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-sim: the seeds' fabrics as a calibrated SimGrid model (docs/SIM.md).
 //   tca-sim calibrate [--json]
 //   tca-sim replay --trace DIR --fabric NAME [--nodes N] [--mapping block|cyclic|K,K,...] [--segments] [--json]

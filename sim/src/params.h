@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Parameter files of fabric descriptions: one `key = value` a line, `#` starts a comment that
 // names the seed figure (or the measurement) the value comes from. Values carry their unit:
 // times (ns, us, ms, s), bandwidths (B/s, KB/s, MB/s, GB/s: powers of 1000), sizes (B, KiB,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The seeds' communication patterns as jobs: ping-pong, the four allgather and allreduce
 // algorithms of the CG slides (ring, neighbor exchange, recursive doubling, dissemination),
 // and the per-iteration communication of BFS and CG from the PEACH3 paper's Tables 2 and 3.

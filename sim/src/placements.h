@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Which collective algorithm is fastest, placement by placement: every way of putting R ranks on
 // the nodes of one torus sub-cluster (rank 0 on node 0: the torus and its routing look the same
 // from every node, so every other placement is a shift of one of these), each of the four

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Reads the traces tca writes with TCA_TRACE=DIR (docs/SIM.md: the format) and turns them into
 // a job: the time between tca calls becomes compute steps, the calls become kicks, puts,
 // notifications, waits, drains, barriers and phase marks, in the order each rank recorded them.

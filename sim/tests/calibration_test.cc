@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The calibration table: every seed figure within 10%, and the table covers the figures the
 // fabric descriptions were made from.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The library's collective steps as the replay models them: every send meets a wait of the same
 // step at its receiver, the step and byte counts of each algorithm, and clear errors.
 #include <gtest/gtest.h>

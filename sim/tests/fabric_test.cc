@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Fabric builders and routes: hop counts on the double ring / 2x8 torus, the ring, APEnet+'s
 // 3-D torus, the fat tree and one host; sub-clusters joined by InfiniBand; per-message plans.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Parameter files: units, and errors that name the file and the line.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The placement census: every placement of R ranks on a torus sub-cluster (rank 0 on node 0),
 // the four algorithms simulated on each, counted against an enumeration made here another way.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Replay: a small recorded trace on the description of the machine it was taken on, and the
 // order a replay honours (a wait ends after its notification, a chain's transfers in order).
 #include <gtest/gtest.h>

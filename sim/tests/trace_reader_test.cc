@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The trace reader: recorded traces (data/), and malformed traces whose errors name the line.
 #include <gtest/gtest.h>
 

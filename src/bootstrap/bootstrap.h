@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // How ranks find each other at start-up: a few collective byte exchanges. MPI is the first
 // implementation; the interface is small so another launcher can replace it.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Keeps a call that involves other ranks from holding this rank forever when one of them dies.
 //
 // MPI without ULFM has no fault tolerance: under `mpirun --enable-recovery` the survivors of a

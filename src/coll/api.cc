@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The public C API of the persistent collectives: argument checks, then the object works.
 #include <memory>
 #include <set>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The C API of tca/tca_coll_cuda.h: GPU collectives enqueued on streams or run by kernels.
 #include "coll/collective.h"
 #include "coll/status.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // TCA_COLL_AUTO: the algorithm by collective, rank count and result size, from measurements
 // with tca-coll (docs/COLLECTIVES.md shows them). The first rule that fits wins.
 #include <climits>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The persistent collective object behind tcaColl, shared by the persistent and the one-shot
 // API. An iteration is a list of actions prebuilt for each parity of the iteration counter
 // (scratch is double-buffered): post credits, wait for credits and notifications, kick

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Lowers a collective's schedules to a GPU program (tca/detail/coll_program.h).
 //
 // The data is split into channels: channel c takes elements [count*c/C, count*(c+1)/C) of every

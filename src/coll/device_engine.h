@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // GPU collectives: the schedule of every channel lowered to a program that a kernel runs
 // (tca/tca_coll_device.cuh), instead of host actions. Built in CUDA builds only (device_engine.cc);
 // the header carries no CUDA types so that the rest of src/coll does not depend on CUDA.

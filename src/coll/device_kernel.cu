@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The kernel of GPU collectives: every block runs its channel of the program.
 #include "tca/tca_coll_device.cuh"
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The local half of a collective: copies and element-wise reductions on the memory that holds
 // its buffers. The schedule never touches data itself; it asks these. Host memory is served
 // by CPU loops here; device memory plugs in as another implementation (a kernel per call).

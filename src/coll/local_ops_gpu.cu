@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The local operations of collectives whose buffers are GPU memory and whose schedule the host
 // runs (ranks that CUDA IPC does not connect, e.g. on other hosts): a kernel per reduction and a
 // device copy, each complete when the call returns, since the next step may hand the data to a

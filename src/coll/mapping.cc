@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Rank-to-position mapping (the seed slides' "node mapping optimization"). The algorithms
 // talk to positions; on a wired topology the position order decides how many hops each
 // step's messages travel.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // One-shot collectives: a small cache of persistent collectives on internal buffers, keyed by
 // everything but the user's buffers. Every rank makes the same calls in the same order, so
 // every rank hits, misses and evicts alike (creation and eviction are collective).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The algorithms, written in positions (tcaCollMapPositions orders the ranks). Every
 // remote write lands either in the receiver's scratch for this iteration's parity, or in its
 // receive buffer; docs/COLLECTIVES.md explains why neither can overwrite data the receiver

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The schedule of a collective as one rank runs it: what goes to whom in which step, what to
 // wait for and what to reduce. It names buffers and offsets, not addresses or handles, so the
 // same schedule serves both iteration parities and every memory kind (collective.cc turns it

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // How a collective waits for a notification. tcaWaitDMARecvDesc drives every transport's
 // progress between two looks at the notification and yields the core only after many spins.
 // A peer on the shared-memory transport needs no progress, so for those the waiter polls with

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The public C API of the choice between transports (tcaAutoTransport).
 #include <string>
 

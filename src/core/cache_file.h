@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Files tca keeps between runs (the CUDA engine calibration, the choice between transports): one
 // per machine, in the user's cache folder, each movable by a setting.
 #pragma once

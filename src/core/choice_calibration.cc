@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The context's choice between transports by size (core/path_choice.h): the start-up
 // ping-pong between rank 0 and one peer of each class, the cache, and the lookup AUTO makes.
 #include <algorithm>

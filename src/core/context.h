@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The per-process state of an initialized tca job: ranks, job key, regions, control block,
 // transports, notification counters and DMA channels.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // DMA descriptors: a chain of validated transfers, prepared per transport when bound to a
 // channel (tcaDescSet), then only kicked.
 #pragma once

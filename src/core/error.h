@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Error reporting: every internal call returns tcaResult; failures record a message with the
 // place they were detected, and TCA_CHECK appends each frame they pass on the way up.
 #pragma once

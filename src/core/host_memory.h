@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Host memory that same-host peers can map: each block is its own memfd (mode 0600), so it has no
 // name in /dev/shm at all (nothing to unlink, nothing left behind when a rank is killed). Peers
 // open it through /proc/<owner pid>/fd/<fd>, which the kernel grants only to processes that may

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Logging chosen by $TCA_DEBUG (NONE, WARN, INFO, TRACE; like NCCL_DEBUG), to stderr.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The choice between transports by size. Where several transports reach a class of peers for
 // the same memory kinds (cuda and ucx inside a host, mpi and ucx between hosts, shm and mpi
 // inside a host), a ping-pong at start-up times each at a few sizes between rank 0 and one peer

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Registered regions as the core and the transports see them, and the layout of the control
 // block through which every transport that reaches a rank reads its regions' records, raises its
 // notifications and announces its transfers in flight.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Notification slots and the DMA channel that tca's own layers use (the collectives, the CUDA
 // engine calibration). Applications name only [0, TCA_USER_NOTIFY_SLOTS) and
 // [0, TCA_USER_DMA_CHANNELS); a call made inside a ReservedScope may name the rest.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Every environment setting the library reads, declared once (name, default, accepted values,
 // meaning) in the table of settings.cc and read through the typed readers below, which refuse a
 // bad value with a message that names the setting, the value and what it accepts, as NCCL's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The trace writer: events are formatted into a buffer and written to DIR/rank-R.trace when the
 // buffer fills and at tcaFinalize.
 #include "core/trace.h"

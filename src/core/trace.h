@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Traces of what tca does (TCA_TRACE=DIR): one text file per rank, DIR/rank-R.trace, a header
 // line and one event a line, timestamps from the steady clock (docs/SIM.md: the format).
 // Off by default; every hook is behind `trace::enabled()`, one load and one branch.

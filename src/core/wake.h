@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Sleeping waits for ranks that outnumber their host's cores: a waiter that has found nothing
 // for a while (it yields the core first, which is quicker while the wait is short) sleeps on the
 // wake word of its own control block (a shared futex, core/region.h), and a same-host sender that

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The GPU memory domain of CUDA builds: this rank's device (chosen among the GPUs of its
 // machine by its rank there), cudaMalloc'd memory exported through CUDA IPC, and host memory
 // pinned and mapped for the GPU engines. The CUDA transport and the UCX transport reach GPU

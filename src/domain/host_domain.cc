@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The host memory domain: tcaMalloc blocks are memfds (so same-host peers can map them); user
 // memory is registrable where this process can read and write it, never tca's own blocks.
 #include <map>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A memory domain owns one kind of memory on this rank, as libfabric's domains and UCX's memory
 // domains do: it allocates it (tcaMalloc), says whether a pointer is of its kind, checks a range
 // and fills what a handle of it carries (its export: a memfd, a CUDA IPC handle), and pins other

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The GPU memory domain of builds without CUDA: there is no GPU memory to allocate or register.
 #include "core/error.h"
 #include "domain/memory_domain.h"

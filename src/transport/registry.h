@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The transports of this build, in order of preference. Adding a transport is a folder under
 // src/transport/ and one line in registry.cc.
 #pragma once

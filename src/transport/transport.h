@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A transport is a table of operations (here a C++ interface: its vtable is the table) that
 // moves data between this rank and some peers. The registry (transport/registry.h) lists them in
 // order of preference; the context asks each whether it can reach a peer for the memory kinds of

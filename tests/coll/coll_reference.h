@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The host reference of the collective suites (CPU: coll_test.cc, GPU: cuda/coll_gpu_test.cc):
 // the shape of a case, the exact bytes its buffers hold before and after an iteration, and
 // the byte-exact check of a result.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Collectives: every algorithm x type x reduction x placement on each CPU transport, run at
 // every rank count ctest gives (1..8), with data that changes every iteration of a persistent
 // object so that a sender overwriting data its receiver has not consumed yet is caught.

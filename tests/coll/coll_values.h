@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The data of the collective tests, for host code and for the GPU suite's kernels alike: rank
 // r's element i in iteration `round` is a small signed integer, exact in every type, so sums
 // of floats are exact and results compare byte for byte.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Rank-to-position mapping and the automatic choice: local functions, no tca job needed.
 #include <tca/tca_coll.h>
 

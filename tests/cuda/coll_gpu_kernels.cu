@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 #include "coll_gpu_kernels.h"
 #include "coll_values.h"
 #include "tca/tca_coll_device.cuh"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Kernels of the GPU collective tests, behind plain launchers (the tests are host C++).
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // GPU collectives (config.memory = TCA_MEM_GPU) on the device, byte-exact against the host
 // reference of the CPU suite (coll/coll_reference.h): every algorithm x type x reduction x
 // placement x count; both protocols at several channel counts; the forms (host-called,

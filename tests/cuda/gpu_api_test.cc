@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The GPU API: stream-ordered chains and waits (eager and captured in a CUDA graph), the device
 // API (put with signal in thread, warp and block form, SET and ADD signals), the automatic
 // path's calibration, and the errors GPU memory adds.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Helpers of the GPU test programs: regions of either memory kind on every rank (the CPU
 // suite's SharedRegion with host access through CUDA), CUDA resources owned by a test, and the
 // fixture that skips where no GPU path exists. The ring exchange of the CPU suite

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Data movement on the CUDA paths in all four memory combinations (CPU->CPU, CPU->GPU,
 // GPU->CPU, GPU->GPU) and on the copy-engine, SM and automatic paths: the checks of the CPU
 // suite (sizes and odd offsets, block-stride, halo faces, chains, repeated kicks) plus

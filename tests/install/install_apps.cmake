@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Run by ctest (tests/install/CMakeLists.txt): installs the built tca tree into WORK_DIR/prefix,
 # copies apps/ and harness/ out of the source tree (so relative paths into src/ or tests/
 # cannot resolve) and builds the copy as its own CMake project against the installed package.

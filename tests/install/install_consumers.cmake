@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # ctest -P script: installs the tca build tree into WORK_DIR/prefix, builds a C and a C++
 # program against it (MODE cmake: a C-only and a C++-only project through find_package(tca);
 # MODE pkgconfig: the compilers with `pkg-config --cflags --libs tca`), and runs each on 2 ranks.

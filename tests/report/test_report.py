@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """tca-report on the fixtures: every figure kind is written as a valid, non-blank PNG of the
 expected size, the page names every figure, and a report missing a field fails naming it.
 

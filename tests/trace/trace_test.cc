@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // TCA_TRACE=DIR: every rank writes DIR/rank-R.trace with the header and one line per event
 // (kicks with their transfers, puts, notifications, waits, PIO pointers, barriers, phases), and
 // an unwritable folder fails tcaInit with a message naming it.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Tuning sweep of the GPU collectives' protocol and channel count (the TCA_COLL_PROTOCOL and
 # TCA_COLL_CHANNELS overrides) on the GPU machine, from binaries staged by stage.sh; the numbers
 # behind the defaults of src/coll/device_engine.cc.

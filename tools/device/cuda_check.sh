@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # The CUDA transport's checks on the GPU machine (the device tool's nvidia-h200-x2, -x4 or
 # -x8), from binaries built on the development machine and carried in .devbin/
 # (tools/device/stage.sh).

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Copies what tools/device/cuda_check.sh runs into .devbin/ (ignored by git; carried to the GPU
 # machine): the programs of a build directory, libtca and the shared libraries that machine may
 # lack. Usage: tools/device/stage.sh [BUILD_DIR] (default build-cuda)

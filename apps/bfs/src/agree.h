@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Errors that every rank agrees on: a failure found by one rank (a bad record in its share of a
 // file, a failed allocation) must end every rank, with one message, instead of leaving the
 // others waiting in the next collective.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A compute backend as the program drives it: where the input tuples and the graph live (host
 // memory or GPU memory), kernel 1, the engine of kernel 2, the validation and the counts.
 #pragma once

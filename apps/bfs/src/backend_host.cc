@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The CPU backend: tuples, graph and searches in host memory, shared by the rank's threads.
 #include <utility>
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Bit access to the vertex bitmaps (64-bit words, bit v % 64 of word v / 64), host and device.
 #pragma once
 

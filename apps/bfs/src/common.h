@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Types and helpers shared by every part of tca-bfs, host and device code alike.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The input tuples of one rank: generated (Kronecker) or read from a file, and written out.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A compute backend: the BFS steps on this rank's part of the graph (CPU threads or CUDA).
 #pragma once
 

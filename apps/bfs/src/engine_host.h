@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The CPU backend: the BFS steps on host memory, shared among the threads of the rank.
 #pragma once
 

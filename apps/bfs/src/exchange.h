@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The communication of a search, one code for both compute backends.
 //
 // Three exchanges, as in the PEACH3 paper's BFS:

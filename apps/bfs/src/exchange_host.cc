@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Exchanges of CPU ranks: buffers in host memory, moved by tca collectives or by MPI.
 #include <tca/tca_coll.h>
 

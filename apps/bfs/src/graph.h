@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Kernel 1 on the host: the distributed, undirected graph built from the input tuples.
 //
 // Every tuple (u, v) becomes the arcs u->v at u's owner and v->u at v's owner (self-loops give

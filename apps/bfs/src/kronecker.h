@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The Graph500 Kronecker (R-MAT) edge generator, one edge at a time.
 //
 // The specification's generator draws each of the M = edgefactor * 2^SCALE edges independently:

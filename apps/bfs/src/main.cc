@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-bfs: Graph500 Benchmark 1 (breadth-first search) with its communication through tca.
 // docs/BFS.md describes the options, the algorithms and the output.
 #include <mpi.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The report of a run: the Graph500 output ("key: value" lines as the reference prints them,
 // one block per --comm), a table comparing the comms, and with --json one JSON object.
 #pragma once

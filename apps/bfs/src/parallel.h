@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Threads inside a rank: a pool of workers that share loops over index ranges.
 #pragma once
 

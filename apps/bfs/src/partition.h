@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The 1D partition of the vertices over the ranks, and of the input tuples.
 //
 // Rank r owns the global ids [r * per, min(N, (r + 1) * per)), per = ceil(N / P) rounded up to a

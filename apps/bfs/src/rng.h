@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Counter-based random numbers: every value is a pure function of (key, counter), so any rank
 // (or GPU thread) can produce its share of a random stream without producing what comes before.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The search keys: 64 (or --nbfs) vertices sampled from the seed, or the user's own.
 //
 // Sampling follows the specification: vertices of degree at least one not counting self-loops,

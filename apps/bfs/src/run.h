@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // One invocation of tca-bfs: input, kernel 1, search keys, then for every --comm the searches
 // (kernel 2), each validated, and the Graph500 statistics.
 #pragma once

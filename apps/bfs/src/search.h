@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Kernel 2's level loop (shared by both backends): direction-optimizing, level-synchronous BFS.
 //
 // Each level starts in the direction Beamer, Asanovic and Patterson's heuristic picks

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A file that every rank writes a part of, which appears under its name only when all parts are
 // written: rank 0 creates it under a temporary name beside the target and renames it on commit;
 // if the run fails first, the temporary file is removed, so no half-written file is left.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca calls in tca-bfs: a failure becomes an Error naming the call and tca's own explanation.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Where the time of a search goes: computation and the three communications of the PEACH3
 // paper's BFS (COMM.FLAG, COMM.OUT, COMM.TREE), in total and per level.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Validation of one search (validate_rules.h has the checks), distributed: each rank checks
 // its share of the input tuples and its own vertices against the gathered tree (COMM.TREE).
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The specification's five checks of a BFS tree, per input tuple and per vertex (host and
 // device code share them).
 //

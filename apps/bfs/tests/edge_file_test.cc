@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Edge files: both record formats, shares read by every rank, and the checks of bad files.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Runs a command that must fail: a non-zero exit, stderr holding MESSAGE (an extended regular
 # expression), and no file at PATH afterwards, nor a partial one beside it ("-" for none).
 # Usage: expect_failure.sh MESSAGE PATH COMMAND...

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The Kronecker generator, the keyed permutations and the search keys.
 #include <gtest/gtest.h>
 

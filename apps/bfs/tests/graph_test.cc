@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Kernel 1: the distributed CSR against a reference built from the whole tuple list.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Kernel 2 on graphs with a known answer, level by level, on every backend, comm and direction
 // (at whatever number of ranks the program runs on).
 #include <gtest/gtest.h>

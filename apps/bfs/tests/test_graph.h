@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // What the tests share: a graph built on every rank of MPI_COMM_WORLD from a whole edge list
 // (each rank takes its even share, as from a file), searched on a backend with an exchange.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // main() of tca_bfs_tests, alone or under mpirun: MPI and tca live for the whole program; rank 0
 // prints gtest's report, the other ranks their failures only; every rank exits non-zero when
 // any rank failed.

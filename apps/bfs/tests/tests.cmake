@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # tca-bfs's tests (included from apps/bfs/CMakeLists.txt inside the tca tree). CI runs them on CPU
 # ranks; on a machine with a GPU per rank the same runs take the GPU backend (--device auto) and
 # the test program adds the GPU cases (where no GPU serves more than two of a host's ranks).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Validation: a correct tree passes; one planted error fails the check it breaks (each of the
 // specification's five), on every backend.
 #include <gtest/gtest.h>

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # tca-bfs on the GPU machine (device tool, kind nvidia-h200), from binaries staged by
 # apps/bfs/tools/stage.sh and carried in .devbin-bfs/. Logs go to $OUT.
 # Usage: apps/bfs/tools/device_run.sh STEP... with steps:

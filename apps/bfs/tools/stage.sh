@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Copies tca-bfs, libtca and the libraries the GPU machine may lack into .devbin-bfs/ (ignored
 # by git, carried to the device machine), for apps/bfs/tools/device_run.sh.
 # Usage: apps/bfs/tools/stage.sh [BUILD_DIR] (default build-bfs)

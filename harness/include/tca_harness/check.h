@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Failure handling for programs built on tca: one message format and a non-zero end.
 #pragma once
 

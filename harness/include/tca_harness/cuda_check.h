@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // CUDA runtime errors in the harness's failure format (CUDA builds only).
 #pragma once
 

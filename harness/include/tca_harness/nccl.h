@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // NCCL loaded at run time (dlopen of libnccl.so.2), for reference rows and applications that
 // compare against NCCL. Built where CUDA and nccl.h are (TCA_HARNESS_NCCL is then defined);
 // a machine without the library still runs the program: open() says why NCCL cannot be used.

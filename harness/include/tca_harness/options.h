@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // One option dialect for every tca program: CLI11 with the same size syntax, --json flag,
 // repeatable options and help layout; parse errors and --help printed by one rank.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A progress line on stderr for long runs: "# <label>: <done>/<total> <detail>".
 #pragma once
 

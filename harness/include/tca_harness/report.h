@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The JSON report of a run: one object on stdout (with --json), holding the program's name,
 // its own fields, the rows and the notes ('#' lines of the table that say what was skipped).
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Byte sizes as programs read and print them.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Aligned text tables in the layout of nccl-tests and OSU: '#' comment lines stating the
 // method, a '#' header (and units) line, then one row per measurement.
 #pragma once

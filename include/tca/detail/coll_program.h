@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 /*
  * The in-memory form of a GPU collective's program, shared by the library
  * (which builds it at tcaCollNew) and tca/tca_coll_device.cuh (which runs it).

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Keeps some rows of a two-rank tca-pingpong trace (TCA_TRACE) and closes the gaps the other rows
 # leave, so the result reads as a run of those rows alone (sim/tests/data/pingpong-h200-shared):
 #   python3 trim_pingpong_trace.py TRACE_DIR OUT_DIR 'cuda.ce.gpu>gpu.8,cuda.ce.cpu>gpu.32768,...'

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Which engine a transfer of a given size should take between two GPUs, measured on the
 // machine the way a ping-pong uses a host-kicked chain: at every size from 64 B up, both ranks
 // of a pair take turns sending a notifying transfer into the other's GPU memory (kick, wait for

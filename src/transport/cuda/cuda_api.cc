@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The C API of tca/tca_cuda.h: argument checks, then the CUDA transport does the work.
 #include "core/context.h"
 #include "core/desc.h"

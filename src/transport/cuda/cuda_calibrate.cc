@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The copy-engine/SM calibration run at start-up (or read from the cache).
 #include <algorithm>
 #include <cerrno>

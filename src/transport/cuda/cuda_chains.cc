@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Chains on the GPU engines: preparing runs, choosing the engine, host kicks and their
 // announcements to the owners, notifications and PIO pointers.
 #include <algorithm>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // What the GPU API (tca_cuda.h) asks of the transport: signal cells and stream-ordered
 // notification waits.
 #include <algorithm>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A chain prepared for the GPU engines: host kicks, waits and stream-ordered kicks.
 #include <algorithm>
 #include <cerrno>

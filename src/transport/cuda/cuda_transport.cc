@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The CUDA transport's table: start-up (device, peers), regions (IPC imports, pinned host
 // memory) and the path views of TCA_PATH_CUDA_CE/_SM/_RESIDENT.
 #include <algorithm>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The CUDA transport: GPU regions shared between the processes of a host through CUDA IPC,
 // chains carried by the copy engines or the SMs, notifications raised by the GPU into the
 // receiver's control block (host memory, mapped for the GPU), and the device API's pointers and

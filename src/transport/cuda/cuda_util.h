@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // CUDA runtime errors as tca results, and move-only owners of CUDA resources.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The two GPU engines that carry a chain: the copy engines (a CUDA graph of memcpy nodes and
 // notification kernel nodes, built once) and the SMs (one copy kernel over all pieces). Both
 // take the chain in addresses this rank's GPU can reach, and both can be enqueued on any

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Kernels of the CUDA transport: the SM copy path, notification raising and the stream-side
 // wait for a notification.
 #include "tca/tca_device.cuh"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The CUDA transport's kernels, as host code sees them: plain structs the kernels read and
 // launchers that return the CUDA error. Implemented in kernels.cu; kept free of tca's error
 // machinery so that only host compilers see fmt.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The host side of the resident kernel (TCA_PATH_CUDA_RESIDENT, kernels.h): its ring in
 // host-mapped memory, its stream, and the kicks, waits and launches around it.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The MPI one-sided transport: every rank exposes its control block and its registered host
 // regions through one dynamic RMA window, held in a lock_all epoch for the transport's lifetime.
 // Puts and gets go straight to the owner's base address (the target displacement of a dynamic

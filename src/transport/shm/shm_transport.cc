@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // CPU shared-memory transport for ranks of one host. Regions from tcaMalloc are memfds that
 // peers map, so a transfer is a memcpy in chain order and a notification is a release store
 // into the receiver's control block. Memory the user registered (not a memfd) is reached with

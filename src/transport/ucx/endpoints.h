@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // An endpoint from this rank's worker to every rank's worker (this rank's own included), made
 // collectively: the worker addresses, of varying length, go round through the bootstrap. Each
 // endpoint reports a failed peer (its process gone, its connection reset) through UCX's error

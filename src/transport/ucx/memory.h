@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Memory registered with UCX (ucp_mem_map) and the keys that let peers reach it: this rank packs
 // a region's remote key into bytes (carried in the region's handle or control block), a peer
 // unpacks them for its endpoint to this rank. RAII, move-only.

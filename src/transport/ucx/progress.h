@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Progress for a worker while its owner is elsewhere. Over transports that move one-sided data
 // in software (TCP: a put or get lands only inside the target's progress), a rank busy in its own
 // computation or blocked in MPI would stall every peer that reads or writes its memory. A helper

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // UCX's non-blocking operations (put, get, flush of an endpoint or of the worker) and their
 // completion. Each call returns a Request: complete at once, or a UCX request to poll while the
 // worker progresses. Waits run a caller's check now and then (a deadline, a peer's liveness), so

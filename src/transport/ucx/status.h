@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // How UCX failures become tcaResult: every UCX call that fails records a message naming the call
 // and UCX's own status string, and the status picks the tca error code.
 #pragma once

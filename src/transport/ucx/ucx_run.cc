@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Prepared runs of the UCX transport: a chain's transfers as puts and gets, announced in the
 // owners' in-flight cells, checked against the owners' liveness cells, with notifications that
 // follow their data.

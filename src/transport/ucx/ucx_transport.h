@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The UCX transport: one-sided puts and gets through UCX (ucp), between any two ranks, for host
 // and GPU memory in every direction. It is the transport that reaches GPU memory on other hosts:
 // UCX carries it over GPUDirect RDMA where the site's UCX has InfiniBand/RoCE, over cuda_ipc or

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The UCP context (UCX's global state: the transports and memory domains it opened) and one
 // worker (the progress engine every endpoint and request of this rank belongs to). RAII,
 // move-only: the worker must go before the context it was made from.

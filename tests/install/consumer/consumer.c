@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 /* A C program that uses an installed tca: each rank puts a value into the next rank's buffer
  * (a ring), notifies it and checks what its own neighbour sent. With TCA_CONSUMER_MPI it also
  * asks MPI for the size of the job (the CMake consumer links MPI::MPI_C through tca's package). */

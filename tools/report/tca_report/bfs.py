@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """tca-bfs: TEPS against scale per --comm, the time split per comm, per-level times."""
 from tca_report import plot
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """tca-cg: the time of a CG step split into its phases, per rank count, partition and --comm."""
 from tca_report import plot
 from tca_report.data import ReportError

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """tca-report FILE.json... --out DIR: figures (PNG) and a page (report.md) of tca's JSON reports."""
 import argparse
 import os

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """tca-coll: time and bus bandwidth against size per implementation, NCCL and MPI beside."""
 from tca_report import plot, series
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """Reading the reports: one Run per file, fields checked where a figure needs them."""
 import json
 import os

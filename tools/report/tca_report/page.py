@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """The page: every figure and table with its caption, in sections, as Markdown."""
 import os
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """tca-pingpong: latency and bandwidth against message size, per path and memory kinds."""
 from tca_report import plot, series
 

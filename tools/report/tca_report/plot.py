@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """What every figure shares: size, resolution, size axes, line styles, saving."""
 import os
 

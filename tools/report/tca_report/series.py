@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """Curves against size: rows grouped into series, drawn in panels."""
 from tca_report import plot
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """tca-sim: calibration against the seed figures, a replayed run beside its measurement, and the
 modelled patterns against the node count beside measured collectives."""
 from tca_report import plot

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 """tca-topo: link, latency and bandwidth matrices as heat maps, halo planes, the automatic path.
 
 Its rows each name their table: {"table": "link", "from", "to", "link"}, {"table": "latency",

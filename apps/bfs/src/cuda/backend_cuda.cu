@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The GPU backend: the rank's tuples, graph, searches and validation in GPU memory.
 #include <tca/tca_cuda.h>
 

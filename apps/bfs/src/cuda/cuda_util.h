@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // CUDA helpers of tca-bfs: errors as Error, owned device and pinned host arrays.
 #pragma once
 

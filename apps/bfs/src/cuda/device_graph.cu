@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 #include "cuda/device_graph.h"
 
 #include <cub/device/device_radix_sort.cuh>

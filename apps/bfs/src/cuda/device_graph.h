@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Kernel 1 on GPU ranks: the same graph as graph.h describes, built in GPU memory with CUB.
 //
 // The arcs of this rank (one rank: made on the GPU from the tuples; several: bucketed on the

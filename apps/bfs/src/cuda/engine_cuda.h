@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The GPU backend's engine: the BFS steps as CUDA kernels on the rank's GPU, every array in
 // GPU memory, one stream.
 //

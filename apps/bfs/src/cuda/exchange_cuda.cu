@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Exchanges of GPU ranks: the buffers in GPU memory; tca's GPU collectives move them GPU to GPU
 // in the engine's stream, MPI stages them through pinned host memory (MPI here is not
 // CUDA-aware), NCCL (loaded at run time) moves them in the stream.

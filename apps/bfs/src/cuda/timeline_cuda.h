@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The Timeline of GPU ranks: a CUDA event per mark, recorded in the engine's stream, so work
 // that is only enqueued is timed where it runs.
 #pragma once

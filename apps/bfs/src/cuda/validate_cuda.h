@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Validation on GPU ranks: the checks of validate_rules.h as kernels over this rank's tuples
 // and vertices, against the gathered tree in GPU memory.
 #pragma once
