@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # What the device scripts of tca-cg share (sourced, not run): the summary line helper and the
 # machine facts at the top of each summary. The caller sets SUMMARY first.
 

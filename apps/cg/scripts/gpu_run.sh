@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # tca-cg on the GPU machine (device kind nvidia-h200: one GPU, 16 cores) from binaries staged
 # by apps/cg/scripts/stage.sh into .cgbin/ (built there from source when they do not start).
 # Correctness (classes S and W at 1 rank on the GPU, 2-4 ranks sharing it over MPI, tca and

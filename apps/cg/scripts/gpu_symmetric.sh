@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Symmetric storage against the full matrix on the GPU machine (device kind nvidia-h200), built
 # there from source: classes S and W verified with both, classes C and B timed with the slab
 # kernel, the CSR kernel and the symmetric kernel in one invocation each, then 4 CPU ranks with

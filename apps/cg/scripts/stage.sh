@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Copies tca-cg, its test-matrix writer, libtca and the small libraries the GPU machine may
 # lack into .cgbin/ (ignored by git; carried to the machine by the device tool).
 # Usage: apps/cg/scripts/stage.sh [BUILD_DIR] (default build-cg)

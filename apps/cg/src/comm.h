@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The communication of a CG run: the exchange of the SpMV's input vector, the 2d reduction of
 // partial products, and the allreduce of dot products, over one of three libraries:
 //
@@ -60,8 +62,12 @@ std::unique_ptr<Comm> make_comm(CommKind kind, const Layout& layout, Device devi
 std::unique_ptr<Comm> make_self_comm(CommKind kind);
 std::unique_ptr<Comm> make_mpi_comm(const Layout& layout);
 std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device, const CommOptions& options);
-// Collective; nullptr and *why_not (the same on every rank) where NCCL cannot run here.
+// Collective; nullptr and *why_not (the same on every rank) where NCCL cannot run here. The
+// NCCL communicator is made once per run and shared by every NCCL comm.
 std::unique_ptr<Comm> make_nccl_comm(const Layout& layout, std::string* why_not);
+// Frees what comms keep from one configuration to the next (the NCCL communicator); before
+// MPI_Finalize, once no comm is left.
+void release_shared_comms();
 
 // Plain host memory (64-byte aligned) and plain GPU memory (throws without CUDA).
 Allocator host_allocator();

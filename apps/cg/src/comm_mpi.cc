@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Communication over MPI collectives; GPU data goes through host staging buffers.
 #include <mpi.h>
 

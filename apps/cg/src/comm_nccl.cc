@@ -1,12 +1,18 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Communication over NCCL (GPU buffers, loaded at run time by the harness): ncclAllGather and
 // ncclAllReduce, and for 2d the same direct exchanges as tca's chains as grouped
-// ncclSend / ncclRecv on the one communicator of all ranks.
+// ncclSend / ncclRecv on the one communicator of all ranks. The communicator (and the loaded
+// library) is made once and kept for every configuration of the run (release_shared_comms
+// frees it before MPI_Finalize): on 4 H100, a second NCCL configuration that destroyed the
+// first one's communicator, unloaded the library and made its own never started.
 #include "comm.h"
 
 #ifdef TCA_HARNESS_NCCL
 #include <mpi.h>
 
 #include <array>
+#include <memory>
 #include <stdexcept>
 
 #include "tca_harness/nccl.h"
@@ -17,11 +23,22 @@ namespace tca_cg {
 #ifdef TCA_HARNESS_NCCL
 namespace {
 
+// The run's one NCCL communicator, made by the first NCCL configuration.
+std::shared_ptr<tca_harness::Nccl>& shared_nccl() {
+  static std::shared_ptr<tca_harness::Nccl> nccl;
+  return nccl;
+}
+
+std::shared_ptr<tca_harness::Nccl> acquire_nccl() {
+  if (!shared_nccl()) shared_nccl() = std::make_shared<tca_harness::Nccl>();
+  return shared_nccl();
+}
+
 class NcclComm final : public Comm {
  public:
-  explicit NcclComm(const Layout& layout) : layout_(layout) {}
+  explicit NcclComm(const Layout& layout) : layout_(layout), nccl_holder_(acquire_nccl()), nccl_(*nccl_holder_) {}
 
-  // Collective: "" once NCCL is ready.
+  // Collective: "" once NCCL is ready (decided once per run).
   std::string open() { return nccl_.open(MPI_COMM_WORLD); }
 
   CommKind kind() const override { return CommKind::kNccl; }
@@ -78,7 +95,8 @@ class NcclComm final : public Comm {
 
  private:
   Layout layout_;
-  tca_harness::Nccl nccl_;
+  std::shared_ptr<tca_harness::Nccl> nccl_holder_;
+  tca_harness::Nccl& nccl_;
   Engine* engine_ = nullptr;
   Buffers buffers_;
   cudaStream_t stream_ = nullptr;
@@ -96,7 +114,11 @@ std::unique_ptr<Comm> make_nccl_comm(const Layout& layout, std::string* why_not)
   return comm;
 }
 
+void release_shared_comms() { shared_nccl().reset(); }
+
 #else
+
+void release_shared_comms() {}
 
 std::unique_ptr<Comm> make_nccl_comm(const Layout&, std::string* why_not) {
   if (why_not) *why_not = "this build of tca-cg has no NCCL (CUDA and nccl.h are needed)";

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A single rank: nothing to exchange (the engine aliases p into p_full and w into q, and the
 // global scalars into the local ones), and plain memory.
 #include <cstdlib>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Communication over tca: persistent collectives for the 1d allgather and the dot products,
 // and for 2d chains built once that send pieces straight into the peers' buffers with a
 // notification (slots 0-1, channels 0-1). On GPU memory every call is stream-ordered.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 #include "config.h"
 
 #include <algorithm>
@@ -11,6 +13,8 @@ namespace tca_cg {
 const char* spmv_name(SpmvKind kind) {
   switch (kind) {
     case SpmvKind::kOwn: return "own";
+    case SpmvKind::kSlabRows: return "slab-rows";
+    case SpmvKind::kSlabTiles: return "slab-tiles";
     case SpmvKind::kCsr: return "csr";
     case SpmvKind::kCusparse: return "cusparse";
     case SpmvKind::kSymmetric: return "symmetric";
@@ -74,22 +78,25 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                      "(default tca)",
                      {"tca", "mpi", "nccl"});
   cli.add_repeatable("--spmv", spmvs,
-                     "GPU SpMV: own (column slabs, x in shared memory), csr (a warp per row) or cusparse; "
-                     "symmetric (one rank, CPU or GPU): the upper triangle only, each entry used twice; "
-                     "several: each in turn (default own)",
-                     {"own", "csr", "cusparse", "symmetric"});
+                     "GPU SpMV: own (column slabs, x in shared memory; the slab kernel chosen from the "
+                     "block's shape), slab-rows or slab-tiles (that slab kernel forced), csr (a warp per row) "
+                     "or cusparse; symmetric (one rank, CPU or GPU): the upper triangle only, each entry used "
+                     "twice; several: each in turn (default own)",
+                     {"own", "slab-rows", "slab-tiles", "csr", "cusparse", "symmetric"});
   std::string tca_algorithm = "auto";
   app.add_option("--tca-algorithm", tca_algorithm,
                  "--comm tca: algorithm of the collectives (1d allgather, dot allreduces)")
       ->check(CLI::IsMember({"auto", "ring", "neighbor_exchange", "recursive_doubling", "dissemination", "direct"}))
       ->capture_default_str();
   app.add_option("--slab-lanes", config->slab.lanes,
-                 "--spmv own: threads per row, 8 (8 entries each at once), 16 or 32 (4 each); 0: 16, or 32 for "
-                 "rows of a slab longer than 64 entries on average")
+                 "the row-group slab kernel (--spmv slab-rows, or own where chosen): threads per row, 8 "
+                 "(8 entries each at once), 16 or 32 (4 each); 0: 16, or 32 for rows of a slab longer than 64 "
+                 "entries on average")
       ->check(CLI::IsMember({0, 8, 16, 32}))
       ->capture_default_str();
   bool no_prefetch = false;
-  app.add_flag("--no-slab-prefetch", no_prefetch, "--spmv own: do not load the next row while summing one");
+  app.add_flag("--no-slab-prefetch", no_prefetch,
+               "the row-group slab kernel: do not load the next row while summing one");
   app.add_option("--threads", threads, "CPU threads per rank (default: cores / ranks on this host)")
       ->check(CLI::Range(1, 4096));
   app.add_option("--repetitions", config->repetitions, "timed runs of every configuration, interleaved")
@@ -126,8 +133,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
     config->comms = translate<CommKind>(comms.empty() ? std::vector<std::string>{"tca"} : comms,
                                         {{"tca", CommKind::kTca}, {"mpi", CommKind::kMpi}, {"nccl", CommKind::kNccl}});
     config->spmvs = translate<SpmvKind>(spmvs.empty() ? std::vector<std::string>{"own"} : spmvs,
-                                        {{"own", SpmvKind::kOwn}, {"csr", SpmvKind::kCsr}, {"cusparse", SpmvKind::kCusparse},
-                                         {"symmetric", SpmvKind::kSymmetric}});
+                                        {{"own", SpmvKind::kOwn}, {"slab-rows", SpmvKind::kSlabRows},
+                                         {"slab-tiles", SpmvKind::kSlabTiles}, {"csr", SpmvKind::kCsr},
+                                         {"cusparse", SpmvKind::kCusparse}, {"symmetric", SpmvKind::kSymmetric}});
     const bool symmetric =
         std::find(config->spmvs.begin(), config->spmvs.end(), SpmvKind::kSymmetric) != config->spmvs.end();
     if (symmetric && ranks != 1) {
@@ -138,8 +146,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
         throw CLI::ValidationError("--comm nccl", "needs --device gpu");
       }
       for (SpmvKind kind : config->spmvs) {
-        if (kind == SpmvKind::kCsr || kind == SpmvKind::kCusparse) {
-          throw CLI::ValidationError("--spmv", "csr and cusparse need --device gpu");
+        if (kind == SpmvKind::kCsr || kind == SpmvKind::kCusparse || kind == SpmvKind::kSlabRows ||
+            kind == SpmvKind::kSlabTiles) {
+          throw CLI::ValidationError("--spmv", "slab-rows, slab-tiles, csr and cusparse need --device gpu");
         }
       }
     }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-cg's command line: what to solve, where, and over which communication.
 #pragma once
 

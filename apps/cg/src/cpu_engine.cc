@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The CPU engine: vectors in host memory, every operation split over the rank's threads.
 #include <algorithm>
 #include <cmath>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A rank's part of a sparse matrix in compressed sparse row form, with local indices: row r is
 // global row row_begin + r, column c is global column col_begin + c. Rows and columns may be
 // padded past the matrix's end (padding rows are empty, padding columns never referenced).

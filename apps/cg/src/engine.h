@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The numerical side of a CG run on one rank: its block of A, its pieces of the vectors and
 // the operations of a CG step, on the CPU (threads) or the GPU (kernels on one stream).
 // Communication (comm.h) works on the buffers the engine exposes.
@@ -55,10 +57,11 @@ struct Buffers {
 enum class Device { kCpu, kGpu };
 const char* device_name(Device device);
 
-// SpMV on the GPU: own kernels (column slabs with x in shared memory, or plain CSR with a warp
-// per row) or cuSPARSE's CSR SpMV; or symmetric storage (the upper triangle, one rank only),
-// on the CPU too, where kOwn is the plain CSR loop.
-enum class SpmvKind { kOwn, kCsr, kCusparse, kSymmetric };
+// SpMV on the GPU: own kernels over column slabs with x in shared memory (kOwn: the slab
+// kernel chosen from the block's statistics, slab_format.h; kSlabRows / kSlabTiles: that
+// kernel forced), plain CSR with a warp per row, or cuSPARSE's CSR SpMV; or symmetric storage
+// (the upper triangle, one rank only), on the CPU too, where kOwn is the plain CSR loop.
+enum class SpmvKind { kOwn, kSlabRows, kSlabTiles, kCsr, kCusparse, kSymmetric };
 
 class Engine {
  public:
@@ -72,6 +75,10 @@ class Engine {
   virtual std::string describe() const = 0;  // threads, or GPU and SpMV kernel
   // Bytes one SpMV reads and writes in the engine's format (matrix, offsets, x, y).
   virtual double spmv_bytes() const = 0;
+  // The SpMV kernel that runs (GPU slabs: "slab-rows" or "slab-tiles"), and where it was
+  // chosen from the block's shape, the statistics and the rule (else empty).
+  virtual std::string spmv_kernel() const { return ""; }
+  virtual std::string spmv_choice() const { return ""; }
 
   // The block of A (moved in; the GPU copies it and frees the host arrays).
   virtual void set_matrix(LocalCsr matrix) = 0;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The GPU engine: the block of A in device memory (CSR, 32-bit columns), the vectors in device
 // memory, every operation a kernel (or cuSPARSE's SpMV) on one stream; the dot products of a
 // CG step fused into the SpMV and update kernels; a run can be captured as CUDA graphs.
@@ -12,6 +14,7 @@
 
 #include "engine.h"
 #include "gpu_kernels.cuh"
+#include "slab_format.h"
 #include "symmetric.h"
 
 namespace tca_cg {
@@ -135,9 +138,17 @@ class GpuEngine final : public Engine {
     std::string kernel;
     switch (spmv_kind_) {
       case SpmvKind::kOwn:
+      case SpmvKind::kSlabRows:
+      case SpmvKind::kSlabTiles:
         kernel = "slab SpMV (" + std::to_string(slabs_) + (slabs_ == 1 ? " slab" : " slabs") + " of " +
-                 std::to_string(slab_width_) + " columns in shared memory, " + std::to_string(slab_lanes_) +
-                 " lanes per row" + (slab_options_.prefetch ? ", next row prefetched)" : ")");
+                 std::to_string(slab_width_) + " columns in shared memory, ";
+        if (slab_kernel_ == SlabKernel::kTiles) {
+          kernel += std::to_string(tiles_) + " tiles of 256 entries, a warp per tile)";
+        } else {
+          kernel += std::to_string(slab_lanes_) + " lanes per row" +
+                    (slab_options_.prefetch ? ", next row prefetched)" : ")");
+        }
+        kernel += "; " + slab_choice_;
         break;
       case SpmvKind::kCsr: kernel = "CSR SpMV (a warp per row)"; break;
       case SpmvKind::kCusparse: kernel = "cuSPARSE CSR SpMV"; break;
@@ -151,7 +162,13 @@ class GpuEngine final : public Engine {
   double spmv_bytes() const override {
     const double vectors = cols_ * 8.0 + rows_ * 8.0;
     switch (spmv_kind_) {
-      case SpmvKind::kOwn:  // 16-bit columns, 32-bit offsets per slab, partial y written and read
+      case SpmvKind::kOwn:
+      case SpmvKind::kSlabRows:
+      case SpmvKind::kSlabTiles:
+        if (slab_kernel_ == SlabKernel::kTiles) {  // 256 entries a tile (padding included): 8 + 2 + 1/8 bytes each
+          return tiles_ * (kTileEntries * 10.125 + 4.0) + 2.0 * slabs_ * rows_ * 8.0 + vectors;
+        }
+        // 16-bit columns, 32-bit offsets per slab, partial y written and read
         return nnz_ * 10.0 + slabs_ * (rows_ + 1) * 4.0 + 2.0 * slabs_ * rows_ * 8.0 + vectors;
       case SpmvKind::kCsr: return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors;
       case SpmvKind::kCusparse: return nnz_ * 12.0 + (rows_ + 1) * 4.0 + vectors;
@@ -160,12 +177,25 @@ class GpuEngine final : public Engine {
     return 0;
   }
 
+  std::string spmv_kernel() const override {
+    switch (spmv_kind_) {
+      case SpmvKind::kOwn:
+      case SpmvKind::kSlabRows:
+      case SpmvKind::kSlabTiles: return slab_kernel_ == SlabKernel::kTiles ? "slab-tiles" : "slab-rows";
+      case SpmvKind::kCsr: return "csr";
+      case SpmvKind::kCusparse: return "cusparse";
+      case SpmvKind::kSymmetric: return "symmetric";
+    }
+    return "";
+  }
+  std::string spmv_choice() const override { return slab_choice_; }
+
   void set_matrix(LocalCsr matrix) override {
     if (spmv_kind_ == SpmvKind::kSymmetric) matrix = upper_triangle(matrix);
     rows_ = matrix.rows;
     cols_ = matrix.cols;
     nnz_ = matrix.nnz();
-    if (spmv_kind_ == SpmvKind::kOwn) {
+    if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows || spmv_kind_ == SpmvKind::kSlabTiles) {
       set_up_slabs(matrix);
     } else {
       row_ptr_ = upload_array(matrix.row_ptr);
@@ -195,10 +225,16 @@ class GpuEngine final : public Engine {
   }
 
   void spmv(bool fuse_dot) override {
-    if (spmv_kind_ == SpmvKind::kOwn) {
-      SlabArgs args{rows_, cols_, slabs_, slab_width_, slab_base_, slab_row_ptr_, slab_col_, val_,
-                    buffers_.p_full, slab_partial_};
-      launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
+    if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows || spmv_kind_ == SpmvKind::kSlabTiles) {
+      if (slab_kernel_ == SlabKernel::kTiles) {
+        TileArgs args{rows_, cols_, slabs_, slab_width_, tiles_, slab_base_, tile_row_, val_, slab_col_,
+                      tile_starts_, buffers_.p_full, slab_partial_};
+        launch_spmv_tiles(args, tile_blocks_, stream_);
+      } else {
+        SlabArgs args{rows_, cols_, slabs_, slab_width_, slab_base_, slab_row_ptr_, slab_col_, val_,
+                      buffers_.p_full, slab_partial_};
+        launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
+      }
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
                       sum_into(kDotLocal), row_blocks_, stream_);
       return;
@@ -328,12 +364,54 @@ class GpuEngine final : public Engine {
 
   cusparseSpMVAlg_t cusparse_algorithm() const { return CUSPARSE_SPMV_CSR_ALG1; }
 
-  // Column slabs as wide as shared memory allows (equal widths), rows in order within each
-  // slab: 16-bit columns local to the slab, 32-bit offsets per slab and row.
+  // Column slabs as wide as shared memory allows (equal widths, slab_format.h); the slab
+  // kernel chosen from the block's statistics (kOwn) or forced, then its format built.
   void set_up_slabs(LocalCsr& matrix) {
-    const int64_t limit = slab_width_limit();
-    slabs_ = static_cast<int>(std::max<int64_t>(1, (cols_ + limit - 1) / limit));
-    slab_width_ = static_cast<int>(((cols_ + slabs_ - 1) / slabs_ + 31) / 32 * 32);
+    const SlabShape shape = slab_shape(cols_, slab_width_limit());
+    slabs_ = shape.slabs;
+    slab_width_ = shape.width;
+    const SlabStatistics statistics = slab_statistics(matrix, shape);
+    SlabKernelChoice choice = choose_slab_kernel(statistics);
+    slab_choice_ = "chosen by shape: " + choice.reason;
+    if (spmv_kind_ == SpmvKind::kSlabRows || spmv_kind_ == SpmvKind::kSlabTiles) {
+      const SlabKernel forced = spmv_kind_ == SpmvKind::kSlabRows ? SlabKernel::kRows : SlabKernel::kTiles;
+      if (forced == SlabKernel::kTiles && statistics.tiles == 0 && statistics.nnz > 0) {
+        throw std::runtime_error("--spmv slab-tiles: " + choice.reason);
+      }
+      slab_choice_ = std::string("forced by --spmv ") + (forced == SlabKernel::kRows ? "slab-rows" : "slab-tiles") +
+                     " (by shape: " + choice.reason + ")";
+      choice.kernel = forced;
+    }
+    slab_kernel_ = choice.kernel;
+    row_blocks_ = static_cast<int>(std::clamp<int64_t>((rows_ + kVectorThreads - 1) / kVectorThreads, 1,
+                                                       int64_t{4} * multiprocessors_));
+    if (slab_kernel_ == SlabKernel::kTiles) {
+      set_up_tiles(matrix, shape);
+    } else {
+      set_up_slab_rows(matrix);
+    }
+  }
+
+  // Tiles of 256 entries (slab_format.h); the partial sums of (slab, row) pairs without
+  // entries are never written, so they are zeroed here once.
+  void set_up_tiles(LocalCsr& matrix, SlabShape shape) {
+    TiledSlabs tiles = build_tiled_slabs(matrix, shape);
+    matrix = LocalCsr();
+    tiles_ = tiles.tiles;
+    slab_base_ = upload_array(tiles.slab_tiles);
+    tile_row_ = upload_array(tiles.tile_row);
+    val_ = upload_array(tiles.val);
+    slab_col_ = upload_array(tiles.col);
+    tile_starts_ = upload_array(tiles.starts);
+    slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
+    device_blocks_.push_back(slab_partial_);
+    check_cuda(cudaMemset(slab_partial_, 0, static_cast<size_t>(slabs_) * rows_ * sizeof(double)), "cudaMemset");
+    tile_blocks_ = tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
+  }
+
+  // Rows in order within each slab: 16-bit columns local to the slab, 32-bit offsets per slab
+  // and row.
+  void set_up_slab_rows(LocalCsr& matrix) {
     std::vector<int64_t> base(slabs_ + 1, 0);
     std::vector<uint32_t> row_ptr(static_cast<size_t>(slabs_) * (rows_ + 1), 0);
     for (int64_t r = 0; r < rows_; ++r) {
@@ -378,8 +456,6 @@ class GpuEngine final : public Engine {
     slab_lanes_ = slab_options_.lanes != 0 ? slab_options_.lanes : average <= 64 ? 16 : 32;
     const int resident = slab_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
     slab_chunks_ = std::max(1, resident / slabs_);
-    row_blocks_ = static_cast<int>(std::clamp<int64_t>((rows_ + kVectorThreads - 1) / kVectorThreads, 1,
-                                                       int64_t{4} * multiprocessors_));
   }
 
   void set_up_cusparse(const LocalCsr& matrix) {
@@ -434,6 +510,12 @@ class GpuEngine final : public Engine {
   int slab_lanes_ = 32;
   int slab_chunks_ = 1;
   int row_blocks_ = 1;
+  SlabKernel slab_kernel_ = SlabKernel::kRows;
+  std::string slab_choice_;
+  int64_t tiles_ = 0;
+  int tile_blocks_ = 1;
+  int32_t* tile_row_ = nullptr;
+  uint8_t* tile_starts_ = nullptr;
   int64_t* slab_base_ = nullptr;
   uint32_t* slab_row_ptr_ = nullptr;
   uint16_t* slab_col_ = nullptr;

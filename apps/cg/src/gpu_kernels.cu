@@ -1,8 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 #include <cuda_runtime.h>
 
 #include <algorithm>
 
 #include "gpu_kernels.cuh"
+#include "slab_format.h"
 
 namespace tca_cg {
 namespace {
@@ -179,6 +182,98 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
     } else {
       load(begin + lane, end, v, c);
     }
+  }
+}
+
+// A warp's tile (slab_format.h): lane l holds entries 8l..8l+7 of the tile and their
+// row-start bits; a prefix count of the bits over the lanes gives each entry's row. The lane
+// sums its entries row by row (rows strictly inside its 8 entries are written at once), then
+// a segmented scan over the lanes, keyed by each lane's last row, completes the rows that
+// cross lanes: the lane that holds a row's last entry writes it. The same arithmetic, in the
+// same order, as tiled_slabs_multiply.
+__device__ __forceinline__ void spmv_tile(const TileArgs& a, int64_t tile, const double* xs, double* out,
+                                          int lane) {
+  const size_t base = static_cast<size_t>(tile) * kTileEntries;
+  const double2* values = reinterpret_cast<const double2*>(a.val + base);
+  const double2 v0 = __ldcs(values + lane), v1 = __ldcs(values + kTileLanes + lane);
+  const double2 v2 = __ldcs(values + 2 * kTileLanes + lane), v3 = __ldcs(values + 3 * kTileLanes + lane);
+  const uint4 c = __ldcs(reinterpret_cast<const uint4*>(a.col + base) + lane);
+  const unsigned bits = __ldcs(a.starts + static_cast<size_t>(tile) * kTileLanes + lane);
+  const int64_t row0 = __ldg(a.tile_row + tile);
+  const int count = __popc(bits);
+  int through = count;  // row starts in this lane and the lanes before
+#pragma unroll
+  for (int d = 1; d < kTileLanes; d *= 2) {
+    const int other = __shfl_up_sync(0xffffffffu, through, d);
+    if (lane >= d) through += other;
+  }
+  const int before = through - count;
+  const double val[kTileLaneEntries] = {v0.x, v0.y, v1.x, v1.y, v2.x, v2.y, v3.x, v3.y};
+  const unsigned cols[kTileLaneEntries / 2] = {c.x, c.y, c.z, c.w};
+  int off[kTileLaneEntries];
+  double product[kTileLaneEntries];
+#pragma unroll
+  for (int j = 0; j < kTileLaneEntries; ++j) {
+    off[j] = before + __popc(bits & ((2u << j) - 1u)) - 1;
+    product[j] = val[j] * xs[(cols[j / 2] >> (16 * (j % 2))) & 0xffffu];
+  }
+  const int head = off[0], tail = off[kTileLaneEntries - 1];
+  int current = head;
+  double sum = 0.0, first_sum = 0.0;
+#pragma unroll
+  for (int j = 0; j < kTileLaneEntries; ++j) {
+    if (off[j] != current) {
+      if (current == head) {
+        first_sum = sum;
+      } else {
+        out[row0 + current] = sum;
+      }
+      current = off[j];
+      sum = 0.0;
+    }
+    sum += product[j];
+  }
+  const double head_sum = head == tail ? sum : first_sum;
+  const double tail_sum = sum;
+  double scan = tail_sum;
+#pragma unroll
+  for (int d = 1; d < kTileLanes; d *= 2) {
+    const double other = __shfl_up_sync(0xffffffffu, scan, d);
+    const int other_tail = __shfl_up_sync(0xffffffffu, tail, d);
+    if (lane >= d && other_tail == tail) scan = scan + other;
+  }
+  const double previous_scan = __shfl_up_sync(0xffffffffu, scan, 1);
+  const int previous_tail = __shfl_up_sync(0xffffffffu, tail, 1);
+  const int next_head = __shfl_down_sync(0xffffffffu, head, 1);
+  const bool tail_ends = lane == kTileLanes - 1 || next_head != tail;
+  if (head != tail) {
+    const double carry = lane > 0 && previous_tail == head ? previous_scan : 0.0;
+    out[row0 + head] = head_sum + carry;
+    if (tail_ends) out[row0 + tail] = tail_sum;
+  } else if (tail_ends) {
+    out[row0 + tail] = scan;
+  }
+}
+
+// Block b takes tiles [tiles * b / G, tiles * (b + 1) / G) of all slabs' tiles in order: for
+// each slab its share meets, the slab's x goes to shared memory, then its warps take the tiles.
+__global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a) {
+  extern __shared__ double xs[];
+  constexpr int kWarps = kSlabThreads / kTileLanes;
+  const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
+  const int64_t end = a.tiles * (blockIdx.x + 1) / gridDim.x;
+  int slab = 0;
+  for (int64_t t = a.tiles * blockIdx.x / gridDim.x; t < end;) {
+    while (__ldg(a.slab_tiles + slab + 1) <= t) ++slab;
+    const int64_t segment_end = min(end, __ldg(a.slab_tiles + slab + 1));
+    const int64_t first_col = static_cast<int64_t>(slab) * a.width;
+    const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
+    __syncthreads();  // the previous slab's x is no longer read
+    for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = __ldg(a.x + first_col + i);
+    __syncthreads();
+    double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
+    for (int64_t tile = t + warp; tile < segment_end; tile += kWarps) spmv_tile(a, tile, xs, out, lane);
+    t = segment_end;
   }
 }
 
@@ -361,6 +456,19 @@ int slab_width_limit() {
   cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   const int width = (bytes / static_cast<int>(sizeof(double))) / 32 * 32;
   return std::clamp(width, 32, 65536);
+}
+
+void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream) {
+  const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
+  spmv_tile_kernel<<<blocks, kSlabThreads, shared, stream>>>(args);
+}
+
+int tile_blocks_per_multiprocessor(int width) {
+  const int shared = width * static_cast<int>(sizeof(double));
+  cudaFuncSetAttribute(spmv_tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
+  int blocks = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spmv_tile_kernel, kSlabThreads, shared);
+  return std::max(1, blocks);
 }
 
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,

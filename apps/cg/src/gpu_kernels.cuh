@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Kernels of the GPU engine. Sums over a vector are deterministic: each block reduces its
 // part in a fixed order, writes one partial, and the last block to finish (a counter) adds
 // the partials in block order and resets the counter.
@@ -72,6 +74,29 @@ int slab_width_limit();
 // y[row] = sum over slabs of partial[s*rows + row], in slab order; with p_own, out = y . p_own.
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
                      SumTarget sum, int blocks, cudaStream_t stream);
+
+// Tiled slabs (slab_format.h): tiles of 256 entries, slab after slab; a block takes an equal
+// share of all tiles (which may span a slab boundary: it loads each slab's x it meets), a warp
+// a tile at a time. Writes partial[s * rows + row] for every (slab, row) with entries; the
+// others must hold zero (set once).
+struct TileArgs {
+  int64_t rows;
+  int64_t cols;               // columns of x
+  int slabs;
+  int width;                  // columns per slab (at most 65536)
+  int64_t tiles;
+  const int64_t* slab_tiles;  // slabs + 1: first tile of each slab
+  const int32_t* tile_row;    // first row of each tile
+  const double* val;          // tiles x 256, in tile_value_index order
+  const uint16_t* col;        // tiles x 256
+  const uint8_t* starts;      // tiles x 32: the row-start bits, a byte per lane
+  const double* x;
+  double* partial;            // slabs x rows
+};
+void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream);
+// Blocks of the tile kernel one multiprocessor holds with `width` doubles of shared memory;
+// also raises the kernel's shared-memory limit to that.
+int tile_blocks_per_multiprocessor(int width);
 
 void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks, cudaStream_t stream);
 // z = 0, r = x, p = x; with a target, target.out[0] = x.x.

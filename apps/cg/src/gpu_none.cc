@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // A build without CUDA: the GPU engine cannot be made, and the program says so.
 #include <stdexcept>
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The symmetric-storage SpMV: y = U x + U^T x - D x from the upper triangle U (CSR). A warp
 // takes a row i: it sums a(i, j) x(j) over the row (the gathers of U x) and adds a(i, j) x(i)
 // into y(j) for j > i by double atomics (the scatter of U^T x), then adds its row sum into

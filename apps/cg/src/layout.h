@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // How the matrix and the vectors are spread over the ranks.
 //
 // Every vector is cut into P pieces of m = ceil(n / P) elements (the last ones padded with

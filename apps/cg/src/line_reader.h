@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Reads a text file line by line in large blocks, counting lines (1-based) for messages.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-cg: the conjugate gradient method over tca. NPB CG (classes S to D, verified against the
 // official zeta) or CG on a Matrix Market matrix; CPU threads or a GPU per rank; rows (1d) or
 // sqrt(P) x sqrt(P) blocks (2d); tca, MPI or NCCL communication, several in one run for a
@@ -66,6 +68,8 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
   comm->bind(*engine);
   RunLabel label = base;
   label.engine = engine->describe();
+  label.spmv_kernel = engine->spmv_kernel();
+  label.spmv_choice = engine->spmv_choice();
   const std::string exchanges = comm->describe();
   if (!exchanges.empty()) label.engine += "; " + exchanges;
 
@@ -160,7 +164,7 @@ int run(int argc, char** argv) {
       for (int repetition = 1; repetition <= config.repetitions; ++repetition) {
         for (CommKind comm : config.comms) {
           for (SpmvKind spmv : config.spmvs) {
-            run_configuration(config, problem, RunLabel{comm, spmv, repetition, ""}, rank, ranks, table, report,
+            run_configuration(config, problem, RunLabel{comm, spmv, repetition, "", "", ""}, rank, ranks, table, report,
                               outcome);
           }
         }
@@ -169,6 +173,7 @@ int run(int argc, char** argv) {
       status = outcome.failed ? 2 : 0;
     }
   }
+  release_shared_comms();
   if (tca) tca_harness::check(tcaFinalize(), "tcaFinalize");
   return status;
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Matrix Market input: coordinate matrices (real, integer or pattern; general or symmetric
 // storage) read in parts, and right-hand-side vectors.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The problem classes of the NPB CG benchmark (NPB 3.x) and what the benchmark computes from
 // them: the operation count behind Mop/s and the verification of zeta.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // NPB CG's matrix generator (makea), for one rank's block of the matrix.
 //
 // The matrix is A = sum over i < n of size_i * v_i v_i^T + (rcond - shift) I, where v_i is a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The pseudo-random generator of the NAS Parallel Benchmarks (randlc): the linear congruential
 // sequence x(k+1) = a * x(k) mod 2^46, each value returned as x(k+1) * 2^-46 in (0, 1).
 // NPB states it on doubles split into 23-bit halves; every step is exact there, so integer

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The parts of a CG run that are timed separately (the breakdown of the CG slides): SpMV,
 // dot products, vector updates, the exchange of the SpMV's input vector (1d: the allgather;
 // 2d: the pieces sent along block columns), the 2d reduction of partial products along block

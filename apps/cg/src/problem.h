@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // This rank's part of the problem: the layout, its block of A (generated or read) and, for
 // --rhs, its piece of b. Input errors are agreed on by all ranks before anything runs.
 #pragma once

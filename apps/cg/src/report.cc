@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 #include "report.h"
 
 #include <mpi.h>
@@ -190,8 +192,11 @@ nlohmann::ordered_json breakdown_json(const BreakdownSummary& summary) {
 }
 
 nlohmann::ordered_json label_json(const RunLabel& label) {
-  return {{"comm", comm_name(label.comm)}, {"spmv", spmv_name(label.spmv)},
-          {"repetition", label.repetition}, {"engine", label.engine}};
+  nlohmann::ordered_json out = {{"comm", comm_name(label.comm)}, {"spmv", spmv_name(label.spmv)},
+                                {"repetition", label.repetition}, {"engine", label.engine}};
+  if (!label.spmv_kernel.empty()) out["spmv_kernel"] = label.spmv_kernel;
+  if (!label.spmv_choice.empty()) out["spmv_choice"] = label.spmv_choice;
+  return out;
 }
 
 }  // namespace

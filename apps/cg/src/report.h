@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // tca-cg's output: NPB's result block, the solve summary, the breakdown table and the JSON
 // rows (harness Table and Report).
 #pragma once
@@ -19,6 +21,8 @@ struct RunLabel {
   SpmvKind spmv;
   int repetition;
   std::string engine;  // the engine's description
+  std::string spmv_kernel;  // the SpMV kernel that ran (Engine::spmv_kernel)
+  std::string spmv_choice;  // why, where chosen by shape (Engine::spmv_choice)
 };
 
 // The breakdown over all ranks (collective): per phase the mean and the max of the ranks'

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // The CG iteration over an engine (numerics) and a comm (exchanges): NPB CG's power iteration
 // with 25 CG steps per outer iteration, and a plain CG solve of A x = b.
 #pragma once

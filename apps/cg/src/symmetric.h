@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Symmetric storage of a matrix held whole by one rank: the upper triangle with the diagonal
 // (CSR), and y = U x + U^T x - D x computed from it, reading each stored entry once.
 #pragma once

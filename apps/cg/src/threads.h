@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Threads inside a rank (OpenMP): [0, n) cut into `threads` contiguous parts of equal size,
 // part t always run by thread t, so sums combined in part order are the same on every run.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Symmetric storage: the upper triangle of NPB's matrix, the product it gives against the full
 // matrix's, and NPB's power iteration on it; planted errors that the checks must catch.
 #include <gtest/gtest.h>

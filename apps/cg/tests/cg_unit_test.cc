@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Unit tests of tca-cg's parts that need no MPI or device: NPB's random generator and matrix
 // generator, layouts, CSR assembly and the Matrix Market reader.
 #include <gtest/gtest.h>

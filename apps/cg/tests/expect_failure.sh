@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
 # Runs a command that must fail: a non-zero exit, its output matching PATTERN (grep -E), and
 # nothing on stdout that starts a JSON report (a failed run writes no half report).
 #   expect_failure.sh PATTERN COMMAND [ARGS...]

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // Writes the Matrix Market files the tca-cg tests read into a folder: symmetric positive
 // definite matrices in every storage the reader takes (real / integer / pattern, general /
 // symmetric), a right-hand side, and malformed or unsuitable files for the error tests.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
 // NPB CG's outer power iteration, serially and from the specification, with any SpMV: the
 // reference the tests check the engines' zeta against.
 #pragma once
