@@ -6,8 +6,8 @@
 # build-asan/. Exits non-zero on any failure. The sanitized pass leaves out the cases labelled
 # "large" (the collectives at 5-8 ranks and the GPU suites at 3-4, which repeat on more ranks
 # what the smaller ones check),
-# "install" (packaging: an install and builds against it) and "report" (Python): they take most
-# of its time and find nothing a sanitizer adds to. TCA_BUILD_DIR names another build directory than build/ (and
+# "install" (packaging: an install and builds against it), "report" (Python) and "tree" (checks of
+# the source files): they take most of its time and find nothing a sanitizer adds to. TCA_BUILD_DIR names another build directory than build/ (and
 # <it>-asan for the second). Cases run side by side on hosts with many cores: up to half the cores'
 # worth of ranks at once (ctest -j with each case's PROCESSORS; one at a time on 2 or 3 cores);
 # TCA_TEST_JOBS sets that number.
@@ -39,5 +39,5 @@ build "$build_dir"
 run_suite "$build_dir"
 configure "$build_dir-asan" -DTCA_BUILD_TESTS=ON -DTCA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 build "$build_dir-asan"
-run_suite "$build_dir-asan" --label-exclude 'large|install|report'
+run_suite "$build_dir-asan" --label-exclude 'large|install|report|tree'
 say "all tests passed ($build_dir, $build_dir-asan)"
