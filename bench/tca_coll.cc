@@ -645,8 +645,7 @@ void print_auto_table(const Options& options, const Output& output, tcaCollKind 
   auto close_range = [&] {
     if (current == TCA_COLL_AUTO) return;
     line += "  " + tca_harness::format_size(range_start) + ".." +
-            tca_harness::format_size(previous) + ": " +
-            tcaCollAlgorithmName(current) + ";";
+            tca_harness::format_size(previous) + ": " + tcaCollAlgorithmName(current) + ";";
   };
   for (size_t bytes : sizes(options)) {
     tcaCollAlgorithm choice = TCA_COLL_AUTO;
@@ -659,8 +658,8 @@ void print_auto_table(const Options& options, const Output& output, tcaCollKind 
     previous = bytes;
   }
   close_range();
-  output.table.comment(tca_harness::format("tca.auto %s on %d ranks, %s memory:%s", name,
-                                           g_ranks, options.memory.c_str(), line.c_str()));
+  output.table.comment(tca_harness::format("tca.auto %s on %d ranks, %s memory:%s", name, g_ranks,
+                                           options.memory.c_str(), line.c_str()));
 }
 
 // ---- the driver ----
@@ -701,8 +700,9 @@ Row measure(const Impl& impl_spec, const Shape& shape, const Buffers& buffers,
   if (options.warmup > 0) impl->run(options.warmup);
   impl->prepare(options.check_every_iteration ? 1 : iterations);
   std::vector<double> seconds;
-  const std::string phase = std::string(shape.kind == TCA_COLL_ALLGATHER ? "allgather." : "allreduce.") +
-                            impl_spec.name + "." + std::to_string(shape.result_bytes());
+  const std::string phase =
+      std::string(shape.kind == TCA_COLL_ALLGATHER ? "allgather." : "allreduce.") + impl_spec.name +
+      "." + std::to_string(shape.result_bytes());
   for (int batch = 0; batch < options.batches; ++batch)
     seconds.push_back(time_batch(*impl, shape, buffers, iterations, options.check_every_iteration,
                                  &round, &wrong, context.comm, phase));
@@ -742,8 +742,8 @@ std::string notes(const Row& row) {
 }
 
 void report_row(Output* output, const Row& row) {
-  output->table.row({row.collective, row.impl, row.bytes, row.count, row.type, row.op,
-                     row.time_us, row.algbw_GBps, row.busbw_GBps, row.wrong, notes(row)});
+  output->table.row({row.collective, row.impl, row.bytes, row.count, row.type, row.op, row.time_us,
+                     row.algbw_GBps, row.busbw_GBps, row.wrong, notes(row)});
   nlohmann::ordered_json json_row = {{"collective", row.collective},
                                      {"impl", row.impl},
                                      {"bytes", row.bytes},
@@ -895,8 +895,7 @@ int main(int argc, char** argv) {
       "memory) (run: mpirun -n N tca-coll)"};
   Options options;
   add_options(cli, options, impl_names);
-  if (const std::optional<int> code =
-          cli.parse(argc, argv, g_rank, [&] { validate(options); })) {
+  if (const std::optional<int> code = cli.parse(argc, argv, g_rank, [&] { validate(options); })) {
     MPI_Finalize();
     return *code;
   }
@@ -918,10 +917,10 @@ int main(int argc, char** argv) {
   const char* transport = "self";
   if (g_ranks > 1) check(tcaPeerTransport((g_rank + 1) % g_ranks, &transport), "tcaPeerTransport");
   Output output(options, g_rank);
-  output.table.comment(tca_harness::format("tca-coll %d.%d: %d ranks, tca transport %s (to the "
-                                           "next rank)",
-                                           TCA_VERSION_MAJOR, TCA_VERSION_MINOR, g_ranks,
-                                           transport));
+  output.table.comment(
+      tca_harness::format("tca-coll %d.%d: %d ranks, tca transport %s (to the "
+                          "next rank)",
+                          TCA_VERSION_MAJOR, TCA_VERSION_MINOR, g_ranks, transport));
 #ifdef TCA_HARNESS_CUDA
   if (memory == TCA_MEM_GPU && !open_gpu(options, output, impls, &context)) {
     MPI_Comm_free(&context.comm);

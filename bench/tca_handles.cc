@@ -50,8 +50,8 @@ bool measure_once(const Options& options, int rank, unsigned char* block, Times*
   bool fine = true;
   if (rank == 1) {
     for (size_t i = 0; i < count && fine; ++i)
-      fine = ok(tcaCreateHandle(&handles[i], block + i * options.bytes, options.bytes,
-                                TCA_MEM_CPU), "tcaCreateHandle");
+      fine = ok(tcaCreateHandle(&handles[i], block + i * options.bytes, options.bytes, TCA_MEM_CPU),
+                "tcaCreateHandle");
     times->create.push_back(timer.seconds() / options.handles);
   }
   MPI_Bcast(handles.data(), static_cast<int>(count * sizeof(tcaHandle)), MPI_BYTE, 1,
@@ -116,17 +116,23 @@ bool measure(const Options& options, const std::string& transport, bool optional
   const std::vector<double> create(owner_side.begin(), owner_side.begin() + options.repetitions);
   const std::vector<double> destroy(owner_side.begin() + options.repetitions, owner_side.end());
   const std::pair<const char*, const std::vector<double>*> rows[] = {
-      {"create", &create}, {"first_use", &times.first_use}, {"steady", &times.steady},
+      {"create", &create},
+      {"first_use", &times.first_use},
+      {"steady", &times.steady},
       {"destroy", &destroy}};
   for (const auto& [operation, values] : rows) {
     if (rank != 0) break;
     const double median_us = 1e6 * tca_harness::median(*values);
     const double min_us = 1e6 * tca_harness::minimum(*values);
-    table.row({transport, control, operation, static_cast<uint64_t>(options.bytes),
-               options.handles, median_us, min_us});
-    report.add_row({{"transport", transport}, {"control", control}, {"operation", operation},
-                    {"bytes", options.bytes}, {"handles", options.handles},
-                    {"latency_us", median_us}, {"min_us", min_us}});
+    table.row({transport, control, operation, static_cast<uint64_t>(options.bytes), options.handles,
+               median_us, min_us});
+    report.add_row({{"transport", transport},
+                    {"control", control},
+                    {"operation", operation},
+                    {"bytes", options.bytes},
+                    {"handles", options.handles},
+                    {"latency_us", median_us},
+                    {"min_us", min_us}});
   }
   return fine;
 }
@@ -143,10 +149,12 @@ int main(int argc, char** argv) {
   tca_harness::Cli cli(
       "tca-handles: the cost of registering a region, of a peer's first and later use of its "
       "handle, and of withdrawing it, per transport (run: mpirun -n 2 tca-handles)");
-  cli.app().add_option("-n,--handles", options.handles, "handles timed per batch")
+  cli.app()
+      .add_option("-n,--handles", options.handles, "handles timed per batch")
       ->check(CLI::Range(1, 2048))
       ->capture_default_str();
-  cli.app().add_option("-r,--repetitions", options.repetitions, "timed batches")
+  cli.app()
+      .add_option("-r,--repetitions", options.repetitions, "timed batches")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cli.add_size("-s,--bytes", options.bytes, "bytes of each region", 1, size_t{1} << 20);
@@ -166,10 +174,10 @@ int main(int argc, char** argv) {
   tca_harness::Report report("tca-handles", options.json && rank == 0);
   report.set("handles", options.handles);
   report.set("repetitions", options.repetitions);
-  table.comment("tca-handles: rank 1 registers regions, rank 0 uses each twice, rank 1 "
-                "withdraws them; per handle, median and minimum of " +
-                std::to_string(options.repetitions) + " batches of " +
-                std::to_string(options.handles));
+  table.comment(
+      "tca-handles: rank 1 registers regions, rank 0 uses each twice, rank 1 "
+      "withdraws them; per handle, median and minimum of " +
+      std::to_string(options.repetitions) + " batches of " + std::to_string(options.handles));
   table.set_columns({{"transport", 9, tca_harness::Align::kLeft},
                      {"control", 7, tca_harness::Align::kLeft},
                      {"operation", 9, tca_harness::Align::kLeft},

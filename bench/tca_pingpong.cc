@@ -48,10 +48,10 @@
 
 namespace {
 
-constexpr int kChannel = 0;          // DMA channel of every descriptor
-constexpr int kSlot = 0;             // notification slot; ping-pong never has two in flight
-constexpr int kTag = 7;              // tag of the MPI reference messages
-constexpr size_t kBlockBytes = 4096; // widest block of the *.chain2d paths
+constexpr int kChannel = 0;           // DMA channel of every descriptor
+constexpr int kSlot = 0;              // notification slot; ping-pong never has two in flight
+constexpr int kTag = 7;               // tag of the MPI reference messages
+constexpr size_t kBlockBytes = 4096;  // widest block of the *.chain2d paths
 constexpr unsigned char kPoison = 0xA5;
 // Default iterations per batch: about this many bytes each way, within [min, max].
 constexpr size_t kBytesPerBatch = size_t{32} << 20;
@@ -240,7 +240,10 @@ class MpiSendRecvChannel final : public Channel {
  public:
   MpiSendRecvChannel(unsigned char* my_send, unsigned char* my_recv, size_t bytes, int peer,
                      MPI_Comm comm)
-      : my_send_(my_send), my_recv_(my_recv), count_(static_cast<int>(bytes)), peer_(peer),
+      : my_send_(my_send),
+        my_recv_(my_recv),
+        count_(static_cast<int>(bytes)),
+        peer_(peer),
         comm_(comm) {}
 
   void send() override { MPI_Send(my_send_, count_, MPI_BYTE, peer_, kTag, comm_); }
@@ -591,8 +594,8 @@ void add_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
   for (const auto& [name, path] : chains) {
     for (const auto& [src, dst] : kinds) {
       paths->push_back({name, false, contiguous_layout, needs_gpu(path),
-                        [e, path = path, src = src, dst = dst](const Layout& layout)
-                            -> std::unique_ptr<Channel> {
+                        [e, path = path, src = src,
+                         dst = dst](const Layout& layout) -> std::unique_ptr<Channel> {
                           return std::make_unique<ChainChannel>(path, layout,
                                                                 e->peer_recv_handle_of(dst),
                                                                 e->send_handle_of(src), e->peer);
@@ -659,9 +662,8 @@ void add_ucx_chain_paths(Endpoint& endpoint, std::vector<Path>* paths) {
   }
   paths->push_back({"ucx.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_UCX, e),
                     [e](const Layout& layout) -> std::unique_ptr<Channel> {
-                      return std::make_unique<ChainChannel>(TCA_PATH_UCX, layout,
-                                                            e->peer_recv_handle, e->send_handle,
-                                                            e->peer);
+                      return std::make_unique<ChainChannel>(
+                          TCA_PATH_UCX, layout, e->peer_recv_handle, e->send_handle, e->peer);
                     }});
 }
 
@@ -673,17 +675,16 @@ void add_auto_chain_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                                                      {TCA_MEM_GPU, TCA_MEM_GPU}};
   for (const auto& [src, dst] : kinds) {
     const bool needs_gpu = src == TCA_MEM_GPU;
-    paths->push_back({"auto.chain", false, contiguous_layout,
-                      [e, needs_gpu] {
-                        return needs_gpu && !e->gpu ? std::string("no GPU on both ranks")
-                                                    : std::string();
-                      },
-                      [e, src = src, dst = dst](const Layout& layout) -> std::unique_ptr<Channel> {
-                        return std::make_unique<ChainChannel>(TCA_PATH_AUTO, layout,
-                                                              e->peer_recv_handle_of(dst),
-                                                              e->send_handle_of(src), e->peer);
-                      },
-                      src, dst});
+    paths->push_back(
+        {"auto.chain", false, contiguous_layout,
+         [e, needs_gpu] {
+           return needs_gpu && !e->gpu ? std::string("no GPU on both ranks") : std::string();
+         },
+         [e, src = src, dst = dst](const Layout& layout) -> std::unique_ptr<Channel> {
+           return std::make_unique<ChainChannel>(TCA_PATH_AUTO, layout, e->peer_recv_handle_of(dst),
+                                                 e->send_handle_of(src), e->peer);
+         },
+         src, dst});
   }
 }
 
@@ -717,23 +718,22 @@ void add_ucx_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                                                      {TCA_MEM_GPU, TCA_MEM_CPU}};
   for (const auto& [src, dst] : kinds) {
     const bool needs_gpu = src == TCA_MEM_GPU || dst == TCA_MEM_GPU;
-    paths->push_back(
-        {"ref.ucx_put", false, contiguous_layout,
-         [e, ucx, needs_gpu] {  // collective: both ranks ask every path
-           if (needs_gpu && !e->gpu) return std::string("no GPU on both ranks");
-           std::vector<tca_bench::UcxBuffer> buffers = {{e->send, e->buffer_bytes, false},
-                                                        {e->recv, e->buffer_bytes, false}};
-           if (e->gpu) {
-             buffers.push_back({e->gpu_send, e->buffer_bytes, true});
-             buffers.push_back({e->gpu_recv, e->buffer_bytes, true});
-           }
-           return ucx->open(e->comm, e->peer, buffers);
-         },
-         [ucx, from = index(src, false), to = index(dst, true)](
-             const Layout& layout) -> std::unique_ptr<Channel> {
-           return std::make_unique<UcxPutChannel>(*ucx, from, to, layout.bytes());
-         },
-         src, dst});
+    paths->push_back({"ref.ucx_put", false, contiguous_layout,
+                      [e, ucx, needs_gpu] {  // collective: both ranks ask every path
+                        if (needs_gpu && !e->gpu) return std::string("no GPU on both ranks");
+                        std::vector<tca_bench::UcxBuffer> buffers = {
+                            {e->send, e->buffer_bytes, false}, {e->recv, e->buffer_bytes, false}};
+                        if (e->gpu) {
+                          buffers.push_back({e->gpu_send, e->buffer_bytes, true});
+                          buffers.push_back({e->gpu_recv, e->buffer_bytes, true});
+                        }
+                        return ucx->open(e->comm, e->peer, buffers);
+                      },
+                      [ucx, from = index(src, false),
+                       to = index(dst, true)](const Layout& layout) -> std::unique_ptr<Channel> {
+                        return std::make_unique<UcxPutChannel>(*ucx, from, to, layout.bytes());
+                      },
+                      src, dst});
   }
 }
 #endif
@@ -750,8 +750,8 @@ std::vector<Path> all_paths(Endpoint& endpoint) {
   std::vector<Path> paths;
   paths.push_back({"shm.chain", false, contiguous_layout, needs_tca_path(TCA_PATH_SHM, e),
                    chain(TCA_PATH_SHM)});
-  paths.push_back({"shm.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_SHM, e),
-                   chain(TCA_PATH_SHM)});
+  paths.push_back(
+      {"shm.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_SHM, e), chain(TCA_PATH_SHM)});
   paths.push_back(
       {"shm.pio", false, contiguous_layout,
        [e, pio_window] {
@@ -764,8 +764,8 @@ std::vector<Path> all_paths(Endpoint& endpoint) {
        }});
   paths.push_back({"mpi.chain", false, contiguous_layout, needs_tca_path(TCA_PATH_MPI, e),
                    chain(TCA_PATH_MPI)});
-  paths.push_back({"mpi.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_MPI, e),
-                   chain(TCA_PATH_MPI)});
+  paths.push_back(
+      {"mpi.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_MPI, e), chain(TCA_PATH_MPI)});
   paths.push_back({"ref.mpi_sendrecv", false, contiguous_layout, [] { return std::string(); },
                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
                      return std::make_unique<MpiSendRecvChannel>(e->send, e->recv, layout.bytes(),
@@ -794,7 +794,7 @@ struct Options {
   int warmup = -1;     // -1: a tenth of the iterations
   int repetitions = 5;
   std::string statistic = "median";  // over the repetitions: "median" or "min"
-  std::vector<std::string> paths;  // empty: all
+  std::vector<std::string> paths;    // empty: all
   bool json = false;
 };
 
@@ -833,17 +833,18 @@ void print_header(const Options& options, const Output& output, const char* auto
   const tca_harness::Table& table = output.table;
   table.comment(format("tca-pingpong %d.%d: 2 ranks, auto transport between them: %s",
                        TCA_VERSION_MAJOR, TCA_VERSION_MINOR, auto_transport));
-  table.comment(format("latency: half a round trip (ref.memcpy: one copy in rank 0), %s of %d "
-                       "batches",
-                       options.statistic.c_str(), options.repetitions));
+  table.comment(
+      format("latency: half a round trip (ref.memcpy: one copy in rank 0), %s of %d "
+             "batches",
+             options.statistic.c_str(), options.repetitions));
   if (options.iterations > 0)
     table.comment(format("iterations per batch: %d", options.iterations));
   else
     table.comment(format("iterations per batch: %zu MiB / size, within [%d, %d]",
                          kBytesPerBatch >> 20, kMinIterations, kMaxIterations));
   table.comment("bandwidth: size / latency, 1 GB/s = 1e9 bytes/s");
-  table.comment(format("*.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks",
-                       kBlockBytes));
+  table.comment(
+      format("*.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks", kBlockBytes));
   table.comment("every size is verified once each way before it is timed");
   for (const tcaMemKind kind : {TCA_MEM_CPU, TCA_MEM_GPU}) {
     const char* name = nullptr;
@@ -863,14 +864,12 @@ std::string path_label(const Path& path) {
 }
 
 // Both ranks run this for every path; only rank 0 reports rows. False if verification failed.
-bool run_path(const Path& path, const Options& options, const Endpoint& endpoint,
-              Output* output) {
+bool run_path(const Path& path, const Options& options, const Endpoint& endpoint, Output* output) {
   uint64_t seed = std::hash<std::string>{}(path.name);
   for (size_t bytes : message_sizes(options)) {
     if (bytes > path.max_bytes) {
-      output->table.comment(
-          tca_harness::format("%s: sizes over %zu bytes skipped", path_label(path).c_str(),
-                              path.max_bytes));
+      output->table.comment(tca_harness::format("%s: sizes over %zu bytes skipped",
+                                                path_label(path).c_str(), path.max_bytes));
       break;
     }
     const Layout layout = path.layout(bytes);
@@ -880,8 +879,8 @@ bool run_path(const Path& path, const Options& options, const Endpoint& endpoint
     const std::string problem =
         verify_once(*channel, path.local, path.src, path.dst, layout, endpoint, ++seed);
     if (!problem.empty())
-      std::fprintf(stderr, "tca-pingpong: rank %d: %s, %zu bytes: wrong data: %s\n",
-                   endpoint.rank, path_label(path).c_str(), bytes, problem.c_str());
+      std::fprintf(stderr, "tca-pingpong: rank %d: %s, %zu bytes: wrong data: %s\n", endpoint.rank,
+                   path_label(path).c_str(), bytes, problem.c_str());
     if (!tca_harness::all_ranks(problem.empty(), endpoint.comm)) {
       output->table.comment(path_label(path) + ": abandoned, it delivered wrong data");
       return false;
@@ -979,8 +978,7 @@ void add_options(tca_harness::Cli& cli, Options& options,
                  "Untimed round trips before each size (-1: a tenth of the iterations)")
       ->check(CLI::Range(-1, INT_MAX))
       ->capture_default_str();
-  app.add_option("-r,--repetitions", options.repetitions,
-                 "Timed batches per size")
+  app.add_option("-r,--repetitions", options.repetitions, "Timed batches per size")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("-s,--statistic", options.statistic, "What is reported of the batches")
@@ -1011,8 +1009,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> path_names;
   for (const Path& path : all_paths(endpoint)) path_names.push_back(path.name);
 
-  tca_harness::Cli cli{"tca-pingpong: ping-pong latency and bandwidth of every tca path between "
-                       "two ranks (run: mpirun -n 2 tca-pingpong)"};
+  tca_harness::Cli cli{
+      "tca-pingpong: ping-pong latency and bandwidth of every tca path between "
+      "two ranks (run: mpirun -n 2 tca-pingpong)"};
   Options options;
   add_options(cli, options, path_names);
   const std::optional<int> parse_end = cli.parse(argc, argv, g_rank, [&] {
@@ -1025,8 +1024,7 @@ int main(int argc, char** argv) {
   }
   if (world_size != 2) {
     if (g_rank == 0)
-      std::fprintf(stderr,
-                   "tca-pingpong: needs exactly 2 ranks, got %d (run: mpirun -n 2 %s)\n",
+      std::fprintf(stderr, "tca-pingpong: needs exactly 2 ranks, got %d (run: mpirun -n 2 %s)\n",
                    world_size, argv[0]);
     MPI_Finalize();
     return 1;
@@ -1046,8 +1044,7 @@ int main(int argc, char** argv) {
   bool all_verified = true;
   for (const Path& path : all_paths(endpoint)) {
     if (!selected(options, path)) continue;
-    const std::string reason = tca_harness::agreed_reason(path.unavailable_reason(),
-                                                          endpoint.comm,
+    const std::string reason = tca_harness::agreed_reason(path.unavailable_reason(), endpoint.comm,
                                                           "not available on rank 1");
     if (!reason.empty()) {
       tca_harness::skip_note(output.table, output.report,

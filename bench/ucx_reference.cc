@@ -63,7 +63,7 @@ struct UcxReference::State {
   ucp_worker_h worker = nullptr;
   ucp_ep_h ep = nullptr;
   std::vector<UcxBuffer> buffers;
-  std::vector<ucp_mem_h> memhs;  // buffers, then the flag word
+  std::vector<ucp_mem_h> memhs;      // buffers, then the flag word
   std::vector<RemoteBuffer> remote;  // the peer's buffers, then its flag word
   alignas(64) uint64_t flag = 0;     // raised by the peer
   uint64_t flag_out = 0;             // the count this rank put last
@@ -197,17 +197,17 @@ void UcxReference::send(size_t from, size_t to, size_t bytes) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   param.memory_type = memory_type(source.gpu);
-  complete(s.worker,
-           ucp_put_nbx(s.ep, source.address, bytes, s.remote[to].address, s.remote[to].rkey,
-                       &param),
-           "ucp_put_nbx");
+  complete(
+      s.worker,
+      ucp_put_nbx(s.ep, source.address, bytes, s.remote[to].address, s.remote[to].rkey, &param),
+      "ucp_put_nbx");
   const ucp_request_param_t flush_param{};
   complete(s.worker, ucp_ep_flush_nbx(s.ep, &flush_param), "ucp_ep_flush_nbx");
   ++s.flag_out;
   param.memory_type = UCS_MEMORY_TYPE_HOST;
   const RemoteBuffer& flag = s.remote.back();
-  complete(s.worker, ucp_put_nbx(s.ep, &s.flag_out, sizeof s.flag_out, flag.address, flag.rkey,
-                                 &param),
+  complete(s.worker,
+           ucp_put_nbx(s.ep, &s.flag_out, sizeof s.flag_out, flag.address, flag.rkey, &param),
            "ucp_put_nbx (flag)");
 }
 

@@ -17,7 +17,7 @@ static void check(tcaResult result, const char* call, int line) {
 
 enum { NX = 64, NY = 48, STEPS = 10, FROM_LEFT = 0, FROM_RIGHT = 1, CREDIT = 2, CHANNEL = 0 };
 #define PITCH ((NX + 2) * sizeof(double)) /* bytes per row, ghosts included */
-#define OFFSET(y, x) ((size_t)(y)*PITCH + (size_t)(x) * sizeof(double))
+#define OFFSET(y, x) ((size_t)(y) * PITCH + (size_t)(x) * sizeof(double))
 #define CELL(y, x) grid[(size_t)(y) * (NX + 2) + (size_t)(x)] /* the double at (y, x) */
 
 static double value(int rank, int step, int y, int x) {

@@ -5,6 +5,7 @@
 // to hang or to answer differently per transport. The forger here knows the handle's layout
 // and checksum, as anyone reading tca's source does, and can give any bytes any checksum; only
 // the owner's record must decide.
+#include <mpi.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,8 +20,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <mpi.h>
 
 #include "core/handle.h"  // the layout an attacker reads from the source
 #include "tca/tca_coll.h"
@@ -168,19 +167,35 @@ std::vector<uint8_t> random_bytes(std::mt19937_64& rng, size_t count) {
 }
 
 // The ways a forger changes a handle's transport records.
-enum class RecordForgery { kAppendUnknown, kAppendRepeat, kRemove, kTruncate, kExtend, kRewrite,
-                           kSwapKey, kCount };
+enum class RecordForgery {
+  kAppendUnknown,
+  kAppendRepeat,
+  kRemove,
+  kTruncate,
+  kExtend,
+  kRewrite,
+  kSwapKey,
+  kCount
+};
 
 const char* forgery_name(RecordForgery kind) {
   switch (kind) {
-    case RecordForgery::kAppendUnknown: return "a record of a made-up transport appended";
-    case RecordForgery::kAppendRepeat: return "a second record of a genuine one's transport";
-    case RecordForgery::kRemove: return "a record removed";
-    case RecordForgery::kTruncate: return "a record truncated";
-    case RecordForgery::kExtend: return "a record extended";
-    case RecordForgery::kRewrite: return "a record's bytes rewritten";
-    case RecordForgery::kSwapKey: return "another region's record in place of the genuine one";
-    case RecordForgery::kCount: break;
+    case RecordForgery::kAppendUnknown:
+      return "a record of a made-up transport appended";
+    case RecordForgery::kAppendRepeat:
+      return "a second record of a genuine one's transport";
+    case RecordForgery::kRemove:
+      return "a record removed";
+    case RecordForgery::kTruncate:
+      return "a record truncated";
+    case RecordForgery::kExtend:
+      return "a record extended";
+    case RecordForgery::kRewrite:
+      return "a record's bytes rewritten";
+    case RecordForgery::kSwapKey:
+      return "another region's record in place of the genuine one";
+    case RecordForgery::kCount:
+      break;
   }
   return "?";
 }
@@ -192,7 +207,7 @@ enum class Forged { kNotApplicable, kValidChecksum, kOwnersChecksum };
 // where the forgery leaves 8 bytes free to steer, else a valid one. kNotApplicable where `kind`
 // does not apply (it changes a record and the handle has none, or the result would not fit).
 Forged forge_records(WireHandle& wire, RecordForgery kind, const WireHandle& other,
-                   std::mt19937_64& rng) {
+                     std::mt19937_64& rng) {
   const uint64_t owners_checksum = wire.checksum;
   std::vector<Record> records = records_of(wire);
   const size_t pick = records.empty() ? 0 : rng() % records.size();
@@ -265,8 +280,8 @@ class TwoRegions {
   static constexpr size_t kBytes = 4096;
   TwoRegions() : user_(kBytes), mine_(2) {
     EXPECT_TCA_OK(tcaMalloc(&block_, 2 * kBytes, TCA_MEM_CPU));
-    EXPECT_TCA_OK(tcaCreateHandle(&mine_[0], static_cast<uint8_t*>(block_) + 1024, kBytes,
-                                  TCA_MEM_CPU));
+    EXPECT_TCA_OK(
+        tcaCreateHandle(&mine_[0], static_cast<uint8_t*>(block_) + 1024, kBytes, TCA_MEM_CPU));
     EXPECT_TCA_OK(tcaCreateHandle(&mine_[1], user_.data(), kBytes, TCA_MEM_CPU));
     int size = 0;
     EXPECT_TCA_OK(tcaSize(&size));
@@ -376,8 +391,8 @@ TEST_P(TransportTest, HandlesForgedWithAValidChecksumAreRefused) {
          [](WireHandle& w, const WireHandle&) { w.job_key ^= 0x1234; }},
     };
     for (const Forgery& forgery : forgeries) {
-      SCOPED_TRACE(::testing::Message() << (which == 0 ? "tcaMalloc" : "user") << " region, "
-                                        << forgery.what);
+      SCOPED_TRACE(::testing::Message()
+                   << (which == 0 ? "tcaMalloc" : "user") << " region, " << forgery.what);
       WireHandle forged = g;
       forgery.change(forged, other);
       reseal(forged);
@@ -428,8 +443,8 @@ TEST_P(TransportTest, ForgedRecordsWithTheOwnersChecksumAreRefusedEverywhere) {
                MPI_STATUS_IGNORE);
   std::vector<tcaHandle> shown(static_cast<size_t>(shown_count));
   MPI_Sendrecv(forged.data(), count * static_cast<int>(sizeof(tcaHandle)), MPI_BYTE, prev_, 1,
-               shown.data(), shown_count * static_cast<int>(sizeof(tcaHandle)), MPI_BYTE, next_,
-               1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+               shown.data(), shown_count * static_cast<int>(sizeof(tcaHandle)), MPI_BYTE, next_, 1,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   const auto refuse_all = [&](const char* when) {
     for (size_t i = 0; i < forged.size(); ++i) {
       SCOPED_TRACE(::testing::Message() << when << ", at the forger: " << what[i]);
@@ -594,7 +609,7 @@ TEST_P(TransportTest, RangesThatAreNotReadWriteMemoryAreRefused) {
                                                                TCA_MEM_CPU));  // unmapped
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
                    tcaCreateHandle(&handle, area, page + 1, TCA_MEM_CPU));  // runs into it
-  ASSERT_TCA_OK(tcaCreateHandle(&handle, area, page, TCA_MEM_CPU));  // the good page is fine
+  ASSERT_TCA_OK(tcaCreateHandle(&handle, area, page, TCA_MEM_CPU));         // the good page is fine
   ASSERT_TCA_OK(tcaDestroyHandle(&handle));
   munmap(area, 3 * page);
 }
@@ -606,9 +621,8 @@ TEST_P(TransportTest, EmptyBlockStrideEntriesAreRefused) {
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
                    tcaDescSetMemcpy2D(desc.get(), &dst.of(next_), 0, 16, &src.mine(), 0, 16, 0,
                                       SIZE_MAX / 32, 0, 0));  // zero width, huge count
-  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
-                   tcaDescSetMemcpy2D(desc.get(), &dst.of(next_), 0, 16, &src.mine(), 0, 16, 8,
-                                      0, 0, 0));
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaDescSetMemcpy2D(desc.get(), &dst.of(next_), 0, 16,
+                                                                  &src.mine(), 0, 16, 8, 0, 0, 0));
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_DESC, tcaDescSet(desc.get(), 0));  // nothing was appended
   ASSERT_TCA_OK(tcaBarrier());
 }
@@ -638,9 +652,9 @@ TEST_P(TransportTest, SmallCasesAnswerAlikeOnEveryTransport) {
   for (tcaDesc desc : fresh) ASSERT_TCA_OK(tcaDescFree(desc));
   tcaCollAlgorithm algorithm = TCA_COLL_AUTO;
   EXPECT_TCA_OK(tcaCollChooseAlgorithm(TCA_COLL_ALLREDUCE, TCA_MEM_CPU, 8, INT_MAX, &algorithm));
-  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
-                   tcaCollChooseAlgorithm(static_cast<tcaCollKind>(7), TCA_MEM_CPU, 8, 4,
-                                          &algorithm));
+  EXPECT_TCA_ERROR(
+      TCA_ERROR_INVALID_ARGUMENT,
+      tcaCollChooseAlgorithm(static_cast<tcaCollKind>(7), TCA_MEM_CPU, 8, 4, &algorithm));
   ASSERT_TCA_OK(tcaBarrier());
 }
 
@@ -651,8 +665,8 @@ TEST_P(TransportTest, HundredsOfSeparateRegistrationsStayReachable) {
   const long page = sysconf(_SC_PAGESIZE);
   // Every other page, so that no two registrations share or touch a page.
   std::vector<uint8_t> memory(static_cast<size_t>(2 * kRegions + 1) * page);
-  auto* first = reinterpret_cast<uint8_t*>(
-      (reinterpret_cast<uintptr_t>(memory.data()) + page - 1) / page * page);
+  auto* first = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(memory.data()) + page - 1) /
+                                           page * page);
   std::vector<tcaHandle> mine(kRegions);
   for (int i = 0; i < kRegions; ++i) {
     ASSERT_TCA_OK(tcaCreateHandle(&mine[i], first + 2 * i * page, 64, TCA_MEM_CPU))

@@ -4,6 +4,8 @@
 // their result and message; a rank found dead before a call keeps it from running; a rank dying
 // during a call that never returns lets the caller go within milliseconds and closes the guard
 // for good; a call whose ranks' deaths cannot be seen is waited for.
+#include "bootstrap/call_guard.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap/call_guard.h"
 #include "core/error.h"
 
 namespace tca {
@@ -36,10 +37,12 @@ const std::vector<int> kOthers{1, 2, 3};
 TEST(CallGuard, NotStartedRunsOnTheCallersThread) {
   CallGuard guard;
   std::thread::id ran_on;
-  EXPECT_EQ(guard.run(nullptr, "a call", [&] {
-    ran_on = std::this_thread::get_id();
-    return TCA_SUCCESS;
-  }), TCA_SUCCESS);
+  EXPECT_EQ(guard.run(nullptr, "a call",
+                      [&] {
+                        ran_on = std::this_thread::get_id();
+                        return TCA_SUCCESS;
+                      }),
+            TCA_SUCCESS);
   EXPECT_EQ(ran_on, std::this_thread::get_id());
   EXPECT_FALSE(guard.engaged());
 }
@@ -50,10 +53,12 @@ TEST(CallGuard, StartedRunsOnItsThreadAndCarriesTheResult) {
   ASSERT_EQ(guard.start(ranks.liveness(), kOthers), TCA_SUCCESS);
   EXPECT_EQ(guard.start(ranks.liveness(), kOthers), TCA_ERROR_ALREADY_INITIALIZED);
   std::thread::id ran_on;
-  EXPECT_EQ(guard.run(nullptr, "a call", [&] {
-    ran_on = std::this_thread::get_id();
-    return TCA_SUCCESS;
-  }), TCA_SUCCESS);
+  EXPECT_EQ(guard.run(nullptr, "a call",
+                      [&] {
+                        ran_on = std::this_thread::get_id();
+                        return TCA_SUCCESS;
+                      }),
+            TCA_SUCCESS);
   EXPECT_NE(ran_on, std::this_thread::get_id());
 
   const std::vector<int> one{2};
@@ -62,10 +67,15 @@ TEST(CallGuard, StartedRunsOnItsThreadAndCarriesTheResult) {
   });
   EXPECT_EQ(failed, TCA_ERROR_TRANSPORT);
   EXPECT_NE(std::string(last_error_message()).find("the library said no (code 17)"),
-            std::string::npos) << last_error_message();
+            std::string::npos)
+      << last_error_message();
   for (int i = 0; i < 1000; ++i) {  // many short calls: each answered, none lost
     int value = 0;
-    ASSERT_EQ(guard.run(&one, "a short call", [&] { value = i; return TCA_SUCCESS; }),
+    ASSERT_EQ(guard.run(&one, "a short call",
+                        [&] {
+                          value = i;
+                          return TCA_SUCCESS;
+                        }),
               TCA_SUCCESS);
     ASSERT_EQ(value, i);
   }
@@ -81,14 +91,22 @@ TEST(CallGuard, RankDeadBeforeTheCallKeepsItFromRunning) {
   ranks.dead[3] = true;
   int runs = 0;
   const std::vector<int> only_one{1};
-  EXPECT_EQ(guard.run(nullptr, "a collective", [&] { ++runs; return TCA_SUCCESS; }),
+  EXPECT_EQ(guard.run(nullptr, "a collective",
+                      [&] {
+                        ++runs;
+                        return TCA_SUCCESS;
+                      }),
             TCA_ERROR_PEER_FAILED);
   EXPECT_NE(std::string(last_error_message()).find("rank 3 has exited"), std::string::npos);
   EXPECT_EQ(runs, 0);
   EXPECT_TRUE(guard.peer_failed());
   EXPECT_FALSE(guard.abandoned());
   // A call that does not involve the dead rank still runs.
-  EXPECT_EQ(guard.run(&only_one, "a call to rank 1", [&] { ++runs; return TCA_SUCCESS; }),
+  EXPECT_EQ(guard.run(&only_one, "a call to rank 1",
+                      [&] {
+                        ++runs;
+                        return TCA_SUCCESS;
+                      }),
             TCA_SUCCESS);
   EXPECT_EQ(runs, 1);
 }
@@ -125,10 +143,18 @@ TEST(CallGuard, RankDyingDuringACallLetsTheCallerGo) {
 
   // From now on nothing enters the library: not through run(), not after stop(), not restarted.
   int runs = 0;
-  EXPECT_EQ(guard->run(nullptr, "a later call", [&] { ++runs; return TCA_SUCCESS; }),
+  EXPECT_EQ(guard->run(nullptr, "a later call",
+                       [&] {
+                         ++runs;
+                         return TCA_SUCCESS;
+                       }),
             TCA_ERROR_PEER_FAILED);
   guard->stop();
-  EXPECT_EQ(guard->run(nullptr, "a call after stop", [&] { ++runs; return TCA_SUCCESS; }),
+  EXPECT_EQ(guard->run(nullptr, "a call after stop",
+                       [&] {
+                         ++runs;
+                         return TCA_SUCCESS;
+                       }),
             TCA_ERROR_PEER_FAILED);
   EXPECT_EQ(guard->start(ranks.liveness(), kOthers), TCA_ERROR_PEER_FAILED);
   EXPECT_EQ(runs, 0);
@@ -142,10 +168,12 @@ TEST(CallGuard, CallWhoseRanksCannotBeSeenIsWaitedFor) {
   CallGuard guard;
   ASSERT_EQ(guard.start(ranks.liveness(), kOthers), TCA_SUCCESS);
   const auto begin = Clock::now();
-  EXPECT_EQ(guard.run(nullptr, "a slow call", [] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
-    return TCA_SUCCESS;
-  }), TCA_SUCCESS);
+  EXPECT_EQ(guard.run(nullptr, "a slow call",
+                      [] {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(60));
+                        return TCA_SUCCESS;
+                      }),
+            TCA_SUCCESS);
   EXPECT_GE(Clock::now() - begin, std::chrono::milliseconds(60));
   EXPECT_FALSE(guard.abandoned());
 }

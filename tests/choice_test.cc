@@ -103,8 +103,8 @@ TEST_F(Choice, AForcedTransportOrChoiceOffKeepsTheRegistryOrder) {
   ASSERT_TCA(tcaInitWithConfig(&config));
   EXPECT_EQ("", table_to((rank_ + 1) % size_));
   const char* name = nullptr;
-  ASSERT_TCA(tcaAutoTransport((rank_ + 1) % size_, TCA_MEM_CPU, TCA_MEM_CPU, 4u << 20, &name,
-                              nullptr));
+  ASSERT_TCA(
+      tcaAutoTransport((rank_ + 1) % size_, TCA_MEM_CPU, TCA_MEM_CPU, 4u << 20, &name, nullptr));
   EXPECT_STREQ("mpi", name);
   ASSERT_TCA(tcaFinalize());
   setenv("TCA_CHOICE", "off", 1);

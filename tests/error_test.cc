@@ -295,8 +295,8 @@ TEST_P(TransportTest, UnknownChannelsAreRejected) {
   ASSERT_TCA_OK(append_copy(desc.get(), scene.remote_dst(), scene.local_src(), copy, 0, 0));
   ASSERT_TCA_OK(tcaDescSetPath(desc.get(), path()));
   // TCA_USER_DMA_CHANNELS and above are the collectives' own.
-  for (int channel : {-1, TCA_USER_DMA_CHANNELS, TCA_DMA_CHANNELS - 1, TCA_DMA_CHANNELS, INT_MAX,
-                      INT_MIN}) {
+  for (int channel :
+       {-1, TCA_USER_DMA_CHANNELS, TCA_DMA_CHANNELS - 1, TCA_DMA_CHANNELS, INT_MAX, INT_MIN}) {
     EXPECT_TCA_ERROR(TCA_ERROR_INVALID_CHANNEL, tcaDescSet(desc.get(), channel))
         << "channel " << channel;
     EXPECT_TCA_ERROR(TCA_ERROR_INVALID_CHANNEL, tcaWaitDMAC(channel)) << "channel " << channel;

@@ -72,9 +72,10 @@ std::string blake2b_hex(const std::vector<uint8_t>& data, size_t out_bytes) {
 TEST(Digests, Blake2bMatchesItsSpecification) {
   // RFC 7693 appendix A, then values Python's hashlib.blake2b gives: empty input, exactly one
   // block, and several blocks with a partial last one.
-  EXPECT_EQ("ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252"
-            "d5de4533cc9518d38aa8dbf1925ab92386edd4009923",
-            blake2b_hex({'a', 'b', 'c'}, 64));
+  EXPECT_EQ(
+      "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252"
+      "d5de4533cc9518d38aa8dbf1925ab92386edd4009923",
+      blake2b_hex({'a', 'b', 'c'}, 64));
   EXPECT_EQ("0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8",
             blake2b_hex({}, 32));
   std::vector<uint8_t> block(128);
@@ -158,13 +159,13 @@ TEST(HandleCodec, MalformedRecordFramingIsRefused) {
     WireHandle out;
     return decode(wire, &out) == TCA_ERROR_INVALID_HANDLE;
   };
-  EXPECT_TRUE(refused([](WireHandle& w) { w.records[2] = 200; }));       // length runs past
-  EXPECT_TRUE(refused([](WireHandle& w) { w.records[1] = 1; }));         // header's zero byte
-  EXPECT_TRUE(refused([](WireHandle& w) { w.records[11] = 1; }));        // padding not zero
-  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 4; }));      // not a multiple of 8
-  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 8; }));      // cuts the record
-  EXPECT_TRUE(refused([](WireHandle& w) { w.records[100] = 1; }));       // bytes after the end
-  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 0x7fff; })); // beyond the area
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records[2] = 200; }));        // length runs past
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records[1] = 1; }));          // header's zero byte
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records[11] = 1; }));         // padding not zero
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 4; }));       // not a multiple of 8
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 8; }));       // cuts the record
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records[100] = 1; }));        // bytes after the end
+  EXPECT_TRUE(refused([](WireHandle& w) { w.records_bytes = 0x7fff; }));  // beyond the area
   EXPECT_TRUE(refused([](WireHandle& w) { w.reserved1[0] = 1; }));
 }
 
@@ -314,8 +315,7 @@ TEST(Settings, DefaultsParseAndBadValuesAreRefusedWithTheirName) {
     value = 77;
     EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, setting_count("TCA_TIMEOUT_MS", &value)) << bad;
     EXPECT_EQ(77, value) << "a refused value changes nothing";
-    EXPECT_NE(nullptr, std::strstr(last_error_message(), "TCA_TIMEOUT_MS"))
-        << last_error_message();
+    EXPECT_NE(nullptr, std::strstr(last_error_message(), "TCA_TIMEOUT_MS")) << last_error_message();
   }
   {
     ScopedEnv env("TCA_TIMEOUT_MS", "250");
@@ -431,8 +431,8 @@ TEST(TransportChoice, TablesEncodeDecodeAndBadTextIsRefused) {
   ChoiceTable back;
   ASSERT_EQ(TCA_SUCCESS, decode_table(encode_table(table), kMaxTransports, &back));
   EXPECT_TRUE(table == back);
-  for (const char* bad : {"", "1:1", "0:1,0:2", "0:1,10:2,5:1", "0:9", "0:-1", "0:1x", "x",
-                          "0:1,"}) {
+  for (const char* bad :
+       {"", "1:1", "0:1,0:2", "0:1,10:2,5:1", "0:9", "0:-1", "0:1x", "x", "0:1,"}) {
     EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, decode_table(bad, kMaxTransports, &back)) << bad;
   }
 }

@@ -478,10 +478,10 @@ void run_ring_exchange(Method method, tcaPath path, const std::vector<Copy>& cop
 
   ExpectedImage expected(check_from, check_to - check_from);
   for (const Copy& copy : copies) expected.apply(copy, Pattern{prev, seed});
-  EXPECT_TRUE(dst.holds(expected)) << "by " << method_name(method) << " on path "
-                                   << path_name(path) << " from rank " << prev << " ("
-                                   << kind_name(src.kind()) << ") into rank " << rank << " ("
-                                   << kind_name(dst.kind()) << ")";
+  EXPECT_TRUE(dst.holds(expected))
+      << "by " << method_name(method) << " on path " << path_name(path) << " from rank " << prev
+      << " (" << kind_name(src.kind()) << ") into rank " << rank << " (" << kind_name(dst.kind())
+      << ")";
   // Sources are refilled and destinations re-poisoned only once everyone is done.
   ASSERT_TCA_OK(tcaBarrier());
 }
@@ -501,8 +501,8 @@ size_t sweep_dst_bytes(const std::vector<SweepCase>& sweep) {
   return bytes;
 }
 
-void run_sweep(Method method, tcaPath path, const std::vector<SweepCase>& sweep,
-               SharedRegion& src, SharedRegion& dst) {
+void run_sweep(Method method, tcaPath path, const std::vector<SweepCase>& sweep, SharedRegion& src,
+               SharedRegion& dst) {
   uint64_t seed = 1;
   for (const SweepCase& c : sweep) {
     SCOPED_TRACE(::testing::Message() << c.bytes << " bytes, src offset " << c.src_offset
@@ -545,9 +545,8 @@ Copy Grid::z_face(size_t dst_index, size_t src_index) const {
 
 std::vector<std::pair<const char*, Copy>> Grid::ghost_faces() const {
   return {
-      {"x low", x_face(0, nx - 2)}, {"x high", x_face(nx - 1, 1)},
-      {"y low", y_face(0, ny - 2)}, {"y high", y_face(ny - 1, 1)},
-      {"z low", z_face(0, nz - 2)}, {"z high", z_face(nz - 1, 1)},
+      {"x low", x_face(0, nx - 2)},  {"x high", x_face(nx - 1, 1)}, {"y low", y_face(0, ny - 2)},
+      {"y high", y_face(ny - 1, 1)}, {"z low", z_face(0, nz - 2)},  {"z high", z_face(nz - 1, 1)},
   };
 }
 

@@ -260,8 +260,8 @@ constexpr size_t kGuardBytes = 4096;
 size_t sweep_src_bytes(const std::vector<SweepCase>& sweep);
 size_t sweep_dst_bytes(const std::vector<SweepCase>& sweep);
 // Every size of `sweep` as a ring exchange by `method` on `path`. Collective.
-void run_sweep(Method method, tcaPath path, const std::vector<SweepCase>& sweep,
-               SharedRegion& src, SharedRegion& dst);
+void run_sweep(Method method, tcaPath path, const std::vector<SweepCase>& sweep, SharedRegion& src,
+               SharedRegion& dst);
 
 // Each of `copies` alone as a ring exchange, by descriptor push and then pull, checking all of
 // `dst`. Collective.

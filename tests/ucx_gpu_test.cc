@@ -66,9 +66,10 @@ class UcxGpuTest : public ::testing::TestWithParam<UcxGpuCase> {
 };
 
 const std::vector<SweepCase> kSweep = {
-    {1, 0, 0},         {1, 7, 3},          {3, 1, 6},          {8, 0, 0},
-    {4095, 1, 4097},   {4097, 4095, 1},    {65537, 13, 7},     {kMiB + 13, 9, 5},
-    {16 * kMiB + 3, 3, 5}, {256 * kMiB, 0, 0},
+    {1, 0, 0},          {1, 7, 3},         {3, 1, 6},
+    {8, 0, 0},          {4095, 1, 4097},   {4097, 4095, 1},
+    {65537, 13, 7},     {kMiB + 13, 9, 5}, {16 * kMiB + 3, 3, 5},
+    {256 * kMiB, 0, 0},
 };
 
 void sweep(Method method, tcaPath path, const UcxGpuCase& c) {
@@ -78,13 +79,14 @@ void sweep(Method method, tcaPath path, const UcxGpuCase& c) {
   run_sweep(method, path, kSweep, src, dst);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Ucx, UcxGpuTest,
-    ::testing::Values(UcxGpuCase{TCA_MEM_GPU, TCA_MEM_GPU}, UcxGpuCase{TCA_MEM_CPU, TCA_MEM_GPU},
-                      UcxGpuCase{TCA_MEM_GPU, TCA_MEM_CPU}),
-    [](const ::testing::TestParamInfo<UcxGpuCase>& info) {
-      return std::string(kind_name(info.param.src)) + "_to_" + kind_name(info.param.dst);
-    });
+INSTANTIATE_TEST_SUITE_P(Ucx, UcxGpuTest,
+                         ::testing::Values(UcxGpuCase{TCA_MEM_GPU, TCA_MEM_GPU},
+                                           UcxGpuCase{TCA_MEM_CPU, TCA_MEM_GPU},
+                                           UcxGpuCase{TCA_MEM_GPU, TCA_MEM_CPU}),
+                         [](const ::testing::TestParamInfo<UcxGpuCase>& info) {
+                           return std::string(kind_name(info.param.src)) + "_to_" +
+                                  kind_name(info.param.dst);
+                         });
 
 TEST_P(UcxGpuTest, SizesUpTo256MiBByDescriptorPush) {
   sweep(Method::kDescPush, TCA_PATH_UCX, GetParam());
@@ -102,10 +104,9 @@ TEST_P(UcxGpuTest, BlockStrideRowsOneByOne) {
   KindRegion src(256 * kKiB, GetParam().src);
   KindRegion dst(256 * kKiB, GetParam().dst);
   ASSERT_TRUE(src.ok() && dst.ok());
-  const std::vector<Copy> cases = {Copy::strided(5, 100, 3, 37, 13, 1),
-                                   Copy::strided(1, 29, 0, 13, 13, 64),
-                                   Copy::strided(9, 4100, 11, 5000, 4097, 9),
-                                   Copy::strided(17, 1031, 6, 517, 515, 201)};
+  const std::vector<Copy> cases = {
+      Copy::strided(5, 100, 3, 37, 13, 1), Copy::strided(1, 29, 0, 13, 13, 64),
+      Copy::strided(9, 4100, 11, 5000, 4097, 9), Copy::strided(17, 1031, 6, 517, 515, 201)};
   run_each_copy(TCA_PATH_UCX, cases, src, dst);
 }
 

@@ -28,8 +28,8 @@ using namespace tca::ucx;
 
 ::testing::AssertionResult ok(tcaResult result, const char* call) {
   if (result == TCA_SUCCESS) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << call << " failed (" << result
-                                       << "): " << tca::last_error_message();
+  return ::testing::AssertionFailure()
+         << call << " failed (" << result << "): " << tca::last_error_message();
 }
 #define ASSERT_OK(call) ASSERT_TRUE(ok((call), #call))
 
@@ -141,8 +141,8 @@ TEST_F(UcxTest, PutAndGetAroundTheRing) {
   std::vector<uint8_t> source(kBytes);
   for (size_t i = 0; i < kBytes; ++i) source[i] = byte_of(rank_, i);
   MemoryRegion region;
-  ASSERT_OK(MemoryRegion::map(context_, exposed.data(), exposed.size(), UCS_MEMORY_TYPE_HOST,
-                              &region));
+  ASSERT_OK(
+      MemoryRegion::map(context_, exposed.data(), exposed.size(), UCS_MEMORY_TYPE_HOST, &region));
   std::vector<RemoteKey> keys = exchange_keys(region);
   const int next = (rank_ + 1) % size_;
   const int previous = (rank_ + size_ - 1) % size_;
@@ -178,8 +178,8 @@ TEST_F(UcxTest, AWaitEndsWithItsCheckAndTheOperationCompletesLater) {
   if (size_ < 2) GTEST_SKIP() << "needs a peer";
   std::vector<uint8_t> exposed(1 << 20, static_cast<uint8_t>(rank_ + 1));
   MemoryRegion region;
-  ASSERT_OK(MemoryRegion::map(context_, exposed.data(), exposed.size(), UCS_MEMORY_TYPE_HOST,
-                              &region));
+  ASSERT_OK(
+      MemoryRegion::map(context_, exposed.data(), exposed.size(), UCS_MEMORY_TYPE_HOST, &region));
   std::vector<RemoteKey> keys = exchange_keys(region);
   const uint64_t peer_base = address_of(region, 1);
   std::vector<uint8_t> fetched(exposed.size(), 0);

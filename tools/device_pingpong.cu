@@ -124,22 +124,20 @@ __global__ void signal_wait_kernel(const uint64_t* signal, uint64_t value) {
 }  // namespace
 
 cudaError_t launch_device_put_signal(void* remote_dst, const void* local_src, size_t bytes,
-                                     uint64_t* remote_signal, uint64_t value,
-                                     cudaStream_t stream) {
+                                     uint64_t* remote_signal, uint64_t value, cudaStream_t stream) {
   put_signal_kernel<<<1, 256, 0, stream>>>(remote_dst, local_src, bytes, remote_signal, value);
   return cudaGetLastError();
 }
 
-cudaError_t launch_device_signal_wait(const uint64_t* signal, uint64_t value,
-                                      cudaStream_t stream) {
+cudaError_t launch_device_signal_wait(const uint64_t* signal, uint64_t value, cudaStream_t stream) {
   signal_wait_kernel<<<1, 1, 0, stream>>>(signal, value);
   return cudaGetLastError();
 }
 
 size_t inline_mailbox_bytes(size_t bytes) { return tcaInlineCells(bytes) * sizeof(uint64_t); }
 
-cudaError_t launch_device_inline_put(uint64_t* remote_mailbox, const void* local_src,
-                                     size_t bytes, uint32_t flag, cudaStream_t stream) {
+cudaError_t launch_device_inline_put(uint64_t* remote_mailbox, const void* local_src, size_t bytes,
+                                     uint32_t flag, cudaStream_t stream) {
   inline_put_kernel<<<1, 256, 0, stream>>>(remote_mailbox, local_src, bytes, flag);
   return cudaGetLastError();
 }

@@ -13,12 +13,12 @@
 namespace tca_tools {
 
 struct PingPong {
-  void* remote_dst;          // the peer's buffer (tcaDevicePointer); inline: the peer's mailbox
-  const void* local_src;     // this rank's data
+  void* remote_dst;       // the peer's buffer (tcaDevicePointer); inline: the peer's mailbox
+  const void* local_src;  // this rank's data
   size_t bytes;
-  uint64_t* remote_signal;   // the peer's cell (tcaDeviceSignal)
-  uint64_t* own_signal;      // this rank's cell, which the peer raises
-  uint64_t first_value;      // signal values continue from here (cells only grow)
+  uint64_t* remote_signal;  // the peer's cell (tcaDeviceSignal)
+  uint64_t* own_signal;     // this rank's cell, which the peer raises
+  uint64_t first_value;     // signal values continue from here (cells only grow)
   int rounds;
   unsigned threads;  // 1: the thread form of put with signal; more: the block form
   bool initiator;
@@ -38,10 +38,8 @@ cudaError_t launch_device_pingpong(const PingPong& pingpong, cudaStream_t stream
 
 // Single messages: one put with signal (value `value`), and a wait until a signal reaches one.
 cudaError_t launch_device_put_signal(void* remote_dst, const void* local_src, size_t bytes,
-                                     uint64_t* remote_signal, uint64_t value,
-                                     cudaStream_t stream);
-cudaError_t launch_device_signal_wait(const uint64_t* signal, uint64_t value,
-                                      cudaStream_t stream);
+                                     uint64_t* remote_signal, uint64_t value, cudaStream_t stream);
+cudaError_t launch_device_signal_wait(const uint64_t* signal, uint64_t value, cudaStream_t stream);
 // The bytes of a mailbox for inline messages of `bytes` (tcaInlineCells cells).
 size_t inline_mailbox_bytes(size_t bytes);
 // Single inline messages (block form): one put into the peer's mailbox, and one wait on the own.

@@ -34,14 +34,14 @@
 #include <string>
 #include <vector>
 
-#define CK(call)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (call);                                                            \
-    if (e_ != cudaSuccess) {                                                            \
+#define CK(call)                                                                         \
+  do {                                                                                   \
+    cudaError_t e_ = (call);                                                             \
+    if (e_ != cudaSuccess) {                                                             \
       std::fprintf(stderr, "rank %d: %s:%d %s: %s\n", g_rank, __FILE__, __LINE__, #call, \
-                   cudaGetErrorString(e_));                                             \
-      std::_Exit(2);                                                                    \
-    }                                                                                   \
+                   cudaGetErrorString(e_));                                              \
+      std::_Exit(2);                                                                     \
+    }                                                                                    \
   } while (0)
 
 static int g_rank = 0;
@@ -172,9 +172,10 @@ static const size_t kMessages[] = {16 * MiB, 64 * MiB, 256 * MiB};
 
 static void report(const char* label, size_t alloc, size_t bytes, double pp_push, double pp_pull,
                    double serial, double piped) {
-  std::printf("%-26s alloc %10zu  msg %4zu MiB  pp_push %6.1f  pp_pull %6.1f  serial %6.1f  "
-              "piped %6.1f GB/s\n",
-              label, alloc, bytes / MiB, pp_push, pp_pull, serial, piped);
+  std::printf(
+      "%-26s alloc %10zu  msg %4zu MiB  pp_push %6.1f  pp_pull %6.1f  serial %6.1f  "
+      "piped %6.1f GB/s\n",
+      label, alloc, bytes / MiB, pp_push, pp_pull, serial, piped);
   std::fflush(stdout);
 }
 
@@ -204,7 +205,8 @@ static void run_ipc(const char* label, size_t alloc, cudaStream_t s) {
     double serial = 0, piped = 0;
     if (g_rank == 0) one_way({peer_recv, send_buf}, bytes, s, &serial, &piped);
     barrier();
-    if (g_rank == 0) report(label, alloc, bytes, bytes / push * 1e-9, bytes / pull * 1e-9, serial, piped);
+    if (g_rank == 0)
+      report(label, alloc, bytes, bytes / push * 1e-9, bytes / pull * 1e-9, serial, piped);
   }
   barrier();
   CK(cudaIpcCloseMemHandle(peer_send));
@@ -225,8 +227,10 @@ static void run_native(const char* label, size_t alloc) {
     fill_random(src[d], alloc, 99 + d);
     CK(cudaStreamCreateWithFlags(&st[d], cudaStreamNonBlocking));
     const cudaError_t e = cudaDeviceEnablePeerAccess(1 - d, 0);  // both directions, or the
-    if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();  // copy is staged via host
-    else CK(e);
+    if (e == cudaErrorPeerAccessAlreadyEnabled)
+      cudaGetLastError();  // copy is staged via host
+    else
+      CK(e);
   }
   CK(cudaSetDevice(0));
   std::printf("# %s: %s, %s\n", label, describe("dev0 src", src[0]).c_str(),
@@ -290,7 +294,7 @@ static void child(int rank) {
       {"C 512M", 512 * MiB},
       {"D 256M+4K", 256 * MiB + 4096},
       {"E 256M+2M", 258 * MiB},
-      {"F 128M-4K", 128 * MiB - 4096},                 // tca-pingpong -e 64M
+      {"F 128M-4K", 128 * MiB - 4096},  // tca-pingpong -e 64M
       {"A' again 512M-4K", 512 * MiB - 4096},
   };
   for (const Config& c : configs) run_ipc(c.label, c.alloc, s);
@@ -323,8 +327,8 @@ static void child(int rank) {
 
 int main() {
   // No CUDA call before fork.
-  void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                   -1, 0);
+  void* mem =
+      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
   sh = new (mem) Shared();
   pid_t pids[2];

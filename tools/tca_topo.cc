@@ -271,11 +271,10 @@ class Topo {
 
   // Kicks of one 256 MiB transfer on `path`, one direction or both at once.
   void bandwidth_matrix(tcaPath path, bool both_directions, const char* title) {
-    const nlohmann::ordered_json fields = {
-        {"table", "bandwidth"},
-        {"engine", path == TCA_PATH_CUDA_SM ? "sm" : "ce"},
-        {"direction", both_directions ? "both" : "one"},
-        {"source", constant_source_ ? "constant" : "random"}};
+    const nlohmann::ordered_json fields = {{"table", "bandwidth"},
+                                           {"engine", path == TCA_PATH_CUDA_SM ? "sm" : "ce"},
+                                           {"direction", both_directions ? "both" : "one"},
+                                           {"source", constant_source_ ? "constant" : "random"}};
     std::vector<double> gbps(static_cast<size_t>(size_) * size_, 0.0);
     for (int a = 0; a < size_; ++a) {
       for (int b = 0; b < size_; ++b) {
@@ -330,9 +329,11 @@ class Topo {
     const std::pair<const char*, tcaPath> paths[] = {
         {"auto", TCA_PATH_CUDA}, {"CE", TCA_PATH_CUDA_CE}, {"SM", TCA_PATH_CUDA_SM}};
     if (rank_ == 0) {
-      fmt::print(g_text, "\nHalo planes, rank 0 -> rank 1: {0}x{0} doubles of a {0}^3 grid into a packed "
+      fmt::print(g_text,
+                 "\nHalo planes, rank 0 -> rank 1: {0}x{0} doubles of a {0}^3 grid into a packed "
                  "buffer, GB/s and % of contiguous on the same path; one: each kick completed "
-                 "before the next, piped: 20 kicks back to back\n", n);
+                 "before the next, piped: 20 kicks back to back\n",
+                 n);
       fmt::print(g_text, "  {:>12}", "plane");
       for (const auto& path : paths)
         fmt::print(g_text, " {:>14} {:>14}", fmt::format("{} one", path.first),
@@ -382,9 +383,15 @@ class Topo {
   // at start-up where several transports reach a peer (tcaAutoTransport).
   void transport_choices() {
     if (rank_ != 0) return;
-    fmt::print(g_text, "\nAutomatic transport (TCA_PATH_AUTO) from rank 0, per size and memory kinds\n");
-    const std::vector<size_t> sizes = {8, 512, size_t{8} << 10, size_t{64} << 10,
-                                       size_t{512} << 10, size_t{4} << 20, size_t{256} << 20};
+    fmt::print(g_text,
+               "\nAutomatic transport (TCA_PATH_AUTO) from rank 0, per size and memory kinds\n");
+    const std::vector<size_t> sizes = {8,
+                                       512,
+                                       size_t{8} << 10,
+                                       size_t{64} << 10,
+                                       size_t{512} << 10,
+                                       size_t{4} << 20,
+                                       size_t{256} << 20};
     fmt::print(g_text, "  {:>8}  {:>9}", "to", "memory");
     for (size_t bytes : sizes) fmt::print(g_text, "  {:>8}", size_name(bytes));
     fmt::print(g_text, "  table (from bytes:transport)\n");
@@ -411,9 +418,9 @@ class Topo {
   // The engine TCA_PATH_CUDA picks per size, next to the calibration it picks from.
   void auto_choices() {
     if (rank_ != 0) return;
-    fmt::print(g_text, 
-        "\nAutomatic path (TCA_PATH_CUDA) from rank 0, per size (a size between two rows "
-        "takes the pick of the row above it)\n");
+    fmt::print(g_text,
+               "\nAutomatic path (TCA_PATH_CUDA) from rank 0, per size (a size between two rows "
+               "takes the pick of the row above it)\n");
     for (int peer = 0; peer < size_; ++peer) {
       int available = 0;
       CHECK(tcaPathAvailable(TCA_PATH_CUDA, peer, &available));
@@ -427,7 +434,8 @@ class Topo {
       int count = 0;
       CHECK(tcaCudaCalibration(peer, points, 64, &count));
       if (count > 0)
-        fmt::print(g_text, "    {:>9}  {:>9}  {:>9}  picks  (ping-pong, GB/s)\n", "bytes", "CE", "SM");
+        fmt::print(g_text, "    {:>9}  {:>9}  {:>9}  picks  (ping-pong, GB/s)\n", "bytes", "CE",
+                   "SM");
       for (int i = 0; i < count; ++i) {
         tcaPath pick = TCA_PATH_AUTO;
         CHECK(tcaCudaAutoPath(peer, points[i].bytes, &pick));
@@ -445,7 +453,8 @@ class Topo {
         for (size_t bytes = 64; bytes <= kBandwidthBytes; bytes *= 4) {
           tcaPath pick = TCA_PATH_AUTO;
           CHECK(tcaCudaAutoPath(peer, bytes, &pick));
-          fmt::print(g_text, "    {:>9}  {}\n", size_name(bytes), pick == TCA_PATH_CUDA_CE ? "CE" : "SM");
+          fmt::print(g_text, "    {:>9}  {}\n", size_name(bytes),
+                     pick == TCA_PATH_CUDA_CE ? "CE" : "SM");
         }
       }
     }
@@ -490,8 +499,8 @@ class Topo {
   void reduce_and_print(const char* title, std::vector<double>* values, const char* format,
                         const nlohmann::ordered_json& fields, const char* value_key) {
     std::vector<double> total(values->size(), 0.0);
-    MPI_Reduce(values->data(), total.data(), static_cast<int>(values->size()), MPI_DOUBLE,
-               MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(values->data(), total.data(), static_cast<int>(values->size()), MPI_DOUBLE, MPI_MAX,
+               0, MPI_COMM_WORLD);
     if (rank_ != 0) return;
     fmt::print(g_text, "\n{}\n", title);
     print_matrix_values(total, format);
@@ -541,10 +550,14 @@ int main(int argc, char** argv) {
       json = true;
     } else {
       if (rank == 0)
-        std::fprintf(stderr, "%s%s\nusage: mpirun -n N tca-topo [--json]\n  --json  one JSON "
+        std::fprintf(stderr,
+                     "%s%s\nusage: mpirun -n N tca-topo [--json]\n  --json  one JSON "
                      "object on stdout (rows: link, latency, bandwidth, halo, auto_path), the "
-                     "tables on stderr\n", arg == "-h" || arg == "--help" ? "" : "tca-topo: unknown "
-                     "option ", arg == "-h" || arg == "--help" ? "" : arg.c_str());
+                     "tables on stderr\n",
+                     arg == "-h" || arg == "--help" ? ""
+                                                    : "tca-topo: unknown "
+                                                      "option ",
+                     arg == "-h" || arg == "--help" ? "" : arg.c_str());
       MPI_Finalize();
       return arg == "-h" || arg == "--help" ? 0 : 1;
     }
@@ -563,8 +576,8 @@ int main(int argc, char** argv) {
     topo.print_devices_and_links();
     topo.latency_matrix(
         false, "One-way latency, us (GPU-initiated 8 B put with signal, half a round trip)");
-    topo.latency_matrix(
-        true, "One-way latency, us (bare flag store, no data or ordering: reference)");
+    topo.latency_matrix(true,
+                        "One-way latency, us (bare flag store, no data or ordering: reference)");
     topo.bandwidth_matrix(TCA_PATH_CUDA_CE, false,
                           "One-direction bandwidth, GB/s (copy engines, 256 MiB kicks)");
     topo.bandwidth_matrix(TCA_PATH_CUDA_SM, false,

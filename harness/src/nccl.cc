@@ -121,9 +121,8 @@ const char* Nccl::error_string(ncclResult_t result) const {
 void Nccl::check(ncclResult_t result, const char* call) const {
   if (result == ncclSuccess) return;
   std::string message = std::string(call) + ": " + error_string(result);
-  const char* detail = api_ != nullptr && api_->get_last_error != nullptr
-                           ? api_->get_last_error(comm_)
-                           : nullptr;
+  const char* detail =
+      api_ != nullptr && api_->get_last_error != nullptr ? api_->get_last_error(comm_) : nullptr;
   if (detail != nullptr && *detail != '\0') message += std::string(" (") + detail + ")";
   die(message);
 }
@@ -141,8 +140,7 @@ ncclResult_t Nccl::all_gather(const void* send, void* recv, size_t count_per_ran
 }
 
 ncclResult_t Nccl::reduce_scatter(const void* send, void* recv, size_t count_per_rank,
-                                  ncclDataType_t type, ncclRedOp_t op,
-                                  cudaStream_t stream) const {
+                                  ncclDataType_t type, ncclRedOp_t op, cudaStream_t stream) const {
   if (!ready()) return ncclInvalidUsage;
   return api_->reduce_scatter(send, recv, count_per_rank, type, op, comm_, stream);
 }

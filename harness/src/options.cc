@@ -15,8 +15,7 @@ CLI::Option* Cli::add_size(const std::string& flags, size_t& value, const std::s
 }
 
 CLI::Option* Cli::add_repeatable(const std::string& flags, std::vector<std::string>& values,
-                                 const std::string& help,
-                                 const std::vector<std::string>& choices) {
+                                 const std::string& help, const std::vector<std::string>& choices) {
   CLI::Option* option = app_.add_option(flags, values, help);
   if (!choices.empty()) option->check(CLI::IsMember(choices));
   return option;

@@ -12,7 +12,10 @@
 namespace tca_harness {
 
 Progress::Progress(std::string label, size_t total, bool active, double interval_s)
-    : label_(std::move(label)), total_(total), active_(active), interval_s_(interval_s),
+    : label_(std::move(label)),
+      total_(total),
+      active_(active),
+      interval_s_(interval_s),
       terminal_(isatty(STDERR_FILENO) == 1) {}
 
 Progress::~Progress() {

@@ -54,7 +54,8 @@ std::string cpu_description() {
     if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
       model = line.substr(line.find(':') + 2);
   }
-  const std::string threads = std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
+  const std::string threads =
+      std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
   return model.empty() ? threads : model + ", " + threads;
 }
 
@@ -87,7 +88,8 @@ nlohmann::ordered_json gpu_names() {
   }
   for (int device = 0; device < count; ++device) {
     cudaDeviceProp properties{};
-    if (cudaGetDeviceProperties(&properties, device) == cudaSuccess) names.push_back(properties.name);
+    if (cudaGetDeviceProperties(&properties, device) == cudaSuccess)
+      names.push_back(properties.name);
   }
 #endif
   return names;
@@ -105,7 +107,8 @@ nlohmann::ordered_json Report::with_rows(nlohmann::ordered_json document) const 
 }
 
 nlohmann::ordered_json Report::run_description() {
-  nlohmann::ordered_json run = {{"date", utc_now()}, {"host", host_name()}, {"cpu", cpu_description()}};
+  nlohmann::ordered_json run = {
+      {"date", utc_now()}, {"host", host_name()}, {"cpu", cpu_description()}};
   const nlohmann::ordered_json gpus = gpu_names();
   if (!gpus.empty()) run["gpus"] = gpus;
   run["command_line"] = command_line();

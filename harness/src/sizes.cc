@@ -3,7 +3,6 @@
 #include "tca_harness/sizes.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <stdexcept>
 

@@ -85,8 +85,8 @@ TEST(Sizes, FormatAndSeries) {
 }
 
 // What a table printed.
-std::string printed(const std::function<void(const Table&)>& print,
-                    std::vector<Column> columns, bool active = true) {
+std::string printed(const std::function<void(const Table&)>& print, std::vector<Column> columns,
+                    bool active = true) {
   FILE* file = std::tmpfile();
   Table table(file, active);
   table.set_columns(std::move(columns));
@@ -123,14 +123,16 @@ TEST(Report, FieldsRowsThenNotes) {
   report.add_note("ref.nccl: skipped");
   report.add_note("ref.nccl: skipped");
   report.set("ranks", 3);
-  EXPECT_EQ(report.document().dump(),
-            R"({"benchmark":"tca-x","ranks":3,"rows":[{"bytes":8}],"notes":["ref.nccl: skipped"]})");
+  EXPECT_EQ(
+      report.document().dump(),
+      R"({"benchmark":"tca-x","ranks":3,"rows":[{"bytes":8}],"notes":["ref.nccl: skipped"]})");
 }
 
 // print() adds where, when and how the run was made; document() stays the program's own.
 TEST(Report, RunDescription) {
   const nlohmann::ordered_json run = Report::run_description();
-  ASSERT_TRUE(run.contains("date") && run.contains("host") && run.contains("cpu") && run.contains("command_line"));
+  ASSERT_TRUE(run.contains("date") && run.contains("host") && run.contains("cpu") &&
+              run.contains("command_line"));
   const std::string date = run["date"];
   EXPECT_EQ(date.size(), 20u) << date;  // 2026-11-23T23:05:00Z
   EXPECT_EQ(date[10], 'T');

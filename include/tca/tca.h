@@ -36,25 +36,25 @@ extern "C" {
 
 typedef enum tcaResult {
   TCA_SUCCESS = 0,
-  TCA_ERROR_INVALID_ARGUMENT,  /* null pointer, zero size where not allowed, bad flag */
-  TCA_ERROR_NOT_INITIALIZED,   /* call before tcaInit or after tcaFinalize */
+  TCA_ERROR_INVALID_ARGUMENT, /* null pointer, zero size where not allowed, bad flag */
+  TCA_ERROR_NOT_INITIALIZED,  /* call before tcaInit or after tcaFinalize */
   TCA_ERROR_ALREADY_INITIALIZED,
   TCA_ERROR_OUT_OF_MEMORY,
-  TCA_ERROR_OUT_OF_RESOURCES,  /* too many registered regions, descriptors, ... */
-  TCA_ERROR_OUT_OF_BOUNDS,     /* offset/size outside a registered region */
-  TCA_ERROR_SIZE_OVERFLOW,     /* offset + size (or a 2D extent) overflows */
-  TCA_ERROR_INVALID_HANDLE,    /* handle bytes corrupted or forged */
-  TCA_ERROR_FOREIGN_HANDLE,    /* handle made by another job */
-  TCA_ERROR_FREED_HANDLE,      /* region was deregistered or freed */
-  TCA_ERROR_INVALID_CHANNEL,   /* DMA channel outside [0, TCA_DMA_CHANNELS) */
-  TCA_ERROR_INVALID_DESC,      /* null / freed descriptor, or kicked before tcaDescSet */
+  TCA_ERROR_OUT_OF_RESOURCES, /* too many registered regions, descriptors, ... */
+  TCA_ERROR_OUT_OF_BOUNDS,    /* offset/size outside a registered region */
+  TCA_ERROR_SIZE_OVERFLOW,    /* offset + size (or a 2D extent) overflows */
+  TCA_ERROR_INVALID_HANDLE,   /* handle bytes corrupted or forged */
+  TCA_ERROR_FOREIGN_HANDLE,   /* handle made by another job */
+  TCA_ERROR_FREED_HANDLE,     /* region was deregistered or freed */
+  TCA_ERROR_INVALID_CHANNEL,  /* DMA channel outside [0, TCA_DMA_CHANNELS) */
+  TCA_ERROR_INVALID_DESC,     /* null / freed descriptor, or kicked before tcaDescSet */
   TCA_ERROR_INVALID_RANK,
-  TCA_ERROR_INVALID_SLOT,      /* notification slot outside [0, TCA_NOTIFY_SLOTS) */
-  TCA_ERROR_UNREACHABLE,       /* the requested path cannot reach that peer */
-  TCA_ERROR_UNSUPPORTED,       /* e.g. a PIO pointer into memory that is not mapped */
-  TCA_ERROR_TIMEOUT,           /* a wait outlived the configured timeout */
-  TCA_ERROR_PEER_FAILED,       /* a peer process is gone */
-  TCA_ERROR_TRANSPORT,         /* the system, MPI or CUDA reported a failure */
+  TCA_ERROR_INVALID_SLOT, /* notification slot outside [0, TCA_NOTIFY_SLOTS) */
+  TCA_ERROR_UNREACHABLE,  /* the requested path cannot reach that peer */
+  TCA_ERROR_UNSUPPORTED,  /* e.g. a PIO pointer into memory that is not mapped */
+  TCA_ERROR_TIMEOUT,      /* a wait outlived the configured timeout */
+  TCA_ERROR_PEER_FAILED,  /* a peer process is gone */
+  TCA_ERROR_TRANSPORT,    /* the system, MPI or CUDA reported a failure */
   TCA_ERROR_INTERNAL
 } tcaResult;
 
@@ -68,8 +68,8 @@ typedef enum tcaMemKind {
  * (docs/ARCHITECTURE.md), or by size where a calibration measured several (tca-topo shows it). */
 typedef enum tcaPath {
   TCA_PATH_AUTO = 0,
-  TCA_PATH_SHM = 1, /* CPU shared memory between ranks of one host */
-  TCA_PATH_MPI = 2, /* MPI one-sided (RMA windows) */
+  TCA_PATH_SHM = 1,     /* CPU shared memory between ranks of one host */
+  TCA_PATH_MPI = 2,     /* MPI one-sided (RMA windows) */
   TCA_PATH_CUDA = 3,    /* GPU engines of one host; copy engine or SM chosen per size */
   TCA_PATH_CUDA_CE = 4, /* GPU copy engines: the chain runs as a CUDA graph of memcpy nodes */
   TCA_PATH_CUDA_SM = 5, /* GPU multiprocessors: one kernel stores straight into peer memory */
@@ -92,27 +92,28 @@ typedef struct tcaHandle {
   unsigned char bytes[TCA_HANDLE_BYTES];
 } tcaHandle;
 
-typedef struct tcaDesc_st *tcaDesc;
+typedef struct tcaDesc_st* tcaDesc;
 
-#define TCA_DMA_CHANNELS 4   /* DMA channels a descriptor may be bound to */
-#define TCA_NOTIFY_SLOTS 64  /* notification slots per (source rank, receiver) pair */
+#define TCA_DMA_CHANNELS 4  /* DMA channels a descriptor may be bound to */
+#define TCA_NOTIFY_SLOTS 64 /* notification slots per (source rank, receiver) pair */
 /* tca's own layers (the collectives of tca_coll.h, the CUDA engine calibration) use slots
  * [TCA_USER_NOTIFY_SLOTS, TCA_NOTIFY_SLOTS) and channels [TCA_USER_DMA_CHANNELS,
  * TCA_DMA_CHANNELS), so that an application and the collectives can share a process. An
  * application that names one of them gets TCA_ERROR_INVALID_SLOT / TCA_ERROR_INVALID_CHANNEL. */
 #define TCA_USER_NOTIFY_SLOTS 32
 #define TCA_USER_DMA_CHANNELS 3
-#define TCA_ANY_RANK (-1)    /* tcaWaitDMARecvDesc: from whichever rank notifies first */
+#define TCA_ANY_RANK (-1) /* tcaWaitDMARecvDesc: from whichever rank notifies first */
 
 /* Flags of one transfer in a chain. */
-#define TCA_FLAG_NOTIFY 0x1u /* raise the slot at the destination's owner once this and
-                                every earlier transfer of the chain is visible there */
+#define TCA_FLAG_NOTIFY                                           \
+  0x1u /* raise the slot at the destination's owner once this and \
+          every earlier transfer of the chain is visible there */
 
 typedef struct tcaConfig {
   /* "auto", or a transport's name ("shm", "mpi", "cuda", "ucx" where built) that AUTO then
    * prefers wherever it reaches; NULL: $TCA_TRANSPORT, else "auto" */
-  const char *transport;
-  int timeout_ms;        /* waits give up after this; 0: $TCA_TIMEOUT_MS, else 60000 */
+  const char* transport;
+  int timeout_ms; /* waits give up after this; 0: $TCA_TIMEOUT_MS, else 60000 */
 } tcaConfig;
 
 /* ---- lifecycle ---- */
@@ -121,54 +122,55 @@ typedef struct tcaConfig {
  * needs (TCA_MPI_GUARD: under mpirun --enable-recovery a rank dying during an MPI call then
  * fails that call with TCA_ERROR_PEER_FAILED, and tcaFinalize returns without waiting for it). */
 TCA_API tcaResult tcaInit(void);
-TCA_API tcaResult tcaInitWithConfig(const tcaConfig *config);
+TCA_API tcaResult tcaInitWithConfig(const tcaConfig* config);
 TCA_API tcaResult tcaFinalize(void); /* collective */
-TCA_API tcaResult tcaRank(int *rank);
-TCA_API tcaResult tcaSize(int *size);
+TCA_API tcaResult tcaRank(int* rank);
+TCA_API tcaResult tcaSize(int* size);
 TCA_API tcaResult tcaBarrier(void); /* collective; for set-up, not for data ordering */
 TCA_API tcaResult tcaSetTimeout(int timeout_ms);
-TCA_API tcaResult tcaGetTimeout(int *timeout_ms); /* the timeout waits use now */
+TCA_API tcaResult tcaGetTimeout(int* timeout_ms); /* the timeout waits use now */
 /* The transport AUTO uses between this rank's and `peer`'s host memory ("shm", "mpi", ...). */
-TCA_API tcaResult tcaPeerTransport(int peer, const char **name);
+TCA_API tcaResult tcaPeerTransport(int peer, const char** name);
 /* The transport AUTO takes for a transfer of `bytes` between this rank's memory of kind `local`
  * and `peer`'s of kind `remote` ("shm", "cuda", "ucx", "mpi"). With `table` non-NULL, also the
  * size table behind that choice, "FROM:NAME,..." (e.g. "0:shm,65536:mpi"; "" where AUTO takes
  * the registry's first, as when a transport is forced or TCA_CHOICE=off), valid until this
  * thread's next call. TCA_ERROR_UNREACHABLE where no transport reaches. */
 TCA_API tcaResult tcaAutoTransport(int peer, tcaMemKind local, tcaMemKind remote, size_t bytes,
-                                   const char **name, const char **table);
+                                   const char** name, const char** table);
 /* Whether `path` can carry transfers between this rank and `peer`. */
-TCA_API tcaResult tcaPathAvailable(tcaPath path, int peer, int *available);
+TCA_API tcaResult tcaPathAvailable(tcaPath path, int peer, int* available);
 
-TCA_API const char *tcaGetErrorString(tcaResult result);
+TCA_API const char* tcaGetErrorString(tcaResult result);
 /* Detail of the last failed call on this thread ("" if none). */
-TCA_API const char *tcaGetLastErrorMessage(void);
+TCA_API const char* tcaGetLastErrorMessage(void);
 
 /* ---- memory and handles ---- */
-TCA_API tcaResult tcaMalloc(void **ptr, size_t bytes, tcaMemKind kind);
-TCA_API tcaResult tcaFree(void *ptr); /* also deregisters every region inside the block */
+TCA_API tcaResult tcaMalloc(void** ptr, size_t bytes, tcaMemKind kind);
+TCA_API tcaResult tcaFree(void* ptr); /* also deregisters every region inside the block */
 /* Registers [ptr, ptr+bytes) — from tcaMalloc or the user's own — for remote access. */
-TCA_API tcaResult tcaCreateHandle(tcaHandle *handle, void *ptr, size_t bytes, tcaMemKind kind);
-TCA_API tcaResult tcaDestroyHandle(const tcaHandle *handle); /* deregisters; owner only */
+TCA_API tcaResult tcaCreateHandle(tcaHandle* handle, void* ptr, size_t bytes, tcaMemKind kind);
+TCA_API tcaResult tcaDestroyHandle(const tcaHandle* handle); /* deregisters; owner only */
 /* Collective: all[r] receives rank r's `mine`; `all` holds tcaSize() handles. */
-TCA_API tcaResult tcaAllgatherHandles(const tcaHandle *mine, tcaHandle *all);
+TCA_API tcaResult tcaAllgatherHandles(const tcaHandle* mine, tcaHandle* all);
 /* Checks a handle (corruption, job, liveness) and reports its owner and size; any output
  * pointer may be NULL. */
-TCA_API tcaResult tcaHandleInfo(const tcaHandle *handle, int *owner, size_t *bytes, tcaMemKind *kind);
+TCA_API tcaResult tcaHandleInfo(const tcaHandle* handle, int* owner, size_t* bytes,
+                                tcaMemKind* kind);
 
 /* ---- DMA descriptors (chaining mode) ---- */
-TCA_API tcaResult tcaDescNew(tcaDesc *desc);
+TCA_API tcaResult tcaDescNew(tcaDesc* desc);
 TCA_API tcaResult tcaDescFree(tcaDesc desc);
 /* Appends dst[dst_offset .. +bytes) <- src[src_offset .. +bytes). One end must be local. */
-TCA_API tcaResult tcaDescSetMemcpy(tcaDesc desc, const tcaHandle *dst, size_t dst_offset,
-                           const tcaHandle *src, size_t src_offset, size_t bytes,
-                           unsigned flags, int notify_slot);
+TCA_API tcaResult tcaDescSetMemcpy(tcaDesc desc, const tcaHandle* dst, size_t dst_offset,
+                                   const tcaHandle* src, size_t src_offset, size_t bytes,
+                                   unsigned flags, int notify_slot);
 /* Appends a block-stride transfer: `count` blocks of `width` bytes, the i-th block at
  * dst_offset + i*dst_pitch and src_offset + i*src_pitch. */
-TCA_API tcaResult tcaDescSetMemcpy2D(tcaDesc desc, const tcaHandle *dst, size_t dst_offset,
-                             size_t dst_pitch, const tcaHandle *src, size_t src_offset,
-                             size_t src_pitch, size_t width, size_t count, unsigned flags,
-                             int notify_slot);
+TCA_API tcaResult tcaDescSetMemcpy2D(tcaDesc desc, const tcaHandle* dst, size_t dst_offset,
+                                     size_t dst_pitch, const tcaHandle* src, size_t src_offset,
+                                     size_t src_pitch, size_t width, size_t count, unsigned flags,
+                                     int notify_slot);
 /* Chooses the engine for the whole chain (before tcaDescSet). Default TCA_PATH_AUTO. */
 TCA_API tcaResult tcaDescSetPath(tcaDesc desc, tcaPath path);
 /* Binds the chain to a DMA channel and prepares it; appending later unbinds it. */
@@ -179,20 +181,20 @@ TCA_API tcaResult tcaStartDMADesc(tcaDesc desc);
 TCA_API tcaResult tcaWaitDMAC(int channel);
 /* Waits for one notification on `slot` from `src_rank` (or TCA_ANY_RANK) and consumes it;
  * all data of the notifying chain is then visible. *from (may be NULL) tells the sender. */
-TCA_API tcaResult tcaWaitDMARecvDesc(int src_rank, int slot, int *from);
+TCA_API tcaResult tcaWaitDMARecvDesc(int src_rank, int slot, int* from);
 /* Non-blocking form: *arrived = 1 and the notification is consumed if one was there; a poll
  * that finds nothing advances the transports (as MPI_Test does). */
-TCA_API tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int *arrived, int *from);
+TCA_API tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int* arrived, int* from);
 
 /* ---- immediate transfers (a one-entry chain run to completion) ---- */
-TCA_API tcaResult tcaPut(const tcaHandle *dst, size_t dst_offset, const void *src, size_t bytes);
+TCA_API tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_t bytes);
 /* The pseudo-read: the peer's data is written into local memory. */
-TCA_API tcaResult tcaGet(void *dst, const tcaHandle *src, size_t src_offset, size_t bytes);
+TCA_API tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t bytes);
 
 /* ---- PIO and notifications ---- */
 /* A pointer through which this process can store straight into [offset, offset+bytes) of
  * a peer's region; TCA_ERROR_UNSUPPORTED where the region is not mapped here. */
-TCA_API tcaResult tcaPIOPointer(void **ptr, const tcaHandle *handle, size_t offset, size_t bytes);
+TCA_API tcaResult tcaPIOPointer(void** ptr, const tcaHandle* handle, size_t offset, size_t bytes);
 /* Orders all earlier PIO stores before any later notification. */
 TCA_API tcaResult tcaPIOFence(void);
 /* Raises `slot` at `dst_rank` (after tcaPIOFence for PIO data). */

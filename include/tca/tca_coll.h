@@ -16,9 +16,9 @@
  *
  * Reserved resources: collectives raise notification slots [TCA_COLL_FIRST_SLOT,
  * TCA_NOTIFY_SLOTS) and bind their chains to DMA channel TCA_COLL_CHANNEL; tca refuses both to
- * the application (tca.h: TCA_USER_NOTIFY_SLOTS, TCA_USER_DMA_CHANNELS). At most one collective is in flight per process:
- * tcaCollStart of one object after tcaCollStart of another needs the other's tcaCollWait first.
- * Every rank calls the collective calls in the same order, as with MPI.
+ * the application (tca.h: TCA_USER_NOTIFY_SLOTS, TCA_USER_DMA_CHANNELS). At most one collective is
+ * in flight per process: tcaCollStart of one object after tcaCollStart of another needs the other's
+ * tcaCollWait first. Every rank calls the collective calls in the same order, as with MPI.
  */
 #ifndef TCA_TCA_COLL_H
 #define TCA_TCA_COLL_H
@@ -29,8 +29,9 @@
 extern "C" {
 #endif
 
-#define TCA_COLL_FIRST_SLOT TCA_USER_NOTIFY_SLOTS /* collectives use slots [32, TCA_NOTIFY_SLOTS) */
-#define TCA_COLL_CHANNEL TCA_USER_DMA_CHANNELS   /* and this DMA channel (3) */
+#define TCA_COLL_FIRST_SLOT TCA_USER_NOTIFY_SLOTS /* collectives use slots [32, TCA_NOTIFY_SLOTS) \
+                                                   */
+#define TCA_COLL_CHANNEL TCA_USER_DMA_CHANNELS    /* and this DMA channel (3) */
 
 typedef enum tcaDataType {
   TCA_INT32 = 0,
@@ -91,7 +92,7 @@ typedef struct tcaCollConfig {
   unsigned resident_idle_us;
 } tcaCollConfig;
 
-typedef struct tcaColl_st *tcaColl;
+typedef struct tcaColl_st* tcaColl;
 
 /* ---- persistent collectives ----
  * Allreduce: recvbuf[i] = op over ranks of sendbuf[i], i < count; in place when
@@ -101,28 +102,28 @@ typedef struct tcaColl_st *tcaColl;
  * Buffers from tcaMalloc give single-copy transfers between ranks of one host; other host
  * memory works too (through the transport's path for unmapped memory). The object registers
  * the buffers itself. Collective: every rank passes the same kind, type, op, count and config. */
-TCA_API tcaResult tcaCollNew(tcaColl *coll, tcaCollKind kind, tcaDataType type, tcaRedOp op,
-                             size_t count, const void *sendbuf, void *recvbuf,
-                             const tcaCollConfig *config);
+TCA_API tcaResult tcaCollNew(tcaColl* coll, tcaCollKind kind, tcaDataType type, tcaRedOp op,
+                             size_t count, const void* sendbuf, void* recvbuf,
+                             const tcaCollConfig* config);
 /* Begins an iteration: sendbuf must hold this iteration's data; recvbuf is the collective's
  * until tcaCollWait (or a tcaCollTest that reports done) returns. */
 TCA_API tcaResult tcaCollStart(tcaColl coll);
 /* Advances the iteration without blocking; *done = 1 once it is complete (as tcaCollWait). */
-TCA_API tcaResult tcaCollTest(tcaColl coll, int *done);
+TCA_API tcaResult tcaCollTest(tcaColl coll, int* done);
 /* Completes the iteration: the result is in recvbuf and sendbuf may be changed. */
 TCA_API tcaResult tcaCollWait(tcaColl coll);
 /* Collective (waits for every rank): releases the chains, scratch space and registrations. */
 TCA_API tcaResult tcaCollFree(tcaColl coll);
 /* The algorithm the object runs: TCA_COLL_AUTO resolved, odd-rank fallback applied. */
-TCA_API tcaResult tcaCollGetAlgorithm(tcaColl coll, tcaCollAlgorithm *algorithm);
+TCA_API tcaResult tcaCollGetAlgorithm(tcaColl coll, tcaCollAlgorithm* algorithm);
 
 /* ---- one-shot calls (collective) ----
  * Same arguments and in-place rules as tcaCollNew. Each runs a cached persistent collective
  * on internal buffers (copying in and out), so repeated calls of one shape pay no set-up. */
-TCA_API tcaResult tcaAllreduce(const void *sendbuf, void *recvbuf, size_t count,
-                               tcaDataType type, tcaRedOp op, const tcaCollConfig *config);
-TCA_API tcaResult tcaAllgather(const void *sendbuf, void *recvbuf, size_t count,
-                               tcaDataType type, const tcaCollConfig *config);
+TCA_API tcaResult tcaAllreduce(const void* sendbuf, void* recvbuf, size_t count, tcaDataType type,
+                               tcaRedOp op, const tcaCollConfig* config);
+TCA_API tcaResult tcaAllgather(const void* sendbuf, void* recvbuf, size_t count, tcaDataType type,
+                               const tcaCollConfig* config);
 /* Collective: frees what the one-shot calls keep (tcaFinalize frees their memory too). */
 TCA_API tcaResult tcaCollReleaseCache(void);
 
@@ -131,15 +132,15 @@ TCA_API tcaResult tcaCollReleaseCache(void);
  * `ranks` ranks with buffers in `memory` (the GPU programs and the host engine have tables of
  * their own). Local, no communication. */
 TCA_API tcaResult tcaCollChooseAlgorithm(tcaCollKind kind, tcaMemKind memory, size_t bytes,
-                                         int ranks, tcaCollAlgorithm *algorithm);
+                                         int ranks, tcaCollAlgorithm* algorithm);
 /* The logical order in which `algorithm` visits the ranks on `topology`: rank_at_position[p]
  * is the rank at position p (positions are what the algorithm's "rank" means). Flat: identity.
  * Ring and torus: rings follow the wires (a snake through the torus); recursive doubling on
  * 2^k ranks puts the partners of the last, largest step next to each other and gives every
  * pair of a step the same hop count. Local. */
-TCA_API tcaResult tcaCollMapPositions(tcaCollAlgorithm algorithm, const tcaCollTopology *topology,
-                                      int ranks, int *rank_at_position);
-TCA_API const char *tcaCollAlgorithmName(tcaCollAlgorithm algorithm); /* "ring", ... */
+TCA_API tcaResult tcaCollMapPositions(tcaCollAlgorithm algorithm, const tcaCollTopology* topology,
+                                      int ranks, int* rank_at_position);
+TCA_API const char* tcaCollAlgorithmName(tcaCollAlgorithm algorithm); /* "ring", ... */
 TCA_API size_t tcaDataTypeSize(tcaDataType type);                     /* 0 if unknown */
 
 #ifdef __cplusplus

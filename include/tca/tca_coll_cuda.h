@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* The device address of a GPU collective's program, for tcaDeviceCollRun. */
-typedef struct tcaDeviceColl_st *tcaDeviceColl;
+typedef struct tcaDeviceColl_st* tcaDeviceColl;
 
 /* Enqueues one whole iteration of a GPU collective on `stream`: it starts after the work
  * enqueued before it (so sendbuf may be produced by an earlier kernel) and the work enqueued
@@ -50,11 +50,11 @@ TCA_API tcaResult tcaCollStartStream(tcaColl coll, cudaStream_t stream);
 /* What a kernel needs to run iterations itself: the program's address and the number of
  * blocks that must call tcaDeviceCollRun (blocks 0 .. *blocks-1 of the calling grid, every
  * thread of each; at least *min_threads threads per block). */
-TCA_API tcaResult tcaCollDeviceHandle(tcaColl coll, tcaDeviceColl *handle, int *blocks,
-                                      int *min_threads);
+TCA_API tcaResult tcaCollDeviceHandle(tcaColl coll, tcaDeviceColl* handle, int* blocks,
+                                      int* min_threads);
 
 /* How a GPU collective moves its data: protocol (0: simple, 1: ll) and channels (blocks). */
-TCA_API tcaResult tcaCollGetProtocol(tcaColl coll, int *ll, int *channels);
+TCA_API tcaResult tcaCollGetProtocol(tcaColl coll, int* ll, int* channels);
 
 #ifdef __cplusplus
 }

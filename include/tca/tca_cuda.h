@@ -31,7 +31,7 @@ extern "C" {
 #define TCA_DEVICE_SIGNALS 1024 /* signal cells per rank for the device API */
 
 /* The CUDA device of this rank; TCA_ERROR_UNSUPPORTED where the rank has no GPU. */
-TCA_API tcaResult tcaCudaDevice(int *device);
+TCA_API tcaResult tcaCudaDevice(int* device);
 
 /* ---- stream ordering: both calls only enqueue, and both can be captured in a CUDA graph ---- */
 /* Runs a bound chain (every transfer on a CUDA path) in `stream` order: after the work
@@ -49,11 +49,11 @@ TCA_API tcaResult tcaWaitDMARecvDescStream(int src_rank, int slot, cudaStream_t 
 /* An address through which kernels of this rank load and store [offset, offset+bytes) of a
  * registered region: a peer's GPU memory (peer mapping), its own, or host memory mapped for
  * the GPU. Valid until the region's owner frees it. */
-TCA_API tcaResult tcaDevicePointer(void **ptr, const tcaHandle *handle, size_t offset,
+TCA_API tcaResult tcaDevicePointer(void** ptr, const tcaHandle* handle, size_t offset,
                                    size_t bytes);
 /* The address of signal cell `index` (< TCA_DEVICE_SIGNALS) of `rank`, for kernels of this
  * rank: to signal a peer, or to wait on one's own cells. Cells start at 0. */
-TCA_API tcaResult tcaDeviceSignal(uint64_t **signal, int rank, int index);
+TCA_API tcaResult tcaDeviceSignal(uint64_t** signal, int rank, int index);
 
 /* ---- automatic path choice ---- */
 /* TCA_PATH_CUDA picks an engine per peer and size from a calibration: at each calibrated size
@@ -65,10 +65,10 @@ TCA_API tcaResult tcaDeviceSignal(uint64_t **signal, int rank, int index);
  * TCA_PATH_CUDA (0: every size; SIZE_MAX: the largest sizes take the SMs). Below it the pick is
  * per size: see tcaCudaAutoPath. Reflects TCA_CUDA_PATH and TCA_CUDA_CROSSOVER (then it is the
  * whole rule: the SMs below it). */
-TCA_API tcaResult tcaCudaCrossover(int peer, size_t *bytes);
+TCA_API tcaResult tcaCudaCrossover(int peer, size_t* bytes);
 /* The engine TCA_PATH_CUDA takes for one contiguous transfer of `bytes` to `peer`:
  * TCA_PATH_CUDA_CE or TCA_PATH_CUDA_SM. */
-TCA_API tcaResult tcaCudaAutoPath(int peer, size_t bytes, tcaPath *path);
+TCA_API tcaResult tcaCudaAutoPath(int peer, size_t bytes, tcaPath* path);
 
 /* One size of the calibration: both engines' bandwidth for one contiguous notifying transfer
  * into the peer's GPU memory, in a ping-pong with the peer (bytes over half a round trip; each
@@ -80,8 +80,8 @@ typedef struct tcaCudaCalibrationPoint {
 } tcaCudaCalibrationPoint;
 /* The calibration measured (or read from the cache) for `peer`: up to `capacity` points into
  * `points`, their number into *count (0 where none was measured). */
-TCA_API tcaResult tcaCudaCalibration(int peer, tcaCudaCalibrationPoint *points, int capacity,
-                                     int *count);
+TCA_API tcaResult tcaCudaCalibration(int peer, tcaCudaCalibrationPoint* points, int capacity,
+                                     int* count);
 
 #ifdef __cplusplus
 }

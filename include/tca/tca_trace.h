@@ -23,8 +23,8 @@ extern "C" {
 /* 1 while this rank writes a trace, else 0. */
 TCA_API int tcaTraceEnabled(void);
 /* Marks the start and the end of a phase named `name` (phases may nest; NULL is ignored). */
-TCA_API void tcaTracePhaseBegin(const char *name);
-TCA_API void tcaTracePhaseEnd(const char *name);
+TCA_API void tcaTracePhaseBegin(const char* name);
+TCA_API void tcaTracePhaseEnd(const char* name);
 
 #ifdef __cplusplus
 }

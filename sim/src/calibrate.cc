@@ -24,7 +24,8 @@ std::unique_ptr<Fabric> built(const std::string& dir, const std::string& name, i
 }
 
 // One-way time of a ping-pong between nodes a and b (seconds).
-double one_way(const Fabric& fabric, double bytes, MemKind kind, Op op = Op::kDma, int a = 0, int b = 1) {
+double one_way(const Fabric& fabric, double bytes, MemKind kind, Op op = Op::kDma, int a = 0,
+               int b = 1) {
   Job job = pingpong(bytes, kind, kIterations, op);
   job.node_of_rank = {a, b};
   return simulate(fabric, job).makespan / (2.0 * kIterations);
@@ -45,7 +46,8 @@ double collective(const Fabric& fabric, bool allgather, Algorithm algorithm, dou
 // InfiniBand, the whole result back to the GPU.
 double mpi_gpu_allgather(const Fabric& ib, double total, int ranks) {
   return ib.cuda_copy(total / ranks) +
-         collective(ib, true, Algorithm::kRecursiveDoubling, total, MemKind::kCpu, ranks) + ib.cuda_copy(total);
+         collective(ib, true, Algorithm::kRecursiveDoubling, total, MemKind::kCpu, ranks) +
+         ib.cuda_copy(total);
 }
 
 // Size at which `a(size) - b(size)` changes sign, by bisection on a log scale.
@@ -54,7 +56,10 @@ double crossing(const std::function<double(double)>& a, const std::function<doub
   const bool low_sign = a(low) < b(low);
   for (int i = 0; i < 60; ++i) {
     const double mid = std::sqrt(low * high);
-    if ((a(mid) < b(mid)) == low_sign) low = mid; else high = mid;
+    if ((a(mid) < b(mid)) == low_sign)
+      low = mid;
+    else
+      high = mid;
   }
   return std::sqrt(low * high);
 }
@@ -83,7 +88,8 @@ CalibrationRow range(const std::string& figure, const std::string& source, const
   return row;
 }
 
-CalibrationRow at_least(const std::string& figure, const std::string& source, double bound, double model) {
+CalibrationRow at_least(const std::string& figure, const std::string& source, double bound,
+                        double model) {
   CalibrationRow row = value(figure, source, "x", bound, model);
   row.kind = CalibrationRow::kAtLeast;
   row.error = model >= bound ? 0.0 : (model - bound) / bound;
@@ -96,26 +102,37 @@ void ping_pong_rows(const std::string& dir, std::vector<CalibrationRow>& rows) {
   const auto peach3 = built(dir, "peach3", 2);
   const auto ib = built(dir, "ib-qdr2", 2);
   const char* p2 = "001 Ping-pong Latency/Bandwidth";
-  rows.push_back(value("PEACH2 PIO CPU->CPU 8 B latency", p2, "us", 0.9, 1e6 * one_way(*peach2, 8, MemKind::kCpu, Op::kPio)));
-  rows.push_back(value("PEACH2 DMA CPU->CPU 8 B latency", p2, "us", 1.9, 1e6 * one_way(*peach2, 8, MemKind::kCpu)));
-  rows.push_back(value("PEACH2 DMA GPU->GPU 8 B latency", p2, "us", 2.3, 1e6 * one_way(*peach2, 8, MemKind::kGpu)));
-  rows.push_back(value("PEACH2 DMA CPU->CPU bandwidth, 4 MiB", p2, "GB/s", 3.5, gbps(4 * MiB, one_way(*peach2, 4 * MiB, MemKind::kCpu))));
-  rows.push_back(value("PEACH2 DMA GPU->GPU bandwidth, 4 MiB", p2, "GB/s", 2.6, gbps(4 * MiB, one_way(*peach2, 4 * MiB, MemKind::kGpu))));
+  rows.push_back(value("PEACH2 PIO CPU->CPU 8 B latency", p2, "us", 0.9,
+                       1e6 * one_way(*peach2, 8, MemKind::kCpu, Op::kPio)));
+  rows.push_back(value("PEACH2 DMA CPU->CPU 8 B latency", p2, "us", 1.9,
+                       1e6 * one_way(*peach2, 8, MemKind::kCpu)));
+  rows.push_back(value("PEACH2 DMA GPU->GPU 8 B latency", p2, "us", 2.3,
+                       1e6 * one_way(*peach2, 8, MemKind::kGpu)));
+  rows.push_back(value("PEACH2 DMA CPU->CPU bandwidth, 4 MiB", p2, "GB/s", 3.5,
+                       gbps(4 * MiB, one_way(*peach2, 4 * MiB, MemKind::kCpu))));
+  rows.push_back(value("PEACH2 DMA GPU->GPU bandwidth, 4 MiB", p2, "GB/s", 2.6,
+                       gbps(4 * MiB, one_way(*peach2, 4 * MiB, MemKind::kGpu))));
   rows.push_back(value("PEACH2 GPU across the Sandy Bridge socket, 4 MiB", p2, "GB/s", 0.88,
                        gbps(4 * MiB, one_way(*peach2, 4 * MiB, MemKind::kGpuFar))));
   const double p3_lat = 1e6 * one_way(*peach3, 8, MemKind::kGpu);
-  rows.push_back(range("PEACH3 GPU->GPU 8 B latency", "000 abstract, 4.3 Fig. 5", "us", 2.0, 2.8, p3_lat));
+  rows.push_back(
+      range("PEACH3 GPU->GPU 8 B latency", "000 abstract, 4.3 Fig. 5", "us", 2.0, 2.8, p3_lat));
   const double p3_512 = gbps(512 * KiB, one_way(*peach3, 512 * KiB, MemKind::kGpu));
   const double p2_512 = gbps(512 * KiB, one_way(*peach2, 512 * KiB, MemKind::kGpu));
   const double ib_512 = gbps(512 * KiB, one_way(*ib, 512 * KiB, MemKind::kGpu));
-  rows.push_back(value("PEACH3 GPU->GPU bandwidth, 512 KiB", "000 4.3 Fig. 6", "GB/s", 3.5, p3_512));
-  rows.push_back(value("PEACH3 / PEACH2 GPU->GPU bandwidth, 512 KiB", "000 abstract, 4.3", "x", 1.21, p3_512 / p2_512));
-  rows.push_back(value("PEACH3 / MPI-IB GPU->GPU bandwidth, 512 KiB", "000 abstract, 4.3", "x", 1.54, p3_512 / ib_512));
+  rows.push_back(
+      value("PEACH3 GPU->GPU bandwidth, 512 KiB", "000 4.3 Fig. 6", "GB/s", 3.5, p3_512));
+  rows.push_back(value("PEACH3 / PEACH2 GPU->GPU bandwidth, 512 KiB", "000 abstract, 4.3", "x",
+                       1.21, p3_512 / p2_512));
+  rows.push_back(value("PEACH3 / MPI-IB GPU->GPU bandwidth, 512 KiB", "000 abstract, 4.3", "x",
+                       1.54, p3_512 / ib_512));
   for (double size : {4 * MiB, 16 * MiB}) {
     const double p3 = gbps(size, one_way(*peach3, size, MemKind::kGpu));
     const double mpi = gbps(size, one_way(*ib, size, MemKind::kGpu));
-    rows.push_back(at_least("MPI-IB / PEACH3 bandwidth at " + std::to_string(static_cast<int>(size / MiB)) +
-                                " MiB (MPI/IB ahead above 2 MiB)", "000 4.3 Fig. 6", 1.0, mpi / p3));
+    rows.push_back(at_least("MPI-IB / PEACH3 bandwidth at " +
+                                std::to_string(static_cast<int>(size / MiB)) +
+                                " MiB (MPI/IB ahead above 2 MiB)",
+                            "000 4.3 Fig. 6", 1.0, mpi / p3));
   }
   rows.push_back(value("MVAPICH2-GDR GPU->GPU 8 B latency", "001 Ping-pong Latency", "us", 6.0,
                        1e6 * one_way(*ib, 8, MemKind::kGpu)));
@@ -126,7 +143,8 @@ void ping_pong_rows(const std::string& dir, std::vector<CalibrationRow>& rows) {
     r.bytes = 8;
     r.src_kind = r.dst_kind = MemKind::kGpu;
     r.gdr = false;
-    rows.push_back(value("MVAPICH2 1.9 GPU->GPU 8 B latency", "001 Ping-pong Latency", "us", 19.0, 1e6 * ib->zero_load(r)));
+    rows.push_back(value("MVAPICH2 1.9 GPU->GPU 8 B latency", "001 Ping-pong Latency", "us", 19.0,
+                         1e6 * ib->zero_load(r)));
   }
 }
 
@@ -144,28 +162,38 @@ void apenet_rows(const std::string& dir, std::vector<CalibrationRow>& rows) {
     r.force = force;
     return r;
   };
-  const double p2p = crossing([&](double s) { return apenet->zero_load(request(s, "p2p")); },
-                              [&](double s) { return apenet->zero_load(request(s, "staged")); }, 64, 16 * MiB);
-  rows.push_back(value("APEnet+ P2P ON/OFF threshold", "004 APEnet+ vs rest of the World", "B", 8 * KiB, p2p));
+  const double p2p =
+      crossing([&](double s) { return apenet->zero_load(request(s, "p2p")); },
+               [&](double s) { return apenet->zero_load(request(s, "staged")); }, 64, 16 * MiB);
+  rows.push_back(
+      value("APEnet+ P2P ON/OFF threshold", "004 APEnet+ vs rest of the World", "B", 8 * KiB, p2p));
   const double over_ib = crossing([&](double s) { return apenet->zero_load(request(s, "")); },
                                   [&](double s) {
                                     Request r = request(s, "");
                                     r.gdr = false;
                                     return ib->zero_load(r);
-                                  }, 64, 64 * MiB);
-  rows.push_back(value("APEnet+ / MVAPICH2-IB threshold", "004 APEnet+ vs rest of the World", "B", 128 * KiB, over_ib));
+                                  },
+                                  64, 64 * MiB);
+  rows.push_back(value("APEnet+ / MVAPICH2-IB threshold", "004 APEnet+ vs rest of the World", "B",
+                       128 * KiB, over_ib));
 }
 
 void k40_rows(const std::string& dir, std::vector<CalibrationRow>& rows) {
   const auto k40 = built(dir, "k40-host", 8);
   const char* src = "003 p2pBandwidthLatency, K40";
   const double big = 32 * MiB;
-  rows.push_back(value("K40 same switch bandwidth", src, "GB/s", 10.6, gbps(big, one_way(*k40, big, MemKind::kGpu, Op::kDma, 0, 1))));
-  rows.push_back(value("K40 same switch latency", src, "us", 7.7, 1e6 * one_way(*k40, 1, MemKind::kGpu, Op::kDma, 0, 1)));
-  rows.push_back(value("K40 two switches, one CPU, bandwidth", src, "GB/s", 9.8, gbps(big, one_way(*k40, big, MemKind::kGpu, Op::kDma, 0, 2))));
-  rows.push_back(value("K40 two switches, one CPU, latency", src, "us", 7.9, 1e6 * one_way(*k40, 1, MemKind::kGpu, Op::kDma, 0, 2)));
-  rows.push_back(value("K40 across QPI bandwidth", src, "GB/s", 4.0, gbps(big, one_way(*k40, big, MemKind::kGpu, Op::kDma, 0, 4))));
-  rows.push_back(value("K40 across QPI latency", src, "us", 32.1, 1e6 * one_way(*k40, 1, MemKind::kGpu, Op::kDma, 0, 4)));
+  rows.push_back(value("K40 same switch bandwidth", src, "GB/s", 10.6,
+                       gbps(big, one_way(*k40, big, MemKind::kGpu, Op::kDma, 0, 1))));
+  rows.push_back(value("K40 same switch latency", src, "us", 7.7,
+                       1e6 * one_way(*k40, 1, MemKind::kGpu, Op::kDma, 0, 1)));
+  rows.push_back(value("K40 two switches, one CPU, bandwidth", src, "GB/s", 9.8,
+                       gbps(big, one_way(*k40, big, MemKind::kGpu, Op::kDma, 0, 2))));
+  rows.push_back(value("K40 two switches, one CPU, latency", src, "us", 7.9,
+                       1e6 * one_way(*k40, 1, MemKind::kGpu, Op::kDma, 0, 2)));
+  rows.push_back(value("K40 across QPI bandwidth", src, "GB/s", 4.0,
+                       gbps(big, one_way(*k40, big, MemKind::kGpu, Op::kDma, 0, 4))));
+  rows.push_back(value("K40 across QPI latency", src, "us", 32.1,
+                       1e6 * one_way(*k40, 1, MemKind::kGpu, Op::kDma, 0, 4)));
 }
 
 void collective_rows(const std::string& dir, std::vector<CalibrationRow>& rows) {
@@ -178,15 +206,18 @@ void collective_rows(const std::string& dir, std::vector<CalibrationRow>& rows) 
     // 2-16 nodes of the 2x8 torus: a 2 x n/2 block, ranks along a cycle through it.
     const std::vector<int> snake = snake_placement(ring, n);
     std::map<Algorithm, double> t;
-    for (Algorithm a : all_algorithms()) t[a] = collective(*peach2, false, a, 8, MemKind::kCpu, n, snake);
+    for (Algorithm a : all_algorithms())
+      t[a] = collective(*peach2, false, a, 8, MemKind::kCpu, n, snake);
     double others = std::numeric_limits<double>::max();
     for (const auto& [a, time] : t)
       if (a != Algorithm::kDissemination) others = std::min(others, time);
-    rows.push_back(at_least("allreduce 8 B, " + std::to_string(n) + " nodes: best other / dissemination", ar, 1.0,
-                            others / t[Algorithm::kDissemination]));
+    rows.push_back(
+        at_least("allreduce 8 B, " + std::to_string(n) + " nodes: best other / dissemination", ar,
+                 1.0, others / t[Algorithm::kDissemination]));
     const double mpi = collective(*ib, false, Algorithm::kRecursiveDoubling, 8, MemKind::kCpu, n);
-    rows.push_back(at_least("allreduce 8 B, " + std::to_string(n) + " nodes: MPI-IB / TCA (dissemination)", ar, 2.0,
-                            mpi / t[Algorithm::kDissemination]));
+    rows.push_back(
+        at_least("allreduce 8 B, " + std::to_string(n) + " nodes: MPI-IB / TCA (dissemination)", ar,
+                 2.0, mpi / t[Algorithm::kDissemination]));
   }
   for (int n : {2, 4, 8, 16}) {
     const std::vector<int> snake = snake_placement(ring, n);
@@ -197,22 +228,26 @@ void collective_rows(const std::string& dir, std::vector<CalibrationRow>& rows) 
     double others = std::numeric_limits<double>::max();
     for (const auto& [a, time] : t)
       if (a != Algorithm::kRecursiveDoubling) others = std::min(others, time);
-    rows.push_back(at_least("allgather 128 KiB, " + std::to_string(n) + " nodes: best other / recursive doubling", ag,
-                            1.0, others / t[Algorithm::kRecursiveDoubling]));
+    rows.push_back(at_least(
+        "allgather 128 KiB, " + std::to_string(n) + " nodes: best other / recursive doubling", ag,
+        1.0, others / t[Algorithm::kRecursiveDoubling]));
     if (n == 16) {
       const double mpi = mpi_gpu_allgather(*ib, 128 * KiB, n);
-      rows.push_back(at_least("allgather 128 KiB, 16 nodes: TCA (recursive doubling) / MPI-IB", ag, 1.0,
-                              t[Algorithm::kRecursiveDoubling] / mpi));
-      const double plain = collective(*peach2, true, Algorithm::kRecursiveDoubling, 128 * KiB, MemKind::kGpu, n);
+      rows.push_back(at_least("allgather 128 KiB, 16 nodes: TCA (recursive doubling) / MPI-IB", ag,
+                              1.0, t[Algorithm::kRecursiveDoubling] / mpi));
+      const double plain =
+          collective(*peach2, true, Algorithm::kRecursiveDoubling, 128 * KiB, MemKind::kGpu, n);
       rows.push_back(at_least("allgather 128 KiB, 16 nodes: non-optimized / optimized node mapping",
-                              "002 slide 17 (Impact of Node Mapping)", 1.0, plain / t[Algorithm::kRecursiveDoubling]));
+                              "002 slide 17 (Impact of Node Mapping)", 1.0,
+                              plain / t[Algorithm::kRecursiveDoubling]));
     }
   }
 }
 
 // One way of a ping-pong whose transfers go from `src` to `dst` memory by `path` (the rows of
 // tca-pingpong: each rank sends from its own `src` buffer into the other's `dst` buffer).
-double one_way_kinds(const Fabric& fabric, double bytes, MemKind src, MemKind dst, const std::string& path) {
+double one_way_kinds(const Fabric& fabric, double bytes, MemKind src, MemKind dst,
+                     const std::string& path) {
   Job job = pingpong(bytes, src, kIterations);
   for (Program& program : job.ranks)
     for (Step& step : program)
@@ -238,22 +273,24 @@ void shared_gpu_rows(const std::string& dir, std::vector<CalibrationRow>& rows) 
     const char* source;
   };
   const Row measured[] = {
-      {"cuda.ce", g, g, 8, 142.899, a},           {"cuda.ce", g, g, 2 * MiB, 142.868, a},
-      {"cuda.ce", g, g, 16 * MiB, 154.682, a},    {"cuda.ce", g, g, 128 * MiB, 210.630, b},
-      {"cuda.ce", c, g, 8, 142.644, a},           {"cuda.ce", c, g, 4 * KiB, 145.341, a},
-      {"cuda.ce", c, g, 32 * KiB, 9.003, a},      {"cuda.ce", c, g, 256 * KiB, 13.882, a},
-      {"cuda.ce", c, g, 2 * MiB, 47.698, a},      {"cuda.ce", c, g, 16 * MiB, 314.654, a},
-      {"cuda.ce", g, c, 8, 7.107, a},             {"cuda.ce", g, c, 256 * KiB, 12.314, a},
-      {"cuda.ce", g, c, 16 * MiB, 313.990, a},    {"cuda.sm", g, g, 8, 146.395, a},
-      {"cuda.sm", g, g, 16 * MiB, 161.093, a},    {"cuda.sm", c, g, 8, 145.538, a},
-      {"cuda.sm", c, g, 16 * MiB, 481.524, a},    {"cuda.sm", g, c, 16 * MiB, 469.796, a},
+      {"cuda.ce", g, g, 8, 142.899, a},        {"cuda.ce", g, g, 2 * MiB, 142.868, a},
+      {"cuda.ce", g, g, 16 * MiB, 154.682, a}, {"cuda.ce", g, g, 128 * MiB, 210.630, b},
+      {"cuda.ce", c, g, 8, 142.644, a},        {"cuda.ce", c, g, 4 * KiB, 145.341, a},
+      {"cuda.ce", c, g, 32 * KiB, 9.003, a},   {"cuda.ce", c, g, 256 * KiB, 13.882, a},
+      {"cuda.ce", c, g, 2 * MiB, 47.698, a},   {"cuda.ce", c, g, 16 * MiB, 314.654, a},
+      {"cuda.ce", g, c, 8, 7.107, a},          {"cuda.ce", g, c, 256 * KiB, 12.314, a},
+      {"cuda.ce", g, c, 16 * MiB, 313.990, a}, {"cuda.sm", g, g, 8, 146.395, a},
+      {"cuda.sm", g, g, 16 * MiB, 161.093, a}, {"cuda.sm", c, g, 8, 145.538, a},
+      {"cuda.sm", c, g, 16 * MiB, 481.524, a}, {"cuda.sm", g, c, 16 * MiB, 469.796, a},
   };
   for (const Row& row : measured) {
-    const std::string size = row.bytes >= MiB ? std::to_string(static_cast<int>(row.bytes / MiB)) + " MiB"
-                             : row.bytes >= KiB ? std::to_string(static_cast<int>(row.bytes / KiB)) + " KiB"
-                                                : std::to_string(static_cast<int>(row.bytes)) + " B";
-    const std::string figure = std::string("H200 shared ") + row.path + " " + mem_kind_name(row.src) + ">" +
-                               mem_kind_name(row.dst) + " " + size + " one way";
+    const std::string size =
+        row.bytes >= MiB   ? std::to_string(static_cast<int>(row.bytes / MiB)) + " MiB"
+        : row.bytes >= KiB ? std::to_string(static_cast<int>(row.bytes / KiB)) + " KiB"
+                           : std::to_string(static_cast<int>(row.bytes)) + " B";
+    const std::string figure = std::string("H200 shared ") + row.path + " " +
+                               mem_kind_name(row.src) + ">" + mem_kind_name(row.dst) + " " + size +
+                               " one way";
     rows.push_back(value(figure, row.source, "us", row.us,
                          1e6 * one_way_kinds(*gpu, row.bytes, row.src, row.dst, row.path)));
   }
@@ -262,14 +299,20 @@ void shared_gpu_rows(const std::string& dir, std::vector<CalibrationRow>& rows) 
 void measured_rows(const std::string& dir, std::vector<CalibrationRow>& rows) {
   const auto shm = built(dir, "shm-here", 2);
   const char* src = "tca-pingpong shm.chain here (shm-here.fabric)";
-  rows.push_back(value("shm here 8 B one way", src, "us", 0.226, 1e6 * one_way(*shm, 8, MemKind::kCpu)));
-  rows.push_back(value("shm here 256 KiB one way", src, "us", 2.275, 1e6 * one_way(*shm, 256 * KiB, MemKind::kCpu)));
-  rows.push_back(value("shm here 2 MiB one way", src, "us", 248.5, 1e6 * one_way(*shm, 2 * MiB, MemKind::kCpu)));
+  rows.push_back(
+      value("shm here 8 B one way", src, "us", 0.226, 1e6 * one_way(*shm, 8, MemKind::kCpu)));
+  rows.push_back(value("shm here 256 KiB one way", src, "us", 2.275,
+                       1e6 * one_way(*shm, 256 * KiB, MemKind::kCpu)));
+  rows.push_back(value("shm here 2 MiB one way", src, "us", 248.5,
+                       1e6 * one_way(*shm, 2 * MiB, MemKind::kCpu)));
   const auto nv = built(dir, "h200-nvlink", 2);
   const char* perf = "docs/PERFORMANCE.md cuda.ce (nvidia-h200-x2)";
-  rows.push_back(value("H200 cuda.ce 8 B one way", perf, "us", 7.42, 1e6 * one_way(*nv, 8, MemKind::kGpu)));
-  rows.push_back(value("H200 cuda.ce 256 MiB", perf, "GB/s", 389.9, gbps(256 * MiB, one_way(*nv, 256 * MiB, MemKind::kGpu))));
-  rows.push_back(value("H200 cuda.ce 16 MiB", perf, "GB/s", 326.9, gbps(16 * MiB, one_way(*nv, 16 * MiB, MemKind::kGpu))));
+  rows.push_back(
+      value("H200 cuda.ce 8 B one way", perf, "us", 7.42, 1e6 * one_way(*nv, 8, MemKind::kGpu)));
+  rows.push_back(value("H200 cuda.ce 256 MiB", perf, "GB/s", 389.9,
+                       gbps(256 * MiB, one_way(*nv, 256 * MiB, MemKind::kGpu))));
+  rows.push_back(value("H200 cuda.ce 16 MiB", perf, "GB/s", 326.9,
+                       gbps(16 * MiB, one_way(*nv, 16 * MiB, MemKind::kGpu))));
 }
 
 }  // namespace

@@ -14,11 +14,12 @@ struct CalibrationRow {
   std::string source;  // seed document and place
   std::string unit;    // "us", "GB/s", "B", "x" (a ratio)
   enum Kind { kValue, kRange, kAtLeast } kind = kValue;
-  double seed = 0;      // kValue: the figure; kRange: low end; kAtLeast: the bound
-  double seed_high = 0; // kRange: high end
+  double seed = 0;       // kValue: the figure; kRange: low end; kAtLeast: the bound
+  double seed_high = 0;  // kRange: high end
   double model = 0;
-  double error = 0;     // relative: kValue (model - seed) / seed; kRange: distance outside; kAtLeast: shortfall
-  bool pass = false;    // |error| <= tolerance
+  double error =
+      0;  // relative: kValue (model - seed) / seed; kRange: distance outside; kAtLeast: shortfall
+  bool pass = false;  // |error| <= tolerance
 };
 
 constexpr double kCalibrationTolerance = 0.10;

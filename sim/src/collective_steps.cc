@@ -41,7 +41,8 @@ int allgather(Steps& s, const std::string& algorithm, double block, int step) {
   if (algorithm == "ring") {
     for (int i = 0; i + 1 < n; ++i) s.exchange(me + 1, me - 1, block, step++);
   } else if (algorithm == "neighbor_exchange") {
-    if (n % 2 != 0) throw Error("neighbor exchange needs an even number of ranks, not " + std::to_string(n));
+    if (n % 2 != 0)
+      throw Error("neighbor exchange needs an even number of ranks, not " + std::to_string(n));
     const bool even = me % 2 == 0;
     const int neighbor[2] = {even ? me + 1 : me - 1, even ? me - 1 : me + 1};
     s.exchange(neighbor[0], neighbor[0], block, step++);
@@ -109,7 +110,8 @@ void allreduce(Steps& s, const std::string& algorithm, double bytes) {
     const int v = me < 2 * extra ? me / 2 : me - extra;
     for (int i = 0; i < rounds; ++i) {
       const int pv = v ^ (1 << i);
-      s.exchange(pv < extra ? 2 * pv + 1 : pv + extra, pv < extra ? 2 * pv + 1 : pv + extra, bytes, first + i);
+      s.exchange(pv < extra ? 2 * pv + 1 : pv + extra, pv < extra ? 2 * pv + 1 : pv + extra, bytes,
+                 first + i);
     }
     if (me < 2 * extra) s.send(me - 1, bytes, post);
   } else if (algorithm == "dissemination") {  // every vector gathered (Bruck), reduced locally
@@ -126,7 +128,8 @@ std::vector<CollectiveStep> collective_steps(const std::string& op, const std::s
                                              double bytes, int ranks, int me) {
   if (ranks < 1) throw Error("a collective needs at least one rank, not " + std::to_string(ranks));
   if (me < 0 || me >= ranks)
-    throw Error("position " + std::to_string(me) + " is outside a collective of " + std::to_string(ranks) + " ranks");
+    throw Error("position " + std::to_string(me) + " is outside a collective of " +
+                std::to_string(ranks) + " ranks");
   if (bytes < 0) throw Error("a collective cannot move a negative number of bytes");
   Steps s(ranks, me);
   if (op == "allgather") {

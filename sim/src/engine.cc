@@ -2,7 +2,6 @@
 // Copyright (c) the tca authors
 // The SimGrid side: hosts, links and routes from a built Fabric, one actor per rank replaying its
 // program, detached actors for the chains in flight, notification counters per rank.
-#include <simgrid/s4u.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +13,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <set>
+#include <simgrid/s4u.hpp>
+#include <sstream>
 #include <tuple>
 
 #include "job.h"
@@ -57,10 +57,11 @@ class World {
   void build() {
     auto* zone = sg4::create_full_zone("fabric");
     for (const LinkSpec& spec : fabric_.links())
-      links_.push_back(zone->create_link(spec.name, std::max(spec.bandwidth, 1.0))
-                           ->set_latency(spec.latency));
+      links_.push_back(
+          zone->create_link(spec.name, std::max(spec.bandwidth, 1.0))->set_latency(spec.latency));
     const int ranks = static_cast<int>(job_.ranks.size());
-    for (int n = 0; n < fabric_.nodes(); ++n) receivers_.push_back(zone->create_host("n" + std::to_string(n), 1e9));
+    for (int n = 0; n < fabric_.nodes(); ++n)
+      receivers_.push_back(zone->create_host("n" + std::to_string(n), 1e9));
     // Every message's route, before the zone is sealed.
     ready_.resize(ranks);
     for (int r = 0; r < ranks; ++r)
@@ -96,9 +97,12 @@ class World {
     }
     result_.rank_end.assign(ranks, 0);
     for (int r = 0; r < ranks; ++r) {
-      sg4::Actor::create("rank" + std::to_string(r), receivers_[node(r)], [this, r] { run_rank(r); });
+      sg4::Actor::create("rank" + std::to_string(r), receivers_[node(r)],
+                         [this, r] { run_rank(r); });
       // Daemons: they end with the last rank.
-      sg4::Actor::create("dma" + std::to_string(r), receivers_[node(r)], [this, r] { run_engine(r); })->daemonize();
+      sg4::Actor::create("dma" + std::to_string(r), receivers_[node(r)], [this, r] {
+        run_engine(r);
+      })->daemonize();
     }
   }
 
@@ -106,9 +110,7 @@ class World {
 
  private:
   bool chained_kick() const { return fabric_.family() == "tca"; }
-  int node(int rank) const {
-    return job_.node_of_rank.empty() ? rank : job_.node_of_rank[rank];
-  }
+  int node(int rank) const { return job_.node_of_rank.empty() ? rank : job_.node_of_rank[rank]; }
 
   Ready prepare(sg4::NetZone* zone, int rank, const Message& m, bool charge_block) {
     Request request;
@@ -133,15 +135,16 @@ class World {
     const auto sender_key = std::make_pair(request.src, ready.plan.head);
     auto sender = senders_.find(sender_key);
     if (sender == senders_.end()) {
-      const std::string name = "n" + std::to_string(request.src) + ".out" + std::to_string(senders_.size());
+      const std::string name =
+          "n" + std::to_string(request.src) + ".out" + std::to_string(senders_.size());
       sender = senders_.emplace(sender_key, zone->create_host(name, 1e9)).first;
     }
     if (routed_.insert({sender->second, request.dst}).second) {
       std::vector<sg4::LinkInRoute> route;
       for (int link : ready.plan.head) route.emplace_back(links_[link]);
       for (int link : ready.plan.links) route.emplace_back(links_[link]);
-      zone->add_route(sender->second->get_netpoint(), ready.to->get_netpoint(), nullptr, nullptr, route,
-                      false);
+      zone->add_route(sender->second->get_netpoint(), ready.to->get_netpoint(), nullptr, nullptr,
+                      route, false);
     }
     ready.from = sender->second;
     return ready;
@@ -293,7 +296,9 @@ std::string serialize(const Result& r) {
   out.precision(17);
   out << "makespan " << r.makespan << "\n";
   for (double end : r.rank_end) out << "rank " << end << "\n";
-  for (const auto& [name, total] : r.phases) out << "phase " << name << " " << total.seconds << " " << total.count << " " << total.max_seconds << "\n";
+  for (const auto& [name, total] : r.phases)
+    out << "phase " << name << " " << total.seconds << " " << total.count << " "
+        << total.max_seconds << "\n";
   return out.str();
 }
 
@@ -363,8 +368,8 @@ Result simulate(const Fabric& fabric, const Job& job) {
   for (size_t r = 0; r < job.ranks.size(); ++r) {
     const int n = job.node_of_rank.empty() ? static_cast<int>(r) : job.node_of_rank[r];
     if (n < 0 || n >= fabric.nodes())
-      throw Error("rank " + std::to_string(r) + " is on node " + std::to_string(n) + ", outside the " +
-                  std::to_string(fabric.nodes()) + " nodes of " + fabric.name());
+      throw Error("rank " + std::to_string(r) + " is on node " + std::to_string(n) +
+                  ", outside the " + std::to_string(fabric.nodes()) + " nodes of " + fabric.name());
   }
   const auto begin = std::chrono::steady_clock::now();
   int fds[2];
@@ -395,7 +400,8 @@ Result simulate(const Fabric& fabric, const Job& job) {
     throw Error("the simulation process ended abnormally" + (text.empty() ? "" : ": " + text));
   if (text.empty()) throw Error("the simulation process returned nothing");
   Result result = deserialize(text);
-  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return result;
 }
 

@@ -12,35 +12,81 @@ namespace {
 // The keys each family reads; a file with any other key is refused (check_all_used).
 const std::vector<std::pair<const char*, char>> kKeys[] = {
     // tca   (t: time, b: bandwidth, s: size, n: number)
-    {{"link_bandwidth", 'b'}, {"hop_latency", 't'}, {"port_bandwidth", 'b'},
-     {"port_latency", 't'}, {"kick", 't'}, {"descriptor_fetch", 't'}, {"register_setup", 't'},
-     {"read_latency_cpu", 't'}, {"read_latency_gpu", 't'}, {"gpu_read_bandwidth", 'b'},
-     {"gpu_read_large_threshold", 's'}, {"gpu_read_large_bandwidth", 'b'},
-     {"gpu_far_read_bandwidth", 'b'}, {"pio_overhead", 't'}, {"pio_bandwidth", 'b'},
+    {{"link_bandwidth", 'b'},
+     {"hop_latency", 't'},
+     {"port_bandwidth", 'b'},
+     {"port_latency", 't'},
+     {"kick", 't'},
+     {"descriptor_fetch", 't'},
+     {"register_setup", 't'},
+     {"read_latency_cpu", 't'},
+     {"read_latency_gpu", 't'},
+     {"gpu_read_bandwidth", 'b'},
+     {"gpu_read_large_threshold", 's'},
+     {"gpu_read_large_bandwidth", 'b'},
+     {"gpu_far_read_bandwidth", 'b'},
+     {"pio_overhead", 't'},
+     {"pio_bandwidth", 'b'},
      {"notify_overhead", 't'}},
     // apenet
-    {{"link_bandwidth", 'b'}, {"hop_latency", 't'}, {"port_bandwidth", 'b'},
-     {"port_latency", 't'}, {"kick", 't'}, {"host_latency", 't'}, {"p2p_latency", 't'},
-     {"p2p_read_bandwidth", 'b'}, {"cuda_copy_latency", 't'}, {"cuda_copy_bandwidth", 'b'},
+    {{"link_bandwidth", 'b'},
+     {"hop_latency", 't'},
+     {"port_bandwidth", 'b'},
+     {"port_latency", 't'},
+     {"kick", 't'},
+     {"host_latency", 't'},
+     {"p2p_latency", 't'},
+     {"p2p_read_bandwidth", 'b'},
+     {"cuda_copy_latency", 't'},
+     {"cuda_copy_bandwidth", 'b'},
      {"notify_overhead", 't'}},
     // ib
-    {{"link_bandwidth", 'b'}, {"switch_latency", 't'}, {"port_latency", 't'},
-     {"leaf_radix", 'n'}, {"send_overhead", 't'}, {"cpu_latency", 't'}, {"gdr_latency", 't'},
-     {"gdr_read_bandwidth", 'b'}, {"staged_threshold", 's'}, {"staged_latency", 't'},
-     {"staged_bandwidth", 'b'}, {"nogdr_latency", 't'}, {"notify_overhead", 't'},
-     {"cuda_copy_latency", 't'}, {"cuda_copy_bandwidth", 'b'}},
+    {{"link_bandwidth", 'b'},
+     {"switch_latency", 't'},
+     {"port_latency", 't'},
+     {"leaf_radix", 'n'},
+     {"send_overhead", 't'},
+     {"cpu_latency", 't'},
+     {"gdr_latency", 't'},
+     {"gdr_read_bandwidth", 'b'},
+     {"staged_threshold", 's'},
+     {"staged_latency", 't'},
+     {"staged_bandwidth", 'b'},
+     {"nogdr_latency", 't'},
+     {"notify_overhead", 't'},
+     {"cuda_copy_latency", 't'},
+     {"cuda_copy_bandwidth", 'b'}},
     // host
-    {{"sockets", 'n'}, {"switches_per_socket", 'n'}, {"endpoints_per_switch", 'n'},
-     {"endpoint_bandwidth", 'b'}, {"endpoint_latency", 't'}, {"switch_bandwidth", 'b'},
-     {"switch_latency", 't'}, {"socket_bandwidth", 'b'}, {"socket_latency", 't'},
-     {"overhead", 't'}, {"synchronous", 'n'}, {"notify_overhead", 't'},
-     {"large_threshold", 's'}, {"large_bandwidth", 'b'}},
+    {{"sockets", 'n'},
+     {"switches_per_socket", 'n'},
+     {"endpoints_per_switch", 'n'},
+     {"endpoint_bandwidth", 'b'},
+     {"endpoint_latency", 't'},
+     {"switch_bandwidth", 'b'},
+     {"switch_latency", 't'},
+     {"socket_bandwidth", 'b'},
+     {"socket_latency", 't'},
+     {"overhead", 't'},
+     {"synchronous", 'n'},
+     {"notify_overhead", 't'},
+     {"large_threshold", 's'},
+     {"large_bandwidth", 'b'}},
     // gpu (ranks sharing one GPU)
-    {{"kick", 't'}, {"ce_gpu_latency", 't'}, {"ce_gpu_bandwidth", 'b'}, {"ce_h2d_sliced_max", 's'},
-     {"ce_h2d_sliced_latency", 't'}, {"ce_h2d_latency", 't'}, {"ce_d2h_latency", 't'},
-     {"ce_host_bandwidth", 'b'}, {"sm_latency", 't'}, {"sm_gpu_bandwidth", 'b'},
-     {"sm_host_bandwidth", 'b'}, {"cpu_overhead", 't'}, {"cpu_bandwidth", 'b'},
-     {"notify_overhead", 't'}, {"device_latency", 't'}},
+    {{"kick", 't'},
+     {"ce_gpu_latency", 't'},
+     {"ce_gpu_bandwidth", 'b'},
+     {"ce_h2d_sliced_max", 's'},
+     {"ce_h2d_sliced_latency", 't'},
+     {"ce_h2d_latency", 't'},
+     {"ce_d2h_latency", 't'},
+     {"ce_host_bandwidth", 'b'},
+     {"sm_latency", 't'},
+     {"sm_gpu_bandwidth", 'b'},
+     {"sm_host_bandwidth", 'b'},
+     {"cpu_overhead", 't'},
+     {"cpu_bandwidth", 'b'},
+     {"notify_overhead", 't'},
+     {"device_latency", 't'}},
 };
 const char* const kFamilies[] = {"tca", "apenet", "ib", "host", "gpu"};
 
@@ -50,9 +96,12 @@ int positive_mod(int value, int modulus) { return ((value % modulus) + modulus) 
 
 const char* mem_kind_name(MemKind kind) {
   switch (kind) {
-    case MemKind::kCpu: return "cpu";
-    case MemKind::kGpu: return "gpu";
-    case MemKind::kGpuFar: return "gpu-far";
+    case MemKind::kCpu:
+      return "cpu";
+    case MemKind::kGpu:
+      return "gpu";
+    case MemKind::kGpuFar:
+      return "gpu-far";
   }
   return "?";
 }
@@ -77,14 +126,23 @@ std::unique_ptr<Fabric> Fabric::from_params(const ParamFile& params, const std::
   for (int i = 0; i < 5; ++i)
     if (fabric->family_ == kFamilies[i]) family = i;
   if (family < 0)
-    throw Error(params.name() + ": family '" + fabric->family_ + "' is not tca, apenet, ib, host or gpu");
+    throw Error(params.name() + ": family '" + fabric->family_ +
+                "' is not tca, apenet, ib, host or gpu");
   for (const auto& [key, type] : kKeys[family]) {
     double value = 0;
     switch (type) {
-      case 't': value = params.seconds(key); break;
-      case 'b': value = params.bytes_per_second(key); break;
-      case 's': value = params.bytes(key); break;
-      default: value = params.number(key); break;
+      case 't':
+        value = params.seconds(key);
+        break;
+      case 'b':
+        value = params.bytes_per_second(key);
+        break;
+      case 's':
+        value = params.bytes(key);
+        break;
+      default:
+        value = params.number(key);
+        break;
     }
     if (type == 'b' && value <= 0) throw Error(params.name() + ": " + key + " must be positive");
     fabric->values_.emplace_back(key, value);
@@ -156,7 +214,8 @@ void Fabric::build_torus(int nodes) {
     const std::string node = "n" + std::to_string(n);
     port_out_[n] = add_link(node + ".port_out", p("port_bandwidth"), p("port_latency"));
     port_in_[n] = add_link(node + ".port_in", p("port_bandwidth"), p("port_latency"));
-    gpu_read_[n] = add_link(node + ".gpu_read", tca ? p("gpu_read_bandwidth") : p("p2p_read_bandwidth"), 0);
+    gpu_read_[n] =
+        add_link(node + ".gpu_read", tca ? p("gpu_read_bandwidth") : p("p2p_read_bandwidth"), 0);
     if (tca) {
       gpu_read_large_[n] = add_link(node + ".gpu_read_large", p("gpu_read_large_bandwidth"), 0);
       gpu_far_[n] = add_link(node + ".gpu_far", p("gpu_far_read_bandwidth"), 0);
@@ -170,7 +229,8 @@ void Fabric::build_torus(int nodes) {
       const std::string minus = ring ? "W" : "d" + std::to_string(d) + "-";
       torus_links_[n][2 * d] = add_link(node + "." + plus, p("link_bandwidth"), p("hop_latency"));
       if (dims_[d] > 2)
-        torus_links_[n][2 * d + 1] = add_link(node + "." + minus, p("link_bandwidth"), p("hop_latency"));
+        torus_links_[n][2 * d + 1] =
+            add_link(node + "." + minus, p("link_bandwidth"), p("hop_latency"));
     }
   }
   if (inter_ != nullptr && nodes > subcluster_) {
@@ -186,7 +246,8 @@ void Fabric::build_fat_tree(int nodes) {
   for (int n = 0; n < nodes; ++n) {
     const std::string node = "n" + std::to_string(n);
     port_out_[n] = add_link(node + ".hca_out", p("link_bandwidth"), p("port_latency"));
-    port_in_[n] = add_link(node + ".hca_in", p("link_bandwidth"), p("port_latency") + p("switch_latency"));
+    port_in_[n] =
+        add_link(node + ".hca_in", p("link_bandwidth"), p("port_latency") + p("switch_latency"));
   }
   gpu_read_.assign(nodes, -1);
   staged_.assign(nodes, -1);
@@ -209,7 +270,8 @@ void Fabric::build_host(int nodes) {
   const int sps = static_cast<int>(p("switches_per_socket"));
   const int sockets = static_cast<int>(p("sockets"));
   if (eps < 1 || sps < 1 || sockets < 1 || sockets > 2)
-    throw Error("fabric " + name_ + ": a host has 1 or 2 sockets and at least one switch and endpoint");
+    throw Error("fabric " + name_ +
+                ": a host has 1 or 2 sockets and at least one switch and endpoint");
   if (nodes > eps * sps * sockets)
     throw Error("fabric " + name_ + " has " + std::to_string(eps * sps * sockets) + " endpoints");
   staged_.assign(nodes, -1);
@@ -222,12 +284,15 @@ void Fabric::build_host(int nodes) {
   group_up_.clear();
   group_down_.clear();
   for (int g = 0; g < sps * sockets; ++g) {
-    group_up_.push_back(add_link("sw" + std::to_string(g) + ".up", p("switch_bandwidth"), p("switch_latency")));
-    group_down_.push_back(add_link("sw" + std::to_string(g) + ".down", p("switch_bandwidth"), p("switch_latency")));
+    group_up_.push_back(
+        add_link("sw" + std::to_string(g) + ".up", p("switch_bandwidth"), p("switch_latency")));
+    group_down_.push_back(
+        add_link("sw" + std::to_string(g) + ".down", p("switch_bandwidth"), p("switch_latency")));
   }
   socket_up_.clear();
   for (int s = 0; s < sockets; ++s)
-    socket_up_.push_back(add_link("socket" + std::to_string(s) + ".cross", p("socket_bandwidth"), p("socket_latency")));
+    socket_up_.push_back(add_link("socket" + std::to_string(s) + ".cross", p("socket_bandwidth"),
+                                  p("socket_latency")));
 }
 
 std::vector<int> Fabric::torus_route(int a, int b) const {

@@ -116,7 +116,7 @@ class Fabric {
   std::vector<LinkSpec> links_;
   // Per-node and per-structure link indices.
   std::vector<int> port_out_, port_in_, gpu_read_, gpu_read_large_, gpu_far_, staged_;
-  std::vector<std::vector<int>> torus_links_;  // [node][2*dim + dir]
+  std::vector<std::vector<int>> torus_links_;           // [node][2*dim + dir]
   std::vector<std::vector<int>> leaf_up_, spine_down_;  // [leaf][spine], [spine][leaf]
   std::vector<int> group_up_, group_down_, socket_up_, socket_down_;
   int leaf_radix_ = 0;

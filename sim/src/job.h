@@ -42,8 +42,8 @@ struct Job {
 };
 
 struct PhaseTotal {
-  double seconds = 0;  // summed over the ranks
-  long count = 0;      // begin/end pairs, summed over the ranks
+  double seconds = 0;      // summed over the ranks
+  long count = 0;          // begin/end pairs, summed over the ranks
   double max_seconds = 0;  // the rank with the most time in the phase
 };
 

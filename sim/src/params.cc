@@ -74,10 +74,12 @@ ParamFile ParamFile::parse(const std::string& text, const std::string& name) {
     if (content.empty()) continue;
     const size_t equals = content.find('=');
     const std::string where = name + ":" + std::to_string(line) + ": ";
-    if (equals == std::string::npos) throw Error(where + "expected 'key = value', got '" + content + "'");
+    if (equals == std::string::npos)
+      throw Error(where + "expected 'key = value', got '" + content + "'");
     const std::string key = trim(content.substr(0, equals));
     const std::string value = trim(content.substr(equals + 1));
-    if (key.empty() || value.empty()) throw Error(where + "empty key or value in '" + content + "'");
+    if (key.empty() || value.empty())
+      throw Error(where + "empty key or value in '" + content + "'");
     for (char c : key)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
         throw Error(where + "key '" + key + "' has characters other than letters, digits and _");
@@ -100,14 +102,14 @@ void ParamFile::fail(const Entry& entry, const std::string& message) const {
   throw Error(name_ + ":" + std::to_string(entry.line) + ": " + message);
 }
 
-#define TCA_SIM_GETTER(method, parser)                      \
+#define TCA_SIM_GETTER(method, parser)                     \
   double ParamFile::method(const std::string& key) const { \
-    const Entry& e = entry(key);                            \
-    try {                                                   \
-      return parser(e.value);                               \
-    } catch (const Error& error) {                          \
-      fail(e, key + ": " + error.what());                   \
-    }                                                       \
+    const Entry& e = entry(key);                           \
+    try {                                                  \
+      return parser(e.value);                              \
+    } catch (const Error& error) {                         \
+      fail(e, key + ": " + error.what());                  \
+    }                                                      \
   }
 TCA_SIM_GETTER(seconds, parse_seconds)
 TCA_SIM_GETTER(bytes_per_second, parse_bandwidth)

@@ -58,7 +58,8 @@ std::vector<std::vector<Exchange>> schedule(Algorithm algorithm, int n, double b
   switch (algorithm) {
     case Algorithm::kRing:
       for (int me = 0; me < n; ++me)
-        for (int s = 0; s < n - 1; ++s) steps[me].push_back({(me + 1) % n, (me - 1 + n) % n, amount(1)});
+        for (int s = 0; s < n - 1; ++s)
+          steps[me].push_back({(me + 1) % n, (me - 1 + n) % n, amount(1)});
       break;
     case Algorithm::kNeighborExchange:
       if (n % 2 != 0) throw Error("neighbor exchange needs an even number of ranks");
@@ -87,8 +88,8 @@ std::vector<std::vector<Exchange>> schedule(Algorithm algorithm, int n, double b
   return steps;
 }
 
-void append(std::vector<Program>& ranks, Algorithm algorithm, double block, bool grow,
-            MemKind kind, const std::vector<int>& order, int first_slot) {
+void append(std::vector<Program>& ranks, Algorithm algorithm, double block, bool grow, MemKind kind,
+            const std::vector<int>& order, int first_slot) {
   const int n = static_cast<int>(ranks.size());
   std::vector<int> rank_at(n);
   for (int i = 0; i < n; ++i) rank_at[i] = order.empty() ? i : order[i];
@@ -122,16 +123,21 @@ Job pingpong(double bytes, MemKind kind, int iterations, Op op) {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> all = {Algorithm::kRing, Algorithm::kNeighborExchange,
-                                             Algorithm::kRecursiveDoubling, Algorithm::kDissemination};
+                                             Algorithm::kRecursiveDoubling,
+                                             Algorithm::kDissemination};
   return all;
 }
 
 const char* algorithm_name(Algorithm algorithm) {
   switch (algorithm) {
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kNeighborExchange: return "neighbor_exchange";
-    case Algorithm::kRecursiveDoubling: return "recursive_doubling";
-    case Algorithm::kDissemination: return "dissemination";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kNeighborExchange:
+      return "neighbor_exchange";
+    case Algorithm::kRecursiveDoubling:
+      return "recursive_doubling";
+    case Algorithm::kDissemination:
+      return "dissemination";
   }
   return "?";
 }
@@ -139,12 +145,14 @@ const char* algorithm_name(Algorithm algorithm) {
 Algorithm parse_algorithm(const std::string& name) {
   for (Algorithm a : all_algorithms())
     if (name == algorithm_name(a)) return a;
-  throw Error("algorithm '" + name + "' is not ring, neighbor_exchange, recursive_doubling or dissemination");
+  throw Error("algorithm '" + name +
+              "' is not ring, neighbor_exchange, recursive_doubling or dissemination");
 }
 
 void append_allgather(std::vector<Program>& ranks, Algorithm algorithm, double total, MemKind kind,
                       const std::vector<int>& order, int first_slot) {
-  append(ranks, algorithm, total / static_cast<double>(ranks.size()), true, kind, order, first_slot);
+  append(ranks, algorithm, total / static_cast<double>(ranks.size()), true, kind, order,
+         first_slot);
 }
 
 void append_allreduce(std::vector<Program>& ranks, Algorithm algorithm, double bytes, MemKind kind,
@@ -184,7 +192,8 @@ std::vector<int> optimized_order(const std::vector<int>& dims, int ranks) {
   for (size_t d = 0; d < dims.size(); ++d)
     for (int v = dims[d] / 2; v >= 1; v /= 2) bits.push_back({static_cast<int>(d), v});
   // Farthest first: larger hop value first, then later dimensions.
-  std::stable_sort(bits.begin(), bits.end(), [](const Bit& a, const Bit& b) { return a.value > b.value; });
+  std::stable_sort(bits.begin(), bits.end(),
+                   [](const Bit& a, const Bit& b) { return a.value > b.value; });
   while (static_cast<int>(bits.size()) > 0 && (1 << bits.size()) > ranks) bits.pop_back();
   std::vector<int> order(ranks);
   for (int position = 0; position < ranks; ++position) {
@@ -200,7 +209,8 @@ std::vector<int> optimized_order(const std::vector<int>& dims, int ranks) {
 
 std::vector<int> snake_placement(int ring, int ranks) {
   if (ranks < 2 || ranks % 2 != 0 || ranks > 2 * ring)
-    throw Error("a double-ring placement needs an even count of 2 to " + std::to_string(2 * ring) + " ranks");
+    throw Error("a double-ring placement needs an even count of 2 to " + std::to_string(2 * ring) +
+                " ranks");
   std::vector<int> nodes;
   const int half = ranks / 2;
   for (int i = 0; i < half; ++i) nodes.push_back(i);
@@ -210,7 +220,8 @@ std::vector<int> snake_placement(int ring, int ranks) {
 
 std::vector<int> optimized_placement(int ring, int ranks) {
   if (ranks < 2 || ranks % 2 != 0 || ranks > 2 * ring)
-    throw Error("a double-ring placement needs an even count of 2 to " + std::to_string(2 * ring) + " ranks");
+    throw Error("a double-ring placement needs an even count of 2 to " + std::to_string(2 * ring) +
+                " ranks");
   const int half = ranks / 2;
   std::vector<int> nodes = optimized_order({2, half}, ranks);
   for (int& n : nodes) n = (n / half) * ring + n % half;

@@ -21,20 +21,24 @@ long placement_count(int nodes, int ranks) {
 
 void check(const Fabric& fabric, int ranks) {
   if (fabric.family() != "tca" && fabric.family() != "apenet")
-    throw Error("fabric " + fabric.name() + " is not a torus; placements are counted on tca and apenet fabrics");
+    throw Error("fabric " + fabric.name() +
+                " is not a torus; placements are counted on tca and apenet fabrics");
   if (ranks < 2 || (ranks & (ranks - 1)) != 0)
-    throw Error("placements need a power-of-two rank count of at least 2 (every algorithm must run), not " +
-                std::to_string(ranks));
+    throw Error(
+        "placements need a power-of-two rank count of at least 2 (every algorithm must run), not " +
+        std::to_string(ranks));
   const int nodes = fabric.subcluster();
   if (fabric.nodes() < nodes)
-    throw Error("fabric " + fabric.name() + " must be built with its " + std::to_string(nodes) + " sub-cluster nodes");
+    throw Error("fabric " + fabric.name() + " must be built with its " + std::to_string(nodes) +
+                " sub-cluster nodes");
   if (ranks > nodes)
-    throw Error(std::to_string(ranks) + " ranks do not fit the " + std::to_string(nodes) + " nodes of one " +
-                fabric.name() + " sub-cluster");
+    throw Error(std::to_string(ranks) + " ranks do not fit the " + std::to_string(nodes) +
+                " nodes of one " + fabric.name() + " sub-cluster");
   const long count = placement_count(nodes, ranks);
   if (count > kMaxPlacements)
-    throw Error(std::to_string(ranks) + " ranks on " + std::to_string(nodes) + " nodes have more than " +
-                std::to_string(kMaxPlacements) + " placements; use fewer ranks");
+    throw Error(std::to_string(ranks) + " ranks on " + std::to_string(nodes) +
+                " nodes have more than " + std::to_string(kMaxPlacements) +
+                " placements; use fewer ranks");
 }
 
 // Every placement with rank 0 on node 0 and the others on distinct nodes, in lexicographic order.
@@ -42,12 +46,14 @@ bool next_placement(std::vector<int>& placement, int nodes) {
   const int ranks = static_cast<int>(placement.size());
   for (int r = ranks - 1; r >= 1; --r) {
     for (int node = placement[r] + 1; node < nodes; ++node) {
-      if (std::find(placement.begin() + 1, placement.begin() + r, node) != placement.begin() + r) continue;
+      if (std::find(placement.begin() + 1, placement.begin() + r, node) != placement.begin() + r)
+        continue;
       placement[r] = node;
       // Fill the later ranks with the smallest free nodes.
       for (int s = r + 1; s < ranks; ++s) {
         int free = 1;
-        while (std::find(placement.begin(), placement.begin() + s, free) != placement.begin() + s) ++free;
+        while (std::find(placement.begin(), placement.begin() + s, free) != placement.begin() + s)
+          ++free;
         placement[s] = free;
       }
       return true;
@@ -58,11 +64,13 @@ bool next_placement(std::vector<int>& placement, int nodes) {
 
 }  // namespace
 
-PlacementCensus placement_census(const Fabric& fabric, bool allgather, double bytes, MemKind kind, int ranks) {
+PlacementCensus placement_census(const Fabric& fabric, bool allgather, double bytes, MemKind kind,
+                                 int ranks) {
   check(fabric, ranks);
   const int nodes = fabric.subcluster();
   PlacementCensus census;
-  for (Algorithm a : all_algorithms()) census.algorithms[a].best_seconds = std::numeric_limits<double>::max();
+  for (Algorithm a : all_algorithms())
+    census.algorithms[a].best_seconds = std::numeric_limits<double>::max();
   std::vector<int> placement(ranks);
   for (int r = 0; r < ranks; ++r) placement[r] = r;
   do {

@@ -16,9 +16,9 @@
 namespace tca_sim {
 
 struct AlgorithmCensus {
-  long fastest = 0;          // placements where it is strictly the fastest
-  long fastest_or_tied = 0;  // ... or tied with the fastest (within 0.1%)
-  double best_seconds = 0;   // its best time over all placements
+  long fastest = 0;                 // placements where it is strictly the fastest
+  long fastest_or_tied = 0;         // ... or tied with the fastest (within 0.1%)
+  double best_seconds = 0;          // its best time over all placements
   std::vector<int> best_placement;  // node of each rank there
 };
 
@@ -33,6 +33,7 @@ constexpr long kMaxPlacements = 20000;
 // Throws Error for a fabric that is not a torus, a rank count the algorithms cannot all run
 // (they need a power of two), more ranks than the sub-cluster's nodes, or more placements than
 // kMaxPlacements.
-PlacementCensus placement_census(const Fabric& fabric, bool allgather, double bytes, MemKind kind, int ranks);
+PlacementCensus placement_census(const Fabric& fabric, bool allgather, double bytes, MemKind kind,
+                                 int ranks);
 
 }  // namespace tca_sim

@@ -19,7 +19,8 @@ namespace {
   throw Error(file + ":" + std::to_string(line) + ": " + message);
 }
 
-uint64_t to_u64(const std::string& text, const std::string& file, int line, const std::string& what) {
+uint64_t to_u64(const std::string& text, const std::string& file, int line,
+                const std::string& what) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19)
     fail(file, line, what + " '" + text + "' is not a non-negative integer");
   return std::stoull(text);
@@ -33,12 +34,14 @@ long to_int(const std::string& text, const std::string& file, int line, const st
   return negative ? -static_cast<long>(value) : static_cast<long>(value);
 }
 
-std::map<std::string, std::string> key_values(std::istringstream& in, const std::string& file, int line) {
+std::map<std::string, std::string> key_values(std::istringstream& in, const std::string& file,
+                                              int line) {
   std::map<std::string, std::string> out;
   std::string token;
   while (in >> token) {
     const size_t eq = token.find('=');
-    if (eq == std::string::npos || eq == 0) fail(file, line, "expected key=value, got '" + token + "'");
+    if (eq == std::string::npos || eq == 0)
+      fail(file, line, "expected key=value, got '" + token + "'");
     out[token.substr(0, eq)] = token.substr(eq + 1);
   }
   return out;
@@ -50,9 +53,9 @@ const std::string& need(const TraceEvent& e, const std::string& key, const std::
   return found->second;
 }
 
-const char* const kKinds[] = {"kick", "xfer", "put", "get", "notify", "wait", "drain", "pio",
-                              "fence", "barrier", "phase_begin", "phase_end", "coll_begin",
-                              "coll_end", "end"};
+const char* const kKinds[] = {"kick",        "xfer",      "put",        "get",      "notify",
+                              "wait",        "drain",     "pio",        "fence",    "barrier",
+                              "phase_begin", "phase_end", "coll_begin", "coll_end", "end"};
 
 }  // namespace
 
@@ -68,12 +71,14 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
     std::istringstream head(raw);
     std::string magic, version;
     head >> magic >> version;
-    if (magic != "tca-trace") fail(file, line, "not a tca trace (header must start with 'tca-trace')");
+    if (magic != "tca-trace")
+      fail(file, line, "not a tca trace (header must start with 'tca-trace')");
     if (version != "1") fail(file, line, "trace format version '" + version + "' is not 1");
     const auto fields = key_values(head, file, line);
     for (const char* key : {"rank", "world", "host", "clock", "start"})
       if (fields.count(key) == 0) fail(file, line, std::string("header without ") + key + "=");
-    if (fields.at("clock") != "steady_ns") fail(file, line, "clock '" + fields.at("clock") + "' is not steady_ns");
+    if (fields.at("clock") != "steady_ns")
+      fail(file, line, "clock '" + fields.at("clock") + "' is not steady_ns");
     trace.rank = static_cast<int>(to_int(fields.at("rank"), file, line, "rank"));
     trace.world = static_cast<int>(to_int(fields.at("world"), file, line, "world"));
     if (trace.world < 1 || trace.rank < 0 || trace.rank >= trace.world)
@@ -132,15 +137,18 @@ std::vector<RankTrace> read_trace_dir(const std::string& dir) {
     text << in.rdbuf();
     traces.push_back(parse_rank_trace(text.str(), file));
   }
-  std::sort(traces.begin(), traces.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+  std::sort(traces.begin(), traces.end(),
+            [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
   const int world = traces.front().world;
   for (size_t i = 0; i < traces.size(); ++i) {
-    if (traces[i].world != world) throw Error(traces[i].file + ":1: world differs from the other ranks'");
+    if (traces[i].world != world)
+      throw Error(traces[i].file + ":1: world differs from the other ranks'");
     if (traces[i].rank != static_cast<int>(i))
       throw Error(dir + ": rank " + std::to_string(i) + "'s trace is missing or duplicated");
   }
   if (static_cast<int>(traces.size()) != world)
-    throw Error(dir + ": " + std::to_string(traces.size()) + " traces for a world of " + std::to_string(world));
+    throw Error(dir + ": " + std::to_string(traces.size()) + " traces for a world of " +
+                std::to_string(world));
   return traces;
 }
 
@@ -164,7 +172,9 @@ Message message_of(const TraceEvent& e, int me, const std::string& file) {
   const auto path = e.fields.find("path");
   if (path != e.fields.end()) m.path = path->second;
   const auto notify = e.fields.find("notify");
-  m.notify_slot = notify == e.fields.end() ? -1 : static_cast<int>(to_int(notify->second, file, e.line, "notify"));
+  m.notify_slot = notify == e.fields.end()
+                      ? -1
+                      : static_cast<int>(to_int(notify->second, file, e.line, "notify"));
   return m;
 }
 
@@ -173,8 +183,9 @@ std::string kick_shape(const std::vector<Message>& messages, const TraceEvent& f
   if (messages.empty()) return "empty";
   const Message& m = messages.front();
   const auto path = first.fields.find("path");
-  return (path == first.fields.end() ? std::string("?") : path->second) + "." + mem_kind_name(m.src_kind) +
-         ">" + mem_kind_name(m.dst_kind) + "." + std::to_string(static_cast<long long>(m.bytes));
+  return (path == first.fields.end() ? std::string("?") : path->second) + "." +
+         mem_kind_name(m.src_kind) + ">" + mem_kind_name(m.dst_kind) + "." +
+         std::to_string(static_cast<long long>(m.bytes));
 }
 
 // Who ran a collective's steps: "host" (older traces: the field is missing), "device", "none".
@@ -192,8 +203,9 @@ void append_device_steps(const TraceEvent& e, int rank, int world, const std::st
                          Program& program) {
   const int ranks = static_cast<int>(to_int(need(e, "ranks", file), file, e.line, "ranks"));
   if (ranks != world)
-    fail(file, e.line, "a collective of " + std::to_string(ranks) + " ranks in a world of " +
-                           std::to_string(world) + ": only collectives of every rank can be replayed");
+    fail(file, e.line,
+         "a collective of " + std::to_string(ranks) + " ranks in a world of " +
+             std::to_string(world) + ": only collectives of every rank can be replayed");
   MemKind kind = MemKind::kGpu;
   const auto memory = e.fields.find("memory");
   std::vector<CollectiveStep> steps;
@@ -245,15 +257,18 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
     const auto& events = traces[r].events;
     for (size_t i = 0; i < events.size(); ++i) {
       if (events[i].kind == "notify") {
-        const int dst = static_cast<int>(to_int(need(events[i], "dst", traces[r].file), traces[r].file, events[i].line, "dst"));
-        const int slot = static_cast<int>(to_int(need(events[i], "slot", traces[r].file), traces[r].file, events[i].line, "slot"));
+        const int dst = static_cast<int>(
+            to_int(need(events[i], "dst", traces[r].file), traces[r].file, events[i].line, "dst"));
+        const int slot = static_cast<int>(to_int(need(events[i], "slot", traces[r].file),
+                                                 traces[r].file, events[i].line, "slot"));
         raised[{r, dst, slot}].push_back("");
       }
       if (events[i].kind != "kick") continue;
       std::vector<Message> chain;
       for (size_t j = i + 1; j < events.size() && events[j].kind == "xfer"; ++j)
         chain.push_back(message_of(events[j], r, traces[r].file));
-      const std::string shape = kick_shape(chain, i + 1 < events.size() ? events[i + 1] : events[i]);
+      const std::string shape =
+          kick_shape(chain, i + 1 < events.size() ? events[i + 1] : events[i]);
       for (const Message& m : chain)
         if (m.notify_slot >= 0) raised[{r, m.dst_rank, m.notify_slot}].push_back(shape);
     }
@@ -296,7 +311,7 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
     bool device_collective = false;  // inside a collective whose steps a GPU program ran
     for (size_t i = 0; i < events.size(); ++i) {
       const TraceEvent& e = events[i];
-      if (e.kind == "xfer") continue;  // taken with their kick
+      if (e.kind == "xfer") continue;                   // taken with their kick
       if (e.kind == "coll_end" && device_collective) {  // its time is the modelled steps'
         cursor = std::max(cursor, e.t);
         device_collective = false;
@@ -311,7 +326,8 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
         out.transfers += static_cast<long>(s.messages.size());
         ++out.kicks;
         const std::string shape =
-            segments ? kick_shape(s.messages, i + 1 < events.size() ? events[i + 1] : e) : std::string();
+            segments ? kick_shape(s.messages, i + 1 < events.size() ? events[i + 1] : e)
+                     : std::string();
         if (segments && shape != segment) {
           close_segment();
           Step begin;
@@ -362,14 +378,18 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
         }
       } else if (e.kind == "end") {
         emit = false;
-        const double end = static_cast<double>(trace.start + e.t - (out.common_clock ? origin : trace.start + trace.events.front().t)) * 1e-9;
+        const double end = static_cast<double>(
+                               trace.start + e.t -
+                               (out.common_clock ? origin : trace.start + trace.events.front().t)) *
+                           1e-9;
         out.measured = std::max(out.measured, end);
       } else {
         emit = false;  // pio, fence: their time stays in the gaps (stores are invisible)
       }
       if (!emit) continue;
       program.push_back(s);
-      if (e.kind == "coll_begin" && steps_of(e, trace.file) == "device") {  // inside the collective's phase
+      if (e.kind == "coll_begin" &&
+          steps_of(e, trace.file) == "device") {  // inside the collective's phase
         append_device_steps(e, r, world, trace.file, program);
         ++out.device_collectives;
         device_collective = true;
@@ -377,7 +397,8 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
       // The call's own duration is the model's to predict (kick cost, wait, drain, barrier).
       cursor = std::max(cursor, e.t + e.dur);
       bool in_segment = !segment.empty();
-      if (in_segment && s.kind == Step::kWait) {  // a wait for the next row's first transfer is not this row's
+      if (in_segment &&
+          s.kind == Step::kWait) {  // a wait for the next row's first transfer is not this row's
         const std::tuple<int, int, int> key{s.peer, r, s.slot};
         const auto& shapes = raised[key];
         const size_t n = matched[key]++;
@@ -392,7 +413,8 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
     }
     close_segment();
     for (const auto& [name, seconds] : rank_phase)
-      out.measured_phases[name].max_seconds = std::max(out.measured_phases[name].max_seconds, seconds);
+      out.measured_phases[name].max_seconds =
+          std::max(out.measured_phases[name].max_seconds, seconds);
   }
   return out;
 }

@@ -2,18 +2,20 @@
 // Copyright (c) the tca authors
 // The library's collective steps as the replay models them: every send meets a wait of the same
 // step at its receiver, the step and byte counts of each algorithm, and clear errors.
+#include "collective_steps.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <tuple>
 
-#include "collective_steps.h"
 #include "params.h"
 
 namespace tca_sim {
 namespace {
 
-const char* const kAlgorithms[] = {"ring", "neighbor_exchange", "recursive_doubling", "dissemination", "direct"};
+const char* const kAlgorithms[] = {"ring", "neighbor_exchange", "recursive_doubling",
+                                   "dissemination", "direct"};
 
 // Sends and waits of every position, matched by (sender, receiver, step).
 void expect_matched(const std::string& op, const std::string& algorithm, int n) {
@@ -29,8 +31,8 @@ void expect_matched(const std::string& op, const std::string& algorithm, int n) 
       }
     }
   for (const auto& [key, count] : balance)
-    EXPECT_EQ(count, 0) << op << " " << algorithm << " n=" << n << ": sender " << std::get<0>(key) << " receiver "
-                        << std::get<1>(key) << " step " << std::get<2>(key);
+    EXPECT_EQ(count, 0) << op << " " << algorithm << " n=" << n << ": sender " << std::get<0>(key)
+                        << " receiver " << std::get<1>(key) << " step " << std::get<2>(key);
 }
 
 TEST(CollectiveStepsTest, EverySendMeetsItsWait) {
@@ -59,10 +61,13 @@ TEST(CollectiveStepsTest, StepsAndBytesOfEachAlgorithm) {
   EXPECT_DOUBLE_EQ(bytes_sent(collective_steps("allreduce", "ring", 800, 4, 1), &sends), 6 * 200);
   EXPECT_EQ(sends, 6);
   // Recursive doubling: log2 n whole vectors; with 6 ranks the first 4 positions fold in pairs.
-  EXPECT_DOUBLE_EQ(bytes_sent(collective_steps("allreduce", "recursive_doubling", 8, 8, 3), &sends), 24);
+  EXPECT_DOUBLE_EQ(bytes_sent(collective_steps("allreduce", "recursive_doubling", 8, 8, 3), &sends),
+                   24);
   EXPECT_EQ(sends, 3);
-  EXPECT_EQ(collective_steps("allreduce", "recursive_doubling", 8, 6, 0).size(), 2u);  // hand in, get back
-  EXPECT_DOUBLE_EQ(bytes_sent(collective_steps("allreduce", "recursive_doubling", 8, 6, 1), &sends), 24);
+  EXPECT_EQ(collective_steps("allreduce", "recursive_doubling", 8, 6, 0).size(),
+            2u);  // hand in, get back
+  EXPECT_DOUBLE_EQ(bytes_sent(collective_steps("allreduce", "recursive_doubling", 8, 6, 1), &sends),
+                   24);
   EXPECT_EQ(sends, 3);  // two exchanges, then the result to its partner
   // Dissemination allreduce gathers every vector (Bruck): 1 + 2 + 1 vectors among 5 ranks.
   EXPECT_DOUBLE_EQ(bytes_sent(collective_steps("allreduce", "dissemination", 8, 5, 2), &sends), 32);
@@ -73,7 +78,8 @@ TEST(CollectiveStepsTest, StepsAndBytesOfEachAlgorithm) {
   for (size_t i = 0; i < direct.size(); ++i) EXPECT_EQ(direct[i].send, i < 3) << i;
   EXPECT_DOUBLE_EQ(bytes_sent(direct, &sends), 300);
   // Neighbor exchange allgather: one block, then pairs: n/2 steps.
-  EXPECT_DOUBLE_EQ(bytes_sent(collective_steps("allgather", "neighbor_exchange", 600, 6, 4), &sends), 500);
+  EXPECT_DOUBLE_EQ(
+      bytes_sent(collective_steps("allgather", "neighbor_exchange", 600, 6, 4), &sends), 500);
   EXPECT_EQ(sends, 3);
   EXPECT_TRUE(collective_steps("allreduce", "ring", 8, 1, 0).empty());
 }

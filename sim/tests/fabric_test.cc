@@ -2,12 +2,13 @@
 // Copyright (c) the tca authors
 // Fabric builders and routes: hop counts on the double ring / 2x8 torus, the ring, APEnet+'s
 // 3-D torus, the fat tree and one host; sub-clusters joined by InfiniBand; per-message plans.
+#include "fabric.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "fabric.h"
 #include "params.h"
 
 namespace tca_sim {
@@ -23,8 +24,8 @@ TEST(FabricTest, DoubleRingHops) {
   auto f = fabric("peach2", 16);
   // Ring A is nodes 0-7 (E/W ports), ring B 8-15; node i and i+8 share an S link.
   EXPECT_EQ(f->hops(0, 1), 1);
-  EXPECT_EQ(f->hops(0, 7), 1);   // the ring wraps
-  EXPECT_EQ(f->hops(0, 4), 4);   // half the ring
+  EXPECT_EQ(f->hops(0, 7), 1);  // the ring wraps
+  EXPECT_EQ(f->hops(0, 4), 4);  // half the ring
   EXPECT_EQ(f->hops(0, 3), 3);
   EXPECT_EQ(f->hops(0, 5), 3);   // the other way round
   EXPECT_EQ(f->hops(0, 8), 1);   // the S link
@@ -73,22 +74,26 @@ TEST(FabricTest, TorusRouteUsesOneLinkPerHopAndThePorts) {
   EXPECT_EQ(f->links()[f->plan(r).links[1]].name, "peach3.n0.W");
   EXPECT_EQ(plan.protocol, "dma.chain");
   r.register_mode = true;
-  EXPECT_LT(f->zero_load(r), [&] { Request c = r; c.register_mode = false; return f->zero_load(c); }());
+  EXPECT_LT(f->zero_load(r), [&] {
+    Request c = r;
+    c.register_mode = false;
+    return f->zero_load(c);
+  }());
 }
 
 TEST(FabricTest, ApenetTorus) {
   auto f = fabric("apenet", 128);
   EXPECT_EQ(f->coordinates(0), (std::vector<int>{0, 0, 0}));
   EXPECT_EQ(f->coordinates(127), (std::vector<int>{7, 3, 3}));
-  EXPECT_EQ(f->hops(0, 127), 3);        // one wrap-around hop per dimension
+  EXPECT_EQ(f->hops(0, 127), 3);                         // one wrap-around hop per dimension
   EXPECT_EQ(f->hops(0, 4 * 16 + 2 * 4 + 2), 4 + 2 + 2);  // the farthest node
 }
 
 TEST(FabricTest, SubClustersJoinedByInfiniBand) {
   auto f = fabric("peach2", 64);
-  EXPECT_EQ(f->hops(0, 15), 2);   // inside the first sub-cluster
-  EXPECT_EQ(f->hops(0, 16), 1);   // another sub-cluster, the same InfiniBand leaf switch
-  EXPECT_EQ(f->hops(0, 40), 3);   // another leaf: HCA, leaf, spine, leaf, HCA
+  EXPECT_EQ(f->hops(0, 15), 2);  // inside the first sub-cluster
+  EXPECT_EQ(f->hops(0, 16), 1);  // another sub-cluster, the same InfiniBand leaf switch
+  EXPECT_EQ(f->hops(0, 40), 3);  // another leaf: HCA, leaf, spine, leaf, HCA
   Request r;
   r.src = 0;
   r.dst = 40;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // Parameter files: units, and errors that name the file and the line.
+#include "params.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <sstream>
 
 #include "fabric.h"
-#include "params.h"
 
 namespace tca_sim {
 namespace {
@@ -32,15 +33,18 @@ TEST(ParamsTest, Units) {
 }
 
 TEST(ParamsTest, CommentsAndValues) {
-  const ParamFile f = ParamFile::parse("# a comment\n\nname = x   # the name\nlink = 4GB/s\ndims = 2x8\n", "f");
+  const ParamFile f =
+      ParamFile::parse("# a comment\n\nname = x   # the name\nlink = 4GB/s\ndims = 2x8\n", "f");
   EXPECT_EQ(f.word("name"), "x");
   EXPECT_DOUBLE_EQ(f.bytes_per_second("link"), 4e9);
   EXPECT_EQ(f.dims("dims"), (std::vector<int>{2, 8}));
 }
 
 TEST(ParamsTest, MalformedLinesNameTheLine) {
-  EXPECT_NE(error_of("name = a\nfamily tca\n").find("x.fabric:2: expected 'key = value'"), std::string::npos);
-  EXPECT_NE(error_of("name = a\nname = b\n").find("x.fabric:2: 'name' set twice (first on line 1)"), std::string::npos);
+  EXPECT_NE(error_of("name = a\nfamily tca\n").find("x.fabric:2: expected 'key = value'"),
+            std::string::npos);
+  EXPECT_NE(error_of("name = a\nname = b\n").find("x.fabric:2: 'name' set twice (first on line 1)"),
+            std::string::npos);
   EXPECT_NE(error_of("na-me = a\n").find("x.fabric:1:"), std::string::npos);
 }
 
@@ -54,7 +58,8 @@ TEST(ParamsTest, BadValuesAndUnknownKeysNameTheLine) {
   }
   ASSERT_EQ(error_of(text), "");
   std::string bad_unit = text;
-  bad_unit.replace(bad_unit.find("endpoint_bandwidth = 10.6GB/s"), 29, "endpoint_bandwidth = 10.6us");
+  bad_unit.replace(bad_unit.find("endpoint_bandwidth = 10.6GB/s"), 29,
+                   "endpoint_bandwidth = 10.6us");
   const std::string e1 = error_of(bad_unit);
   EXPECT_NE(e1.find("x.fabric:"), std::string::npos) << e1;
   EXPECT_NE(e1.find("endpoint_bandwidth"), std::string::npos) << e1;
@@ -66,12 +71,13 @@ TEST(ParamsTest, BadValuesAndUnknownKeysNameTheLine) {
   std::string missing = text;
   missing.replace(missing.find("overhead = 7.3us"), 16, "");
   EXPECT_NE(error_of(missing).find("missing parameter 'overhead'"), std::string::npos);
-  EXPECT_NE(error_of("name = a\nfamily = bus\nmax_nodes = 2\n").find("family 'bus'"), std::string::npos);
+  EXPECT_NE(error_of("name = a\nfamily = bus\nmax_nodes = 2\n").find("family 'bus'"),
+            std::string::npos);
 }
 
 TEST(ParamsTest, EveryShippedFabricLoads) {
-  for (const char* name : {"peach2", "peach3", "apenet", "ib-qdr2", "ib-fdr", "ib-apenet-testbed", "k40-host",
-                           "h200-nvlink", "h200-shared", "shm-here"})
+  for (const char* name : {"peach2", "peach3", "apenet", "ib-qdr2", "ib-fdr", "ib-apenet-testbed",
+                           "k40-host", "h200-nvlink", "h200-shared", "shm-here"})
     EXPECT_NO_THROW(Fabric::load(TCA_SIM_FABRIC_DIR, name)) << name;
 }
 

@@ -2,6 +2,8 @@
 // Copyright (c) the tca authors
 // The placement census: every placement of R ranks on a torus sub-cluster (rank 0 on node 0),
 // the four algorithms simulated on each, counted against an enumeration made here another way.
+#include "placements.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 
 #include "fabric.h"
 #include "params.h"
-#include "placements.h"
 
 namespace tca_sim {
 namespace {
@@ -23,7 +24,8 @@ std::unique_ptr<Fabric> ring(int nodes) {
   std::stringstream text;
   text << in.rdbuf();
   std::string description = text.str();
-  description.replace(description.find("dims = 2x8"), 10, "dims = " + std::to_string(nodes) + "    ");
+  description.replace(description.find("dims = 2x8"), 10,
+                      "dims = " + std::to_string(nodes) + "    ");
   auto f = Fabric::from_params(ParamFile::parse(description, "ring.fabric"), TCA_SIM_FABRIC_DIR);
   f->build(nodes);
   return f;
@@ -96,7 +98,8 @@ TEST(PlacementsTest, RefusesWhatItCannotCount) {
     }
   };
   expect_error([&] { placement_census(*peach2, false, 8, MemKind::kCpu, 3); }, "power-of-two");
-  expect_error([&] { placement_census(*peach2, false, 8, MemKind::kCpu, 8); }, "placements; use fewer ranks");
+  expect_error([&] { placement_census(*peach2, false, 8, MemKind::kCpu, 8); },
+               "placements; use fewer ranks");
   expect_error([&] { placement_census(*peach2, false, 8, MemKind::kCpu, 32); }, "do not fit");
   auto small = Fabric::load(TCA_SIM_FABRIC_DIR, "peach2");
   small->build(8);

@@ -74,7 +74,8 @@ TEST(ReplayTest, RecordedCollectiveTraceOnThisMachine) {
   EXPECT_GT(r.makespan, 0);
   // The replay keeps the recorded compute time, so it cannot end before it: within 15% of the
   // measured run (the validation of docs/SIM.md, on a small trace).
-  EXPECT_NEAR(r.makespan / tj.measured, 1.0, 0.15) << "model " << r.makespan << " s, measured " << tj.measured << " s";
+  EXPECT_NEAR(r.makespan / tj.measured, 1.0, 0.15)
+      << "model " << r.makespan << " s, measured " << tj.measured << " s";
   ASSERT_TRUE(r.phases.count("coll.allreduce"));
 }
 
@@ -82,22 +83,27 @@ TEST(ReplayTest, RecordedCollectiveTraceOnThisMachine) {
 // data/trim_pingpong_trace.py from a trace taken there), replayed on h200-shared: the run and
 // every row within 15% of the times the trace recorded.
 TEST(ReplayTest, RecordedPingPongOnOneSharedGpu) {
-  const TraceJob tj = job_from_traces(read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/pingpong-h200-shared"), true);
+  const TraceJob tj = job_from_traces(
+      read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/pingpong-h200-shared"), true);
   auto f = built("h200-shared", 2);
   const Result r = simulate(*f, tj.job);
-  EXPECT_NEAR(r.makespan / tj.measured, 1.0, 0.15) << "model " << r.makespan << " s, measured " << tj.measured << " s";
+  EXPECT_NEAR(r.makespan / tj.measured, 1.0, 0.15)
+      << "model " << r.makespan << " s, measured " << tj.measured << " s";
   for (const char* row : {"cuda.ce.gpu>gpu.8", "cuda.ce.cpu>gpu.32768", "cuda.sm.gpu>cpu.262144"}) {
     ASSERT_TRUE(r.phases.count(row)) << row;
     ASSERT_TRUE(tj.measured_phases.count(row)) << row;
-    const double model = r.phases.at(row).max_seconds, measured = tj.measured_phases.at(row).max_seconds;
+    const double model = r.phases.at(row).max_seconds,
+                 measured = tj.measured_phases.at(row).max_seconds;
     EXPECT_GT(measured, 0) << row;
-    EXPECT_NEAR(model / measured, 1.0, 0.15) << row << ": model " << model << " s, measured " << measured << " s";
+    EXPECT_NEAR(model / measured, 1.0, 0.15)
+        << row << ": model " << model << " s, measured " << measured << " s";
   }
   EXPECT_EQ(r.phases.size(), 3u);
 }
 
 TEST(ReplayTest, SegmentsEndWithTheWaitTheirRowRaised) {
-  const TraceJob tj = job_from_traces(read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/pingpong-h200-shared"), true);
+  const TraceJob tj = job_from_traces(
+      read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/pingpong-h200-shared"), true);
   // 63 round trips a row (the check of each size, warm-up and 3 batches of 20): both ranks kick
   // 63 times in each row; one begin/end pair per rank and row.
   ASSERT_EQ(tj.measured_phases.size(), 3u);
@@ -131,16 +137,20 @@ TEST(ReplayTest, SegmentsEndWithTheWaitTheirRowRaised) {
 // steps the GPU ran), replayed on h200-shared, whose device_latency comes from tca-topo: the run
 // and the row within 15% of the times the trace recorded.
 TEST(ReplayTest, RecordedGpuCollectivesOnOneSharedGpu) {
-  const TraceJob tj = job_from_traces(read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/coll-gpu-h200-shared"));
+  const TraceJob tj =
+      job_from_traces(read_trace_dir(std::string(TCA_SIM_TEST_DATA) + "/coll-gpu-h200-shared"));
   EXPECT_EQ(tj.kicks, 0);
   EXPECT_EQ(tj.device_collectives, 124);  // 62 a rank: 2 warm-up, 3 batches of 20
   const Result r = simulate(*built("h200-shared", 2), tj.job);
-  EXPECT_NEAR(r.makespan / tj.measured, 1.0, 0.15) << "model " << r.makespan << " s, measured " << tj.measured << " s";
+  EXPECT_NEAR(r.makespan / tj.measured, 1.0, 0.15)
+      << "model " << r.makespan << " s, measured " << tj.measured << " s";
   const char* row = "allreduce.tca.ring.8";
   ASSERT_TRUE(r.phases.count(row));
   ASSERT_TRUE(tj.measured_phases.count(row));
-  const double model = r.phases.at(row).max_seconds, measured = tj.measured_phases.at(row).max_seconds;
-  EXPECT_NEAR(model / measured, 1.0, 0.15) << row << ": model " << model << " s, measured " << measured << " s";
+  const double model = r.phases.at(row).max_seconds,
+               measured = tj.measured_phases.at(row).max_seconds;
+  EXPECT_NEAR(model / measured, 1.0, 0.15)
+      << row << ": model " << model << " s, measured " << measured << " s";
 }
 
 // Collectives a GPU program ran are recorded whole (coll_begin ... steps=device): the replay
@@ -152,8 +162,9 @@ TEST(ReplayTest, CollectivesRunByTheGpuAreModelled) {
                        " world=2 host=00000000000000aa clock=steady_ns start=1000 pid=7\n";
     for (int i = 0; i < 3; ++i) {  // a 10 ms ring allreduce, then 1 ms of the application
       const long begin = 1000000L + i * 11000000L;
-      text += std::to_string(begin) + " coll_begin op=allreduce algorithm=ring bytes=64 ranks=2 memory=gpu steps=" +
-              steps + "\n" + std::to_string(begin + 10000000L) + " coll_end\n";
+      text += std::to_string(begin) +
+              " coll_begin op=allreduce algorithm=ring bytes=64 ranks=2 memory=gpu steps=" + steps +
+              "\n" + std::to_string(begin + 10000000L) + " coll_end\n";
     }
     return text + "34000000 end\n";
   };
@@ -176,16 +187,21 @@ TEST(ReplayTest, CollectivesRunByTheGpuAreModelled) {
     EXPECT_NEAR(r.phases.at("coll.allreduce").max_seconds, 3 * 2 * step, 1e-6);
   }
   // What a replay cannot model is an error naming the line.
-  const std::string bad = "tca-trace 1 rank=0 world=1 host=00000000000000aa clock=steady_ns start=1000 pid=7\n"
-                          "10 coll_begin op=allreduce algorithm=ring bytes=8 ranks=1 steps=later\n20 coll_end\n30 end\n";
+  const std::string bad =
+      "tca-trace 1 rank=0 world=1 host=00000000000000aa clock=steady_ns start=1000 pid=7\n"
+      "10 coll_begin op=allreduce algorithm=ring bytes=8 ranks=1 steps=later\n20 coll_end\n30 "
+      "end\n";
   try {
     job_from_traces({parse_rank_trace(bad, "b.trace")});
     FAIL() << "steps=later was accepted";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("b.trace:2: steps='later'"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("b.trace:2: steps='later'"), std::string::npos)
+        << error.what();
   }
-  const std::string part = "tca-trace 1 rank=0 world=1 host=00000000000000aa clock=steady_ns start=1000 pid=7\n"
-                           "10 coll_begin op=allreduce algorithm=ring bytes=8 ranks=4 steps=device\n20 coll_end\n30 end\n";
+  const std::string part =
+      "tca-trace 1 rank=0 world=1 host=00000000000000aa clock=steady_ns start=1000 pid=7\n"
+      "10 coll_begin op=allreduce algorithm=ring bytes=8 ranks=4 steps=device\n20 coll_end\n30 "
+      "end\n";
   EXPECT_THROW(job_from_traces({parse_rank_trace(part, "p.trace")}), Error);
 }
 

@@ -39,8 +39,8 @@ uint64_t load_le(const uint8_t* p) {
 
 // Inlined into an unrolled round loop, every index is a constant and the state stays in
 // registers.
-inline __attribute__((always_inline)) void mix(uint64_t* v, int a, int b, int c, int d,
-                                               uint64_t x, uint64_t y) {
+inline __attribute__((always_inline)) void mix(uint64_t* v, int a, int b, int c, int d, uint64_t x,
+                                               uint64_t y) {
   v[a] = v[a] + v[b] + x;
   v[d] = rotr(v[d] ^ v[a], 32);
   v[c] = v[c] + v[d];

@@ -35,10 +35,9 @@ uint64_t crc64(const void* data, size_t bytes) {
     uint64_t word = 0;
     for (int i = 7; i >= 0; --i) word = word << 8 | in[i];  // little-endian, any alignment
     crc ^= word;
-    crc = kTables[7][crc & 0xff] ^ kTables[6][(crc >> 8) & 0xff] ^
-          kTables[5][(crc >> 16) & 0xff] ^ kTables[4][(crc >> 24) & 0xff] ^
-          kTables[3][(crc >> 32) & 0xff] ^ kTables[2][(crc >> 40) & 0xff] ^
-          kTables[1][(crc >> 48) & 0xff] ^ kTables[0][crc >> 56];
+    crc = kTables[7][crc & 0xff] ^ kTables[6][(crc >> 8) & 0xff] ^ kTables[5][(crc >> 16) & 0xff] ^
+          kTables[4][(crc >> 24) & 0xff] ^ kTables[3][(crc >> 32) & 0xff] ^
+          kTables[2][(crc >> 40) & 0xff] ^ kTables[1][(crc >> 48) & 0xff] ^ kTables[0][crc >> 56];
   }
   for (; bytes > 0; --bytes, ++in) crc = kTables[0][(crc ^ *in) & 0xff] ^ (crc >> 8);
   return ~crc;

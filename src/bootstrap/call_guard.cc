@@ -39,9 +39,11 @@ CallGuard::~CallGuard() { stop(); }
 tcaResult CallGuard::start(Liveness liveness, std::vector<int> all_ranks) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (abandoned_)
-    TCA_FAIL(TCA_ERROR_PEER_FAILED, "a call ({}) was given up on when a rank died during it; "
+    TCA_FAIL(TCA_ERROR_PEER_FAILED,
+             "a call ({}) was given up on when a rank died during it; "
              "its thread is still inside it, so the library it called cannot be used again in "
-             "this process", abandoned_what_);
+             "this process",
+             abandoned_what_);
   if (started_) TCA_FAIL(TCA_ERROR_ALREADY_INITIALIZED, "the call guard is already started");
   liveness_ = std::move(liveness);
   all_ranks_ = std::move(all_ranks);
@@ -121,9 +123,10 @@ tcaResult CallGuard::run(const std::vector<int>* ranks, const char* what, const 
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (abandoned_)
-      TCA_FAIL(TCA_ERROR_PEER_FAILED, "{} is refused: an earlier call ({}) was given up on when "
-               "a rank died during it, and its thread is still inside the library", what,
-               abandoned_what_);
+      TCA_FAIL(TCA_ERROR_PEER_FAILED,
+               "{} is refused: an earlier call ({}) was given up on when "
+               "a rank died during it, and its thread is still inside the library",
+               what, abandoned_what_);
   }
   if (!started_) return call();
   const std::vector<int>& involved = ranks != nullptr ? *ranks : all_ranks_;
@@ -167,9 +170,11 @@ tcaResult CallGuard::wait_for(const std::shared_ptr<Job>& job, const std::vector
       thread_.detach();  // it stays inside the call; a new one would enter the library again
       started_ = false;
       const std::string death = last_error_message();
-      TCA_FAIL(TCA_ERROR_PEER_FAILED, "{} was given up on, a rank it involves having died "
+      TCA_FAIL(TCA_ERROR_PEER_FAILED,
+               "{} was given up on, a rank it involves having died "
                "during it ({}); the call is left on a thread of its own, and the library it was "
-               "in cannot be entered again in this process", what, death);
+               "in cannot be entered again in this process",
+               what, death);
     }
   }
   lock.unlock();

@@ -87,7 +87,7 @@ class CallGuard {
   mutable std::mutex mutex_;
   std::condition_variable job_posted_;
   std::condition_variable job_done_;
-  std::shared_ptr<Job> pending_;  // posted, not yet taken by the thread
+  std::shared_ptr<Job> pending_;     // posted, not yet taken by the thread
   std::atomic<bool> posted_{false};  // pending_ is set: what the thread spins on
   bool thread_sleeping_ = false;     // the thread waits on job_posted_: notify it
   bool caller_sleeping_ = false;     // the caller waits on job_done_: notify it

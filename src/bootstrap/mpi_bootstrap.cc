@@ -75,8 +75,8 @@ class MpiBootstrap final : public Bootstrap {
 // --enable-recovery passes that on to its ranks).
 bool launcher_keeps_survivors() {
   const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
-  return recovery != nullptr && (std::strcmp(recovery, "1") == 0 ||
-                                 std::strcmp(recovery, "true") == 0);
+  return recovery != nullptr &&
+         (std::strcmp(recovery, "1") == 0 || std::strcmp(recovery, "true") == 0);
 }
 
 }  // namespace
@@ -94,11 +94,15 @@ tcaResult start_mpi_guard(CallGuard::Liveness liveness, int size, int rank) {
   MPI_Query_thread(&provided);
   if (provided < MPI_THREAD_SERIALIZED) {
     if (mode == "on")
-      TCA_FAIL(TCA_ERROR_UNSUPPORTED, "TCA_MPI_GUARD=on makes MPI calls from a thread of its "
+      TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+               "TCA_MPI_GUARD=on makes MPI calls from a thread of its "
                "own, but MPI was initialized with thread level {} (at least "
-               "MPI_THREAD_SERIALIZED is needed: MPI_Init_thread)", provided);
-    TCA_WARN("MPI thread level {} is below MPI_THREAD_SERIALIZED: MPI calls are not guarded "
-             "against a rank dying during them", provided);
+               "MPI_THREAD_SERIALIZED is needed: MPI_Init_thread)",
+               provided);
+    TCA_WARN(
+        "MPI thread level {} is below MPI_THREAD_SERIALIZED: MPI calls are not guarded "
+        "against a rank dying during them",
+        provided);
     return TCA_SUCCESS;
   }
   std::vector<int> others;
@@ -111,12 +115,14 @@ tcaResult start_mpi_guard(CallGuard::Liveness liveness, int size, int rank) {
 
 tcaResult make_mpi_bootstrap(std::unique_ptr<Bootstrap>* out) {
   if (mpi_guard().abandoned())
-    TCA_FAIL(TCA_ERROR_PEER_FAILED, "an earlier job of this process left a thread inside MPI "
+    TCA_FAIL(TCA_ERROR_PEER_FAILED,
+             "an earlier job of this process left a thread inside MPI "
              "when a rank died: MPI cannot be used again in this process");
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized)
-    TCA_FAIL(TCA_ERROR_NOT_INITIALIZED, "MPI was finalized (by tcaFinalize, when tca started MPI, "
+    TCA_FAIL(TCA_ERROR_NOT_INITIALIZED,
+             "MPI was finalized (by tcaFinalize, when tca started MPI, "
              "or by the program): MPI cannot start again in this process, so neither can tca");
   int initialized = 0;
   MPI_Initialized(&initialized);

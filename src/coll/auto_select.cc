@@ -85,6 +85,6 @@ extern "C" tcaResult tcaCollChooseAlgorithm(tcaCollKind kind, tcaMemKind memory,
       return TCA_SUCCESS;
     }
   }
-  TCA_FAIL(TCA_ERROR_INTERNAL, "no rule for collective kind {} on {} ranks",
-           static_cast<int>(kind), ranks);
+  TCA_FAIL(TCA_ERROR_INTERNAL, "no rule for collective kind {} on {} ranks", static_cast<int>(kind),
+           ranks);
 }

@@ -124,8 +124,8 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
   coll->memory_ = config.memory;
   coll->sendbuf_ = sendbuf;
   coll->recvbuf_ = recvbuf;
-  if (config.memory == TCA_MEM_GPU) TCA_CHECK(tca::coll::gpu_ipc_everywhere(coll->ranks_,
-                                                                          &coll->host_scheduled_));
+  if (config.memory == TCA_MEM_GPU)
+    TCA_CHECK(tca::coll::gpu_ipc_everywhere(coll->ranks_, &coll->host_scheduled_));
   coll->host_scheduled_ = config.memory == TCA_MEM_GPU && !coll->host_scheduled_;
   if (config.memory == TCA_MEM_GPU && !coll->host_scheduled_) {
 #if TCA_HAVE_CUDA
@@ -339,7 +339,9 @@ tcaResult tcaColl_st::start() {
   if (tca::trace::enabled())  // host steps: the kicks, notifications and waits that follow
     tca::trace::collective_begin(recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
                                  tcaCollAlgorithmName(algorithm_), recv_bytes_, ranks_, memory_,
-                                 !device_program ? "host" : device_ != nullptr ? "device" : "none");
+                                 !device_program      ? "host"
+                                 : device_ != nullptr ? "device"
+                                                      : "none");
   if (device_program) {  // GPU programs have their own signals
     if (device_ != nullptr) TCA_CHECK(finish_or_fail(device_->start()));
     running_ = true;

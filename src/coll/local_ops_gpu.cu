@@ -16,15 +16,21 @@ namespace {
 
 struct Sum {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct Max {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+  __device__ T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
 };
 struct Min {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a < b ? a : b; }
+  __device__ T operator()(T a, T b) const {
+    return a < b ? a : b;
+  }
 };
 
 template <typename T, typename Op>
@@ -75,13 +81,13 @@ Launch launch_for(tcaDataType type, tcaRedOp op) {
   return nullptr;
 }
 
-#define TCA_LOCAL_CUDA(call)                                                                \
-  do {                                                                                      \
-    const cudaError_t tca_error_ = (call);                                                  \
-    if (tca_error_ != cudaSuccess) {                                                        \
-      cudaGetLastError();                                                                   \
+#define TCA_LOCAL_CUDA(call)                                                                 \
+  do {                                                                                       \
+    const cudaError_t tca_error_ = (call);                                                   \
+    if (tca_error_ != cudaSuccess) {                                                         \
+      cudaGetLastError();                                                                    \
       TCA_FAIL(TCA_ERROR_TRANSPORT, "{} failed: {}", #call, cudaGetErrorString(tca_error_)); \
-    }                                                                                       \
+    }                                                                                        \
   } while (0)
 
 class DeviceOps final : public LocalOps {

@@ -65,8 +65,8 @@ tcaResult tcaInitWithConfig(const tcaConfig* config) {
   if (tca::g_context != nullptr) TCA_FAIL(TCA_ERROR_ALREADY_INITIALIZED, "tcaInit called twice");
   TCA_CHECK(Context::create(config, &tca::g_context));
   const Context& context = *tca::g_context;
-  const tcaResult traced = tca::trace::open(context.rank(), context.size(),
-                                            context.peer(context.rank()).host_hash);
+  const tcaResult traced =
+      tca::trace::open(context.rank(), context.size(), context.peer(context.rank()).host_hash);
   if (traced != TCA_SUCCESS) {
     tca::ErrorKeeper keep;
     tca::g_context.reset();
@@ -206,8 +206,10 @@ tcaResult tcaDescSetMemcpy2D(tcaDesc desc, const tcaHandle* dst, size_t dst_offs
   TCA_CHECK(tca::get_desc(context, desc, &chain));
   // An empty block-stride entry would still be walked block by block on some paths.
   if (width == 0 || count == 0)
-    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "block-stride transfer of {} blocks of {} bytes: width "
-             "and count must be positive", count, width);
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "block-stride transfer of {} blocks of {} bytes: width "
+             "and count must be positive",
+             count, width);
   return tca::desc_append(*context, *chain, dst, dst_offset, dst_pitch, src, src_offset, src_pitch,
                           width, count, flags, notify_slot);
 }
@@ -321,8 +323,7 @@ tcaResult tcaPIOPointer(void** ptr, const tcaHandle* handle, size_t offset, size
   // The caller's own host memory needs no transport, whichever reaches the peers.
   if (region->owner == context->rank() && region->mapped != nullptr) {
     *ptr = region->mapped + offset;
-    if (tca::trace::enabled())
-      tca::trace::pio(region->owner, offset, bytes, region->kind, "local");
+    if (tca::trace::enabled()) tca::trace::pio(region->owner, offset, bytes, region->kind, "local");
     return TCA_SUCCESS;
   }
   tca::Transport* transport = context->default_transport(region->owner);

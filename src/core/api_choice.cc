@@ -21,8 +21,10 @@ tcaResult tcaAutoTransport(int peer, tcaMemKind local, tcaMemKind remote, size_t
       TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", kind);
   const tca::Transport* transport = context->auto_transport(peer, local, remote, bytes);
   if (transport == nullptr)
-    TCA_FAIL(TCA_ERROR_UNREACHABLE, "no transport of this build reaches rank {}'s {} memory from "
-             "rank {}'s {} memory", peer, remote == TCA_MEM_GPU ? "GPU" : "host", context->rank(),
+    TCA_FAIL(TCA_ERROR_UNREACHABLE,
+             "no transport of this build reaches rank {}'s {} memory from "
+             "rank {}'s {} memory",
+             peer, remote == TCA_MEM_GPU ? "GPU" : "host", context->rank(),
              local == TCA_MEM_GPU ? "GPU" : "host");
   *name = transport->name();
   if (table != nullptr) {

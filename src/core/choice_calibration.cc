@@ -161,7 +161,8 @@ tcaResult Context::calibrate_choices() {
 }
 
 // Collective over all ranks; rank 0 and the partner time each candidate while the others wait.
-tcaResult Context::measure_choice(const ChoicePlan& item, std::vector<std::vector<double>>* micros) {
+tcaResult Context::measure_choice(const ChoicePlan& item,
+                                  std::vector<std::vector<double>>* micros) {
   const bool in_pair = rank_ == 0 || rank_ == item.partner;
   const tcaMemKind kind = static_cast<tcaMemKind>(item.kind);
   const uint64_t bytes = choice_sizes().back();

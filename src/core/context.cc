@@ -112,8 +112,8 @@ tcaResult parse_host_id(int rank, std::string* host) {
     char* end = nullptr;
     const long k = std::strtol(count.c_str(), &end, 10);
     if (count.empty() || *end != '\0' || k <= 0 || k > INT32_MAX)
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_HOST_ID='{}': {} needs a positive rank count",
-               text, form);
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_HOST_ID='{}': {} needs a positive rank count", text,
+               form);
     *host = fmt::format("{}{}", form, form[0] == 'b' ? rank / k : rank % k);
     return TCA_SUCCESS;
   }
@@ -145,16 +145,16 @@ tcaResult Context::init(const tcaConfig* config) {
   if (rank_ == 0) TCA_CHECK(random_job_key(&job_key_));
   TCA_CHECK(bootstrap_->broadcast(&job_key_, sizeof(job_key_), 0));
 
-  TCA_CHECK(HostBlock::create(control_block_bytes(size_), memfd_name(rank_, 0).c_str(),
-                              &control_));
+  TCA_CHECK(HostBlock::create(control_block_bytes(size_), memfd_name(rank_, 0).c_str(), &control_));
   PeerInfo mine;
   mine.pid = static_cast<int>(getpid());
   mine.control_fd = control_.fd();
   mine.control_inode = control_.inode();
   mine.machine_hash = machine_hash();
-  mine.host_hash = fake_host.empty()
-                       ? mine.machine_hash
-                       : std::hash<std::string>{}(fmt::format("{:x}/{}", mine.machine_hash, fake_host));
+  mine.host_hash =
+      fake_host.empty()
+          ? mine.machine_hash
+          : std::hash<std::string>{}(fmt::format("{:x}/{}", mine.machine_hash, fake_host));
   peers_.resize(size_);
   TCA_CHECK(bootstrap_->allgather(&mine, peers_.data(), sizeof(PeerInfo)));
   // From here a rank's death on this machine can be seen, so MPI calls can be guarded.
@@ -197,9 +197,8 @@ tcaResult Context::choose_defaults(const std::string& forced) {
   std::vector<Transport*> order;
   const int forced_id = forced == "auto" ? -1 : transport_id(forced.c_str());
   for (const auto& transport : transports_) {
-    const bool first_of_id = std::none_of(order.begin(), order.end(), [&](const Transport* t) {
-      return t->id() == transport->id();
-    });
+    const bool first_of_id = std::none_of(
+        order.begin(), order.end(), [&](const Transport* t) { return t->id() == transport->id(); });
     if (first_of_id) order.push_back(transport.get());
   }
   std::stable_partition(order.begin(), order.end(),
@@ -259,7 +258,8 @@ std::string Context::memfd_name(int owner, uint32_t serial) const {
 
 uint64_t Context::next_notify_value(int peer, int slot) {
   return cell_at(reinterpret_cast<unsigned char*>(notify_sent_counter(peer, slot)), 0)
-             ->fetch_add(1, std::memory_order_relaxed) + 1;
+             ->fetch_add(1, std::memory_order_relaxed) +
+         1;
 }
 
 uint64_t* Context::notify_sent_counter(int peer, int slot) {
@@ -292,8 +292,8 @@ tcaResult Context::transport_for(tcaPath path, int peer, Transport** out) const 
           *out = transport.get();
           return TCA_SUCCESS;
         }
-    TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} cannot reach rank {} from rank {}",
-             transport->name(), peer, rank_);
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} cannot reach rank {} from rank {}", transport->name(),
+             peer, rank_);
   }
   TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} is not present in this build", static_cast<int>(path));
 }
@@ -307,17 +307,19 @@ tcaResult Context::transport_for(tcaPath path, const Transfer& transfer, Transpo
   if (path == TCA_PATH_AUTO) {
     *out = auto_transport(transfer.peer, local, remote, transfer.width * transfer.count);
     if (*out == nullptr)
-      TCA_FAIL(TCA_ERROR_UNREACHABLE, "no transport of this build reaches rank {}'s {} memory "
-               "from rank {}'s {} memory", transfer.peer, kind_name(remote), rank_,
-               kind_name(local));
+      TCA_FAIL(TCA_ERROR_UNREACHABLE,
+               "no transport of this build reaches rank {}'s {} memory "
+               "from rank {}'s {} memory",
+               transfer.peer, kind_name(remote), rank_, kind_name(local));
     return TCA_SUCCESS;
   }
   for (const auto& transport : transports_) {
     if (transport->path() != path) continue;
     if (!transport->can_reach(transfer.peer, local, remote))
-      TCA_FAIL(TCA_ERROR_UNREACHABLE, "path {} cannot reach rank {}'s {} memory from rank {}'s "
-               "{} memory", transport->name(), transfer.peer, kind_name(remote), rank_,
-               kind_name(local));
+      TCA_FAIL(TCA_ERROR_UNREACHABLE,
+               "path {} cannot reach rank {}'s {} memory from rank {}'s "
+               "{} memory",
+               transport->name(), transfer.peer, kind_name(remote), rank_, kind_name(local));
     *out = transport.get();
     return TCA_SUCCESS;
   }
@@ -416,8 +418,8 @@ tcaResult Context::create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHa
   TCA_CHECK(register_with_transports(*region));  // each may append its record to the handle
   seal_handle(wire);
 
-  cell_at(control_block(), issued_id_offset(size_))->store(next_region_id_ - 1,
-                                                           std::memory_order_relaxed);
+  cell_at(control_block(), issued_id_offset(size_))
+      ->store(next_region_id_ - 1, std::memory_order_relaxed);
   publish_record(control_block(), record_of(*region));
   PeerRegion* published = region.get();
   known_regions_[{rank_, id}] = std::move(region);
@@ -475,8 +477,9 @@ tcaResult Context::await_transfers_in_flight(const PeerRegion& region) {
   for (int peer = 0; peer < size_; ++peer) {
     if (peer == rank_) continue;
     for (int lane = 0; lane < kInflightLanes; ++lane) {
-      const uint64_t begun = cell_at(control_block(), inflight_cell_offset(size_, peer, lane, false))
-                                 ->load(std::memory_order_acquire);
+      const uint64_t begun =
+          cell_at(control_block(), inflight_cell_offset(size_, peer, lane, false))
+              ->load(std::memory_order_acquire);
       if (inflight_done(peer, lane) < begun) pending.push_back({peer, lane, begun});
     }
   }
@@ -485,15 +488,19 @@ tcaResult Context::await_transfers_in_flight(const PeerRegion& region) {
   while (!pending.empty()) {
     // A transfer may need this rank inside MPI to complete (and to make its done cell visible).
     TCA_CHECK(progress_transports());
-    pending.erase(std::remove_if(pending.begin(), pending.end(), [&](const Pending& p) {
-                    return inflight_done(p.peer, p.lane) >= p.begun ||
-                           check_peer_alive(p.peer) != TCA_SUCCESS;  // its writes ended with it
-                  }),
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [&](const Pending& p) {
+                                   return inflight_done(p.peer, p.lane) >= p.begun ||
+                                          check_peer_alive(p.peer) !=
+                                              TCA_SUCCESS;  // its writes ended with it
+                                 }),
                   pending.end());
     if (pending.empty()) break;
     if (Clock::now() > deadline)
-      TCA_FAIL(TCA_ERROR_TIMEOUT, "region {} is withdrawn, but a transfer of rank {} into it was "
-               "still in flight after {} ms", region.id, pending.front().peer, timeout_ms_);
+      TCA_FAIL(TCA_ERROR_TIMEOUT,
+               "region {} is withdrawn, but a transfer of rank {} into it was "
+               "still in flight after {} ms",
+               region.id, pending.front().peer, timeout_ms_);
     sched_yield();
   }
   clear_last_error();  // dead peers were an answer, not a failure
@@ -509,11 +516,14 @@ tcaResult Context::destroy_handle(const tcaHandle* handle) {
   WireHandle wire;
   TCA_CHECK(decode_handle(handle, job_key_, size_, handle_record_ids(), &wire));
   if (wire.owner != rank_)
-    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "region {} belongs to rank {}; only its owner ({}) may "
-             "destroy it", wire.region_id, wire.owner, rank_);
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "region {} belongs to rank {}; only its owner ({}) may "
+             "destroy it",
+             wire.region_id, wire.owner, rank_);
   const auto found = own_regions_.find(wire.region_id);
   if (found == own_regions_.end())
-    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is already freed", wire.region_id, rank_);
+    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is already freed", wire.region_id,
+             rank_);
   if (std::memcmp(&found->second->wire, &wire, sizeof(wire)) != 0)
     TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} differs from its registration",
              wire.region_id);
@@ -558,11 +568,13 @@ tcaResult Context::import_region(const WireHandle& wire, PeerRegion** out) {
   RegionRecord record;
   bool found = false;
   uint64_t issued = 0;
-  TCA_CHECK(controller_[wire.owner]->read_record(wire.owner, wire.region_id, &record, &found,
-                                              &issued));
+  TCA_CHECK(
+      controller_[wire.owner]->read_record(wire.owner, wire.region_id, &record, &found, &issued));
   if (!found && (wire.region_id == 0 || wire.region_id > issued))
-    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "rank {} never registered a region {} (it issued ids up "
-             "to {})", wire.owner, wire.region_id, issued);
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE,
+             "rank {} never registered a region {} (it issued ids up "
+             "to {})",
+             wire.owner, wire.region_id, issued);
   if (!found)
     TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id, wire.owner);
   TCA_CHECK(check_against_record(wire, record));
@@ -593,28 +605,35 @@ tcaResult Context::refuse_unlike_import(const WireHandle& wire) {
   RegionRecord record;
   bool found = false;
   uint64_t issued = 0;
-  TCA_CHECK(controller_[wire.owner]->read_record(wire.owner, wire.region_id, &record, &found,
-                                                 &issued));
+  TCA_CHECK(
+      controller_[wire.owner]->read_record(wire.owner, wire.region_id, &record, &found, &issued));
   if (!found)
     TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", wire.region_id, wire.owner);
   TCA_CHECK(check_against_record(wire, record));
-  TCA_FAIL(TCA_ERROR_INTERNAL, "region {} of rank {} was imported from bytes its owner's record "
-           "does not vouch for", wire.region_id, wire.owner);
+  TCA_FAIL(TCA_ERROR_INTERNAL,
+           "region {} of rank {} was imported from bytes its owner's record "
+           "does not vouch for",
+           wire.region_id, wire.owner);
 }
 
 tcaResult Context::check_against_record(const WireHandle& wire, const RegionRecord& record) const {
   const char* differs = nullptr;
-  if (wire.bytes != record.bytes) differs = "size";
-  else if (wire.address != record.address) differs = "base address";
-  else if (wire.kind != record.kind) differs = "memory kind";
-  else if (wire.mappable != record.mappable) differs = "mappable flag";
+  if (wire.bytes != record.bytes)
+    differs = "size";
+  else if (wire.address != record.address)
+    differs = "base address";
+  else if (wire.kind != record.kind)
+    differs = "memory kind";
+  else if (wire.mappable != record.mappable)
+    differs = "mappable flag";
   else if (wire.memfd != record.memfd || wire.memfd_serial != record.memfd_serial ||
            wire.memfd_offset != record.memfd_offset)
     differs = "memfd";
   else if (wire.device_offset != record.device_offset ||
            std::memcmp(wire.device_ipc, record.device_ipc, sizeof(record.device_ipc)) != 0)
     differs = "device export";
-  else if (wire.owner_pid != peers_[wire.owner].pid) differs = "owner process";
+  else if (wire.owner_pid != peers_[wire.owner].pid)
+    differs = "owner process";
   if (differs == nullptr) {
     // The fields agree; the digest decides the rest (the transport records above all).
     HandleDigest digest;
@@ -623,15 +642,18 @@ tcaResult Context::check_against_record(const WireHandle& wire, const RegionReco
       differs = "digest of its bytes, transport records included,";
   }
   if (differs != nullptr)
-    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} does not match its owner's "
-             "record ({} differs): forged or corrupted", wire.region_id, wire.owner, differs);
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE,
+             "handle of region {} of rank {} does not match its owner's "
+             "record ({} differs): forged or corrupted",
+             wire.region_id, wire.owner, differs);
   return TCA_SUCCESS;
 }
 
 tcaResult Context::region_alive(const PeerRegion& region, bool* alive) {
   if (region.owner == rank_) {
-    *alive = cell_at(control_block(), live_cell_offset(region.id))->load(std::memory_order_acquire) ==
-             region.id;
+    *alive =
+        cell_at(control_block(), live_cell_offset(region.id))->load(std::memory_order_acquire) ==
+        region.id;
     return TCA_SUCCESS;
   }
   return controller_[region.owner]->region_alive(region, alive);
@@ -702,9 +724,8 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
     // the awaited peer now and then, every transport a quarter as often.
     if (spin % 64 == 63) {
       // (While the transports are still being made, as in the CUDA calibration, none controls.)
-      Transport* controller = src_rank != TCA_ANY_RANK && !controller_.empty()
-                                  ? controller_[src_rank]
-                                  : nullptr;
+      Transport* controller =
+          src_rank != TCA_ANY_RANK && !controller_.empty() ? controller_[src_rank] : nullptr;
       if (controller != nullptr && spin % 256 != 255) {
         TCA_CHECK(controller->progress());
       } else {
@@ -742,9 +763,10 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
       for (int peer = 0; peer < size_; ++peer) TCA_CHECK(check_peer_alive(peer));
     }
     if (Clock::now() > deadline)
-      TCA_FAIL(TCA_ERROR_TIMEOUT, "no notification on slot {} from {} within {} ms", slot,
-               src_rank == TCA_ANY_RANK ? std::string("any rank") : fmt::format("rank {}", src_rank),
-               timeout_ms_);
+      TCA_FAIL(
+          TCA_ERROR_TIMEOUT, "no notification on slot {} from {} within {} ms", slot,
+          src_rank == TCA_ANY_RANK ? std::string("any rank") : fmt::format("rank {}", src_rank),
+          timeout_ms_);
   }
 }
 

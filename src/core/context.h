@@ -163,7 +163,7 @@ class Context {
   uint64_t next_region_id_ = 1;
 
   std::array<std::unique_ptr<MemoryDomain>, 2> domains_;  // by tcaMemKind
-  std::map<uint64_t, PeerRegion*> own_regions_;  // live registrations, by region id
+  std::map<uint64_t, PeerRegion*> own_regions_;           // live registrations, by region id
   // Every region ever resolved, kept until finalize so prepared chains never dangle.
   std::map<std::pair<int, uint64_t>, std::unique_ptr<PeerRegion>> known_regions_;
 
@@ -171,11 +171,11 @@ class Context {
   std::vector<std::unique_ptr<Transport>> transports_;
   std::vector<std::array<Transport*, 4>> default_;  // per peer, [2 * local kind + remote kind]
   std::vector<Transport*> controller_;              // per peer
-  std::vector<Transport*> order_;  // one per id, in order of preference (forced first)
-  bool forced_ = false;            // a transport was named: AUTO does not choose by size
-  std::vector<uint8_t> gpu_ranks_;  // per rank: 1 where it has a usable GPU
+  std::vector<Transport*> order_;       // one per id, in order of preference (forced first)
+  bool forced_ = false;                 // a transport was named: AUTO does not choose by size
+  std::vector<uint8_t> gpu_ranks_;      // per rank: 1 where it has a usable GPU
   std::array<ChoiceTable, 8> choices_;  // by choice_class
-  HostBlock notify_counters_;        // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
+  HostBlock notify_counters_;  // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
   int any_source_cursor_ = 0;
   bool oversubscribed_ = false;  // more ranks on this host than cores: waits yield at once
   uint32_t poll_misses_ = 0;     // polls that found nothing (test_notification)

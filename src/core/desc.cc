@@ -55,8 +55,9 @@ tcaResult check_extent(const PeerRegion& region, const char* end, uint64_t offse
   if (offset > UINT64_MAX - extent)
     TCA_FAIL(TCA_ERROR_SIZE_OVERFLOW, "{} offset {} + extent {} overflows", end, offset, extent);
   if (offset + extent > region.bytes)
-    TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS, "{} range [{}, {}) is outside region {} of rank {} ({} bytes)",
-             end, offset, offset + extent, region.id, region.owner, region.bytes);
+    TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS,
+             "{} range [{}, {}) is outside region {} of rank {} ({} bytes)", end, offset,
+             offset + extent, region.id, region.owner, region.bytes);
   return TCA_SUCCESS;
 }
 
@@ -83,10 +84,10 @@ tcaResult check_own_regions_alive(Context& context, const tcaDesc_st& desc) {
   return TCA_SUCCESS;
 }
 
-tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
-                      uint64_t dst_offset, uint64_t dst_pitch, const tcaHandle* src,
-                      uint64_t src_offset, uint64_t src_pitch, uint64_t width, uint64_t count,
-                      unsigned flags, int slot) {
+tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst, uint64_t dst_offset,
+                      uint64_t dst_pitch, const tcaHandle* src, uint64_t src_offset,
+                      uint64_t src_pitch, uint64_t width, uint64_t count, unsigned flags,
+                      int slot) {
   if ((flags & ~TCA_FLAG_NOTIFY) != 0)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown transfer flags {:#x}", flags);
   if (flags & TCA_FLAG_NOTIFY) TCA_CHECK(check_slot(slot));
@@ -187,9 +188,8 @@ trace::TransferRecord record_of(Context& context, tcaPath path, const Transfer& 
   record.src_kind = transfer.src->kind;
   record.dst_kind = transfer.dst->kind;
   Transport* transport = nullptr;
-  record.path = context.transport_for(path, transfer, &transport) == TCA_SUCCESS
-                    ? transport->name()
-                    : "unknown";
+  record.path = context.transport_for(path, transfer, &transport) == TCA_SUCCESS ? transport->name()
+                                                                                 : "unknown";
   if (transport == nullptr) clear_last_error();
   record.notify_slot = (transfer.flags & TCA_FLAG_NOTIFY) ? transfer.slot : -1;
   return record;

@@ -40,10 +40,9 @@ class DescRegistry {
   uintptr_t next_token_ = 0;
 };
 
-tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst,
-                      uint64_t dst_offset, uint64_t dst_pitch, const tcaHandle* src,
-                      uint64_t src_offset, uint64_t src_pitch, uint64_t width, uint64_t count,
-                      unsigned flags, int slot);
+tcaResult desc_append(Context& context, tcaDesc_st& desc, const tcaHandle* dst, uint64_t dst_offset,
+                      uint64_t dst_pitch, const tcaHandle* src, uint64_t src_offset,
+                      uint64_t src_pitch, uint64_t width, uint64_t count, unsigned flags, int slot);
 tcaResult desc_bind(Context& context, tcaDesc_st& desc, int channel);
 tcaResult desc_start(Context& context, tcaDesc_st& desc);
 // Fails with TCA_ERROR_FREED_HANDLE when a region of this rank that the chain uses was freed.
@@ -51,7 +50,7 @@ tcaResult check_own_regions_alive(Context& context, const tcaDesc_st& desc);
 // Runs one transfer to completion (tcaPut, tcaGet).
 tcaResult run_immediate(Context& context, Transfer transfer);
 // Checks that [offset, offset + (count-1)*pitch + width) lies inside `region`.
-tcaResult check_extent(const PeerRegion& region, const char* end, uint64_t offset,
-                       uint64_t pitch, uint64_t width, uint64_t count);
+tcaResult check_extent(const PeerRegion& region, const char* end, uint64_t offset, uint64_t pitch,
+                       uint64_t width, uint64_t count);
 
 }  // namespace tca

@@ -15,8 +15,8 @@ const char* base_name(const char* path) {
 }  // namespace
 
 tcaResult record_error(tcaResult code, const char* file, int line, const std::string& message) {
-  g_last_error = fmt::format("{}: {} [{}:{}]", tcaGetErrorString(code), message, base_name(file),
-                             line);
+  g_last_error =
+      fmt::format("{}: {} [{}:{}]", tcaGetErrorString(code), message, base_name(file), line);
   return code;
 }
 
@@ -41,27 +41,48 @@ const char* last_error_message() { return g_last_error.c_str(); }
 
 extern "C" const char* tcaGetErrorString(tcaResult result) {
   switch (result) {
-    case TCA_SUCCESS: return "success";
-    case TCA_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case TCA_ERROR_NOT_INITIALIZED: return "tca is not initialized";
-    case TCA_ERROR_ALREADY_INITIALIZED: return "tca is already initialized";
-    case TCA_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case TCA_ERROR_OUT_OF_RESOURCES: return "out of resources";
-    case TCA_ERROR_OUT_OF_BOUNDS: return "transfer outside the registered region";
-    case TCA_ERROR_SIZE_OVERFLOW: return "offset or size overflows";
-    case TCA_ERROR_INVALID_HANDLE: return "handle is corrupted or forged";
-    case TCA_ERROR_FOREIGN_HANDLE: return "handle belongs to another job";
-    case TCA_ERROR_FREED_HANDLE: return "handle refers to a freed region";
-    case TCA_ERROR_INVALID_CHANNEL: return "no such DMA channel";
-    case TCA_ERROR_INVALID_DESC: return "invalid descriptor";
-    case TCA_ERROR_INVALID_RANK: return "no such rank";
-    case TCA_ERROR_INVALID_SLOT: return "no such notification slot";
-    case TCA_ERROR_UNREACHABLE: return "peer unreachable on this path";
-    case TCA_ERROR_UNSUPPORTED: return "unsupported";
-    case TCA_ERROR_TIMEOUT: return "timed out";
-    case TCA_ERROR_PEER_FAILED: return "peer process failed";
-    case TCA_ERROR_TRANSPORT: return "transport failure";
-    case TCA_ERROR_INTERNAL: return "internal error";
+    case TCA_SUCCESS:
+      return "success";
+    case TCA_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case TCA_ERROR_NOT_INITIALIZED:
+      return "tca is not initialized";
+    case TCA_ERROR_ALREADY_INITIALIZED:
+      return "tca is already initialized";
+    case TCA_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case TCA_ERROR_OUT_OF_RESOURCES:
+      return "out of resources";
+    case TCA_ERROR_OUT_OF_BOUNDS:
+      return "transfer outside the registered region";
+    case TCA_ERROR_SIZE_OVERFLOW:
+      return "offset or size overflows";
+    case TCA_ERROR_INVALID_HANDLE:
+      return "handle is corrupted or forged";
+    case TCA_ERROR_FOREIGN_HANDLE:
+      return "handle belongs to another job";
+    case TCA_ERROR_FREED_HANDLE:
+      return "handle refers to a freed region";
+    case TCA_ERROR_INVALID_CHANNEL:
+      return "no such DMA channel";
+    case TCA_ERROR_INVALID_DESC:
+      return "invalid descriptor";
+    case TCA_ERROR_INVALID_RANK:
+      return "no such rank";
+    case TCA_ERROR_INVALID_SLOT:
+      return "no such notification slot";
+    case TCA_ERROR_UNREACHABLE:
+      return "peer unreachable on this path";
+    case TCA_ERROR_UNSUPPORTED:
+      return "unsupported";
+    case TCA_ERROR_TIMEOUT:
+      return "timed out";
+    case TCA_ERROR_PEER_FAILED:
+      return "peer process failed";
+    case TCA_ERROR_TRANSPORT:
+      return "transport failure";
+    case TCA_ERROR_INTERNAL:
+      return "internal error";
   }
   return "unknown tcaResult";
 }

@@ -41,9 +41,9 @@ class ErrorKeeper {
   return ::tca::record_error((code), __FILE__, __LINE__, ::fmt::format(__VA_ARGS__))
 
 // Evaluates a tcaResult expression; on failure returns it, carrying file:line upward.
-#define TCA_CHECK(expr)                                                     \
-  do {                                                                      \
-    const tcaResult tca_check_result_ = (expr);                             \
-    if (tca_check_result_ != TCA_SUCCESS)                                   \
-      return ::tca::append_frame(tca_check_result_, __FILE__, __LINE__);    \
+#define TCA_CHECK(expr)                                                  \
+  do {                                                                   \
+    const tcaResult tca_check_result_ = (expr);                          \
+    if (tca_check_result_ != TCA_SUCCESS)                                \
+      return ::tca::append_frame(tca_check_result_, __FILE__, __LINE__); \
   } while (0)

@@ -68,8 +68,10 @@ tcaResult append_handle_record(WireHandle& wire, int id, const void* payload, si
     TCA_FAIL(TCA_ERROR_INTERNAL, "transport id {} does not fit a handle record", id);
   const size_t whole = padded(kRecordHeaderBytes + bytes);
   if (bytes > UINT16_MAX || whole > kHandleRecordsBytes - wire.records_bytes)
-    TCA_FAIL(TCA_ERROR_OUT_OF_RESOURCES, "a handle record of {} bytes does not fit: {} of {} "
-             "record bytes are in use", bytes, wire.records_bytes, kHandleRecordsBytes);
+    TCA_FAIL(TCA_ERROR_OUT_OF_RESOURCES,
+             "a handle record of {} bytes does not fit: {} of {} "
+             "record bytes are in use",
+             bytes, wire.records_bytes, kHandleRecordsBytes);
   const RecordHeader header{static_cast<uint8_t>(id), 0, static_cast<uint16_t>(bytes)};
   uint8_t* at = wire.records + wire.records_bytes;
   std::memcpy(at, &header, sizeof(header));
@@ -95,8 +97,10 @@ tcaResult decode_handle(const tcaHandle* handle, uint64_t job_key, int world_siz
   if (handle == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "handle is NULL");
   std::memcpy(wire, handle->bytes, sizeof(*wire));
   if (wire->magic != kHandleMagic || wire->version != kHandleVersion)
-    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle has magic {:#x} version {}, not a tca handle of "
-             "format {}", wire->magic, wire->version, kHandleVersion);
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE,
+             "handle has magic {:#x} version {}, not a tca handle of "
+             "format {}",
+             wire->magic, wire->version, kHandleVersion);
   if (wire->checksum != handle_checksum(*wire))
     TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle checksum mismatch (region {} of rank {})",
              wire->region_id, wire->owner);
@@ -134,9 +138,11 @@ tcaResult decode_handle(const tcaHandle* handle, uint64_t job_key, int world_siz
     return false;
   });
   if (refused >= 0)
-    TCA_FAIL(TCA_ERROR_INVALID_HANDLE, "handle of region {} of rank {} has {} record of transport "
-             "id {}{}", wire->region_id, wire->owner, twice ? "a second" : "a",
-             refused, twice ? "" : ", which writes no records in this build");
+    TCA_FAIL(TCA_ERROR_INVALID_HANDLE,
+             "handle of region {} of rank {} has {} record of transport "
+             "id {}{}",
+             wire->region_id, wire->owner, twice ? "a second" : "a", refused,
+             twice ? "" : ", which writes no records in this build");
   return TCA_SUCCESS;
 }
 

@@ -45,8 +45,10 @@ tcaResult check_read_write_mapped(uintptr_t begin, size_t bytes) {
   }
   std::fclose(maps);
   if (covered < end)
-    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "[{:#x}, {:#x}) is not readable and writable memory of "
-             "this process (from {:#x} on)", begin, end, covered);
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+             "[{:#x}, {:#x}) is not readable and writable memory of "
+             "this process (from {:#x} on)",
+             begin, end, covered);
   return TCA_SUCCESS;
 }
 
@@ -131,8 +133,10 @@ tcaResult PeerMapping::open(int pid, int fd, uint64_t offset, uint64_t bytes,
   if (!stat_ok || status.st_ino != expected_inode || offset > file_bytes ||
       bytes > file_bytes - offset) {
     close(local_fd);
-    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "{} is not the memfd {} of inode {} holding [{}, {}) (owner "
-             "freed it?)", path, want, expected_inode, offset, offset + bytes);
+    TCA_FAIL(TCA_ERROR_FREED_HANDLE,
+             "{} is not the memfd {} of inode {} holding [{}, {}) (owner "
+             "freed it?)",
+             path, want, expected_inode, offset, offset + bytes);
   }
   const uint64_t page_offset = offset / page_size() * page_size();
   const size_t length = round_up_pages(static_cast<size_t>(offset - page_offset + bytes));
@@ -141,8 +145,7 @@ tcaResult PeerMapping::open(int pid, int fd, uint64_t offset, uint64_t bytes,
   const int saved = errno;
   close(local_fd);  // the mapping keeps the memory alive
   if (base == MAP_FAILED)
-    TCA_FAIL(TCA_ERROR_TRANSPORT, "mmap of {} ({} bytes): {}", path, length,
-             std::strerror(saved));
+    TCA_FAIL(TCA_ERROR_TRANSPORT, "mmap of {} ({} bytes): {}", path, length, std::strerror(saved));
   out->release();
   out->base_ = base;
   out->length_ = length;

@@ -48,8 +48,8 @@ class PeerMapping {
   // Maps [offset, offset+bytes) of memfd `fd` of process `pid`. The descriptor must name
   // exactly the memfd `expected_name` and be the file `expected_inode`, and the range must lie
   // inside it; otherwise TCA_ERROR_FREED_HANDLE and nothing is mapped.
-  static tcaResult open(int pid, int fd, uint64_t offset, uint64_t bytes,
-                        const char* expected_name, uint64_t expected_inode, PeerMapping* out);
+  static tcaResult open(int pid, int fd, uint64_t offset, uint64_t bytes, const char* expected_name,
+                        uint64_t expected_inode, PeerMapping* out);
   PeerMapping(PeerMapping&& other) noexcept;
   PeerMapping& operator=(PeerMapping&& other) noexcept;
   PeerMapping(const PeerMapping&) = delete;

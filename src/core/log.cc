@@ -30,10 +30,14 @@ LogLevel parse_level() {
 
 const char* level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::kWarn: return "WARN";
-    case LogLevel::kInfo: return "INFO";
-    case LogLevel::kTrace: return "TRACE";
-    case LogLevel::kNone: break;
+    case LogLevel::kWarn:
+      return "WARN";
+    case LogLevel::kInfo:
+      return "INFO";
+    case LogLevel::kTrace:
+      return "TRACE";
+    case LogLevel::kNone:
+      break;
   }
   return "";
 }

@@ -15,8 +15,8 @@ void log_line(LogLevel level, const std::string& text);
 
 }  // namespace tca
 
-#define TCA_LOG(level, ...)                                                       \
-  do {                                                                            \
+#define TCA_LOG(level, ...)                                                                  \
+  do {                                                                                       \
     if (::tca::log_level() >= (level)) ::tca::log_line((level), ::fmt::format(__VA_ARGS__)); \
   } while (0)
 #define TCA_WARN(...) TCA_LOG(::tca::LogLevel::kWarn, __VA_ARGS__)

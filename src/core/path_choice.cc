@@ -70,7 +70,8 @@ tcaResult decode_table(const std::string& text, int transports, ChoiceTable* out
     int id = -1;
     char tail = 0;
     if (std::sscanf(item.c_str(), "%llu:%d%c", &from, &id, &tail) != 2 || id < 0 ||
-        id >= transports || (table.steps.empty() ? from != 0 : from <= table.steps.back().from_bytes))
+        id >= transports ||
+        (table.steps.empty() ? from != 0 : from <= table.steps.back().from_bytes))
       TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "'{}' is not a transport choice table (at '{}')", text,
                item);
     table.steps.push_back({from, id});
@@ -97,8 +98,10 @@ tcaResult ChoiceCache::load(const std::string& path, int transports) {
     if (space == std::string::npos ||
         decode_table(line.substr(space + 1), transports, &table) != TCA_SUCCESS) {
       clear_last_error();
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "{}:{}: malformed transport choice line '{}' (delete "
-               "the file to measure again)", path, number, line);
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
+               "{}:{}: malformed transport choice line '{}' (delete "
+               "the file to measure again)",
+               path, number, line);
     }
     tables_[line.substr(0, space)] = table;
   }

@@ -25,10 +25,10 @@ struct PeerRegion {
   uint64_t id = 0;
   uint64_t bytes = 0;
   tcaMemKind kind = TCA_MEM_CPU;
-  uint64_t address = 0;          // base in the owner's address space
-  unsigned char* mapped = nullptr; // base in this process, when it can load/store directly
-  WireHandle wire{};             // the region's handle, as its owner issued it
-  uint64_t memfd_inode = 0;      // identity of the backing memfd (mappable host regions)
+  uint64_t address = 0;             // base in the owner's address space
+  unsigned char* mapped = nullptr;  // base in this process, when it can load/store directly
+  WireHandle wire{};                // the region's handle, as its owner issued it
+  uint64_t memfd_inode = 0;         // identity of the backing memfd (mappable host regions)
   // Transport-private state of the registration or import (e.g. an mmap to undo, a UCX remote
   // key), indexed by transport id (the registry's order); owned by that transport.
   std::array<void*, kMaxTransports> state{};
@@ -83,8 +83,8 @@ inline uint64_t notify_cell_offset(int src, int slot) {
 // The begun (`done` false) or done cell of (`peer`, `lane`) in a control block of `world` ranks.
 inline uint64_t inflight_cell_offset(int world, int peer, int lane, bool done) {
   return notify_cell_offset(world, 0) +
-         sizeof(uint64_t) * (2 * (static_cast<uint64_t>(peer) * kInflightLanes + lane) +
-                             (done ? 1 : 0));
+         sizeof(uint64_t) *
+             (2 * (static_cast<uint64_t>(peer) * kInflightLanes + lane) + (done ? 1 : 0));
 }
 inline uint64_t wake_word_offset(int world) { return inflight_cell_offset(world, world, 0, false); }
 inline uint64_t sleepers_offset(int world) { return wake_word_offset(world) + 4; }

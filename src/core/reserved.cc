@@ -18,8 +18,10 @@ tcaResult check_slot(int slot) {
     TCA_FAIL(TCA_ERROR_INVALID_SLOT, "notification slot {} outside [0, {})", slot,
              TCA_NOTIFY_SLOTS);
   if (slot >= TCA_USER_NOTIFY_SLOTS && !ReservedScope::active())
-    TCA_FAIL(TCA_ERROR_INVALID_SLOT, "notification slot {} is reserved for tca's collectives; "
-             "applications use slots [0, {})", slot, TCA_USER_NOTIFY_SLOTS);
+    TCA_FAIL(TCA_ERROR_INVALID_SLOT,
+             "notification slot {} is reserved for tca's collectives; "
+             "applications use slots [0, {})",
+             slot, TCA_USER_NOTIFY_SLOTS);
   return TCA_SUCCESS;
 }
 
@@ -28,8 +30,10 @@ tcaResult check_channel(int channel) {
     TCA_FAIL(TCA_ERROR_INVALID_CHANNEL, "DMA channel {} outside [0, {})", channel,
              TCA_DMA_CHANNELS);
   if (channel >= TCA_USER_DMA_CHANNELS && !ReservedScope::active())
-    TCA_FAIL(TCA_ERROR_INVALID_CHANNEL, "DMA channel {} is reserved for tca's collectives; "
-             "applications use channels [0, {})", channel, TCA_USER_DMA_CHANNELS);
+    TCA_FAIL(TCA_ERROR_INVALID_CHANNEL,
+             "DMA channel {} is reserved for tca's collectives; "
+             "applications use channels [0, {})",
+             channel, TCA_USER_DMA_CHANNELS);
   return TCA_SUCCESS;
 }
 

@@ -92,8 +92,8 @@ void transfer_line(Writer& w, uint64_t at, const char* event, uint64_t kick_id, 
   line(w, at, event,
        " {}={} src={} dst={} width={} count={} spitch={} dpitch={} skind={} dkind={} path={} "
        "notify={}",
-       kick_id != 0 ? "kick" : "dur", kick_id != 0 ? kick_id : dur, t.src_rank, t.dst_rank,
-       t.width, t.count, t.src_pitch, t.dst_pitch, kind_name(t.src_kind), kind_name(t.dst_kind),
+       kick_id != 0 ? "kick" : "dur", kick_id != 0 ? kick_id : dur, t.src_rank, t.dst_rank, t.width,
+       t.count, t.src_pitch, t.dst_pitch, kind_name(t.src_kind), kind_name(t.dst_kind),
        path_word(t.path), t.notify_slot);
 }
 

@@ -218,8 +218,8 @@ tcaResult CudaDomain::export_range(void* ptr, size_t bytes, PeerRegion* region) 
   const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
   if (bytes > base + whole - begin)
     TCA_FAIL(TCA_ERROR_OUT_OF_BOUNDS,
-             "region {} + {} bytes runs past its device allocation ({} bytes at {:#x})", ptr,
-             bytes, whole, base);
+             "region {} + {} bytes runs past its device allocation ({} bytes at {:#x})", ptr, bytes,
+             whole, base);
   cudaIpcMemHandle_t handle;
   static_assert(sizeof(handle) <= sizeof(region->wire.device_ipc), "IPC handle must fit");
   TCA_CUDA_CHECK(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base)));

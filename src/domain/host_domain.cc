@@ -66,8 +66,8 @@ tcaResult HostDomain::export_range(void* ptr, size_t bytes, PeerRegion* region) 
   for (const HostBlock* internal : {context_.control_memory(), &context_.notify_counter_block()}) {
     const auto first = reinterpret_cast<uintptr_t>(internal->data());
     if (begin < first + internal->bytes() && first < begin + bytes)
-      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "[{:#x}, +{}) overlaps tca's own control memory",
-               begin, bytes);
+      TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "[{:#x}, +{}) overlaps tca's own control memory", begin,
+               bytes);
   }
   auto block = blocks_.upper_bound(begin);
   if (block != blocks_.begin()) {

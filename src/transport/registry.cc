@@ -19,11 +19,11 @@ const std::vector<TransportEntry>& transport_registry() {
   // Order of preference: the first that reaches a peer for a transfer's memory kinds carries it
   // (unless a calibration chose another by size, or the program named a path).
   static const std::vector<TransportEntry> entries = {
-      {"shm", make_shm_transport},    // same host, host memory: loads, stores, cross-memory attach
+      {"shm", make_shm_transport},  // same host, host memory: loads, stores, cross-memory attach
 #ifdef TCA_HAVE_CUDA
       {"cuda", make_cuda_transport},  // same host, a GPU end: copy engines and SMs over CUDA IPC
 #endif
-      {"mpi", make_mpi_transport},    // anywhere, host memory: MPI one-sided
+      {"mpi", make_mpi_transport},  // anywhere, host memory: MPI one-sided
 #ifdef TCA_HAVE_UCX
       {"ucx", make_ucx_transport, true},  // anywhere, host and GPU memory: UCX puts and gets
 #endif

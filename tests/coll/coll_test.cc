@@ -60,9 +60,7 @@ struct Case : CollCase {
   int iterations = kIterations;
   int skew_every = 0;  // > 0: rank r sleeps before iteration i when (i + r) % skew_every == 0
 
-  std::string describe() const {
-    return CollCase::describe() + (tca_memory ? "" : " user memory");
-  }
+  std::string describe() const { return CollCase::describe() + (tca_memory ? "" : " user memory"); }
 };
 
 // Runs `c` on every rank; failures name the case and the iteration.

@@ -62,8 +62,8 @@ void stream_ordered_rounds(tcaPath path, int rank, int next, int prev, bool capt
     if (auto waited = succeeded(tcaWaitDMARecvDescStream(prev, kDataSlot, stream.get()), "wait");
         !waited)
       return waited;
-    error = count_round_mismatches(dst.data(), kBytes, prev, counters.at(0), mismatches,
-                                   stream.get());
+    error =
+        count_round_mismatches(dst.data(), kBytes, prev, counters.at(0), mismatches, stream.get());
     if (error != cudaSuccess) return cuda_succeeded(error, "count_round_mismatches");
     if (auto acked = succeeded(tcaStartDMADescStream(acknowledge.get(), stream.get()), "ack");
         !acked)
@@ -124,16 +124,16 @@ TEST_F(GpuDeviceApiTest, PutWithSignalInEveryFormAndSize) {
       // {src offset, dst offset, bytes}: aligned, odd and misaligned against each other.
       for (const Copy& copy : {Copy::linear(0, 0, 8), Copy::linear(3, 1, 1000),
                                Copy::linear(16, 32, 4096), Copy::linear(5, 9, 65536 + 3)}) {
-        SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(form) << ", "
-                                          << (add ? "add" : "set") << ", " << copy.width
-                                          << " bytes");
+        SCOPED_TRACE(::testing::Message()
+                     << "form " << static_cast<int>(form) << ", " << (add ? "add" : "set") << ", "
+                     << copy.width << " bytes");
         if (form == PutForm::kThread && copy.width > 4096) continue;  // one thread: too slow
         ASSERT_TRUE(dst.poison_range(0, dst.size()));
         ASSERT_TRUE(src.fill_range(Pattern{rank_, seed}, 0, src.size()));
         ASSERT_TCA_OK(tcaBarrier());
         RingPut ring = {};
-        ASSERT_TCA_OK(tcaDevicePointer(&ring.remote_dst, &dst.of(next_), copy.dst_offset,
-                                       copy.width));
+        ASSERT_TCA_OK(
+            tcaDevicePointer(&ring.remote_dst, &dst.of(next_), copy.dst_offset, copy.width));
         ring.src = src.data() + copy.src_offset;
         ring.bytes = copy.width;
         ASSERT_TCA_OK(tcaDeviceSignal(&ring.remote_signal, next_, signal_index));
@@ -252,8 +252,7 @@ TEST_F(GpuDeviceApiTest, GpuMemoryErrors) {
   void* pio = nullptr;
   EXPECT_TCA_ERROR(TCA_ERROR_UNSUPPORTED, tcaPIOPointer(&pio, &region.of(next_), 0, 8));
   Stream stream;
-  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_RANK,
-                   tcaWaitDMARecvDescStream(TCA_ANY_RANK, 0, stream.get()));
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_RANK, tcaWaitDMARecvDescStream(TCA_ANY_RANK, 0, stream.get()));
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_SLOT,
                    tcaWaitDMARecvDescStream(prev_, TCA_NOTIFY_SLOTS, stream.get()));
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_SLOT,

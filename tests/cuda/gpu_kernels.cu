@@ -39,11 +39,9 @@ __global__ void ring_kernel(RingPut ring) {
     if (kForm == PutForm::kThread) {
       tcaDevicePutSignal(ring.remote_dst, ring.src, ring.bytes, ring.remote_signal, value, op);
     } else if (kForm == PutForm::kWarp) {
-      tcaDevicePutSignalWarp(ring.remote_dst, ring.src, ring.bytes, ring.remote_signal, value,
-                             op);
+      tcaDevicePutSignalWarp(ring.remote_dst, ring.src, ring.bytes, ring.remote_signal, value, op);
     } else {
-      tcaDevicePutSignalBlock(ring.remote_dst, ring.src, ring.bytes, ring.remote_signal, value,
-                              op);
+      tcaDevicePutSignalBlock(ring.remote_dst, ring.src, ring.bytes, ring.remote_signal, value, op);
     }
     if (threadIdx.x == 0)
       tcaDeviceSignalWaitUntil(ring.own_signal, TCA_CMP_GE, static_cast<uint64_t>(round));
@@ -60,8 +58,8 @@ template <PutForm kForm>
 __global__ void inline_ring_kernel(RingInline ring) {
   uint8_t* src = ring.src + ring.src_offset;
   unsigned long long wrong = 0;
-  const bool caller = kForm == PutForm::kBlock || (kForm == PutForm::kWarp && threadIdx.x < 32) ||
-                      threadIdx.x == 0;
+  const bool caller =
+      kForm == PutForm::kBlock || (kForm == PutForm::kWarp && threadIdx.x < 32) || threadIdx.x == 0;
   for (int round = 1; round <= ring.rounds; ++round) {
     const uint32_t flag = ring.first_flag + static_cast<uint32_t>(round);
     for (size_t i = threadIdx.x; i < ring.bytes; i += blockDim.x)
@@ -101,9 +99,15 @@ size_t inline_mailbox_bytes(size_t bytes) { return tcaInlineCells(bytes) * sizeo
 
 cudaError_t run_inline_ring(PutForm form, const RingInline& ring, cudaStream_t stream) {
   switch (form) {
-    case PutForm::kThread: inline_ring_kernel<PutForm::kThread><<<1, 32, 0, stream>>>(ring); break;
-    case PutForm::kWarp: inline_ring_kernel<PutForm::kWarp><<<1, 64, 0, stream>>>(ring); break;
-    case PutForm::kBlock: inline_ring_kernel<PutForm::kBlock><<<1, 256, 0, stream>>>(ring); break;
+    case PutForm::kThread:
+      inline_ring_kernel<PutForm::kThread><<<1, 32, 0, stream>>>(ring);
+      break;
+    case PutForm::kWarp:
+      inline_ring_kernel<PutForm::kWarp><<<1, 64, 0, stream>>>(ring);
+      break;
+    case PutForm::kBlock:
+      inline_ring_kernel<PutForm::kBlock><<<1, 256, 0, stream>>>(ring);
+      break;
   }
   return cudaGetLastError();
 }
@@ -114,9 +118,8 @@ cudaError_t fill_round_pattern(void* data, size_t bytes, int rank, const uint64_
   return cudaGetLastError();
 }
 
-cudaError_t count_round_mismatches(const void* data, size_t bytes, int rank,
-                                   const uint64_t* round, unsigned long long* mismatches,
-                                   cudaStream_t stream) {
+cudaError_t count_round_mismatches(const void* data, size_t bytes, int rank, const uint64_t* round,
+                                   unsigned long long* mismatches, cudaStream_t stream) {
   check_kernel<<<256, 256, 0, stream>>>(static_cast<const uint8_t*>(data), bytes, rank, round,
                                         mismatches);
   return cudaGetLastError();
@@ -129,9 +132,15 @@ cudaError_t advance_round(uint64_t* round, cudaStream_t stream) {
 
 cudaError_t run_device_ring(PutForm form, const RingPut& ring, cudaStream_t stream) {
   switch (form) {
-    case PutForm::kThread: ring_kernel<PutForm::kThread><<<1, 1, 0, stream>>>(ring); break;
-    case PutForm::kWarp: ring_kernel<PutForm::kWarp><<<1, 32, 0, stream>>>(ring); break;
-    case PutForm::kBlock: ring_kernel<PutForm::kBlock><<<1, 256, 0, stream>>>(ring); break;
+    case PutForm::kThread:
+      ring_kernel<PutForm::kThread><<<1, 1, 0, stream>>>(ring);
+      break;
+    case PutForm::kWarp:
+      ring_kernel<PutForm::kWarp><<<1, 32, 0, stream>>>(ring);
+      break;
+    case PutForm::kBlock:
+      ring_kernel<PutForm::kBlock><<<1, 256, 0, stream>>>(ring);
+      break;
   }
   return cudaGetLastError();
 }

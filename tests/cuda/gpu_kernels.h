@@ -15,9 +15,8 @@ namespace tca_test {
 cudaError_t fill_round_pattern(void* data, size_t bytes, int rank, const uint64_t* round,
                                cudaStream_t stream);
 // Counts into *mismatches the bytes that differ from that pattern.
-cudaError_t count_round_mismatches(const void* data, size_t bytes, int rank,
-                                   const uint64_t* round, unsigned long long* mismatches,
-                                   cudaStream_t stream);
+cudaError_t count_round_mismatches(const void* data, size_t bytes, int rank, const uint64_t* round,
+                                   unsigned long long* mismatches, cudaStream_t stream);
 cudaError_t advance_round(uint64_t* round, cudaStream_t stream);
 
 // The device API in a ring: `rounds` times, put `bytes` from `src` into the next rank's `dst`

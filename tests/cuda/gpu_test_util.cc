@@ -2,16 +2,16 @@
 // Copyright (c) the tca authors
 #include "gpu_test_util.h"
 
-#include <cstdlib>
-
 #include <mpi.h>
+
+#include <cstdlib>
 
 namespace tca_test {
 
 ::testing::AssertionResult cuda_succeeded(cudaError_t error, const char* call) {
   if (error == cudaSuccess) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << call << " returned " << cudaGetErrorName(error) << ": "
-                                       << cudaGetErrorString(error);
+  return ::testing::AssertionFailure()
+         << call << " returned " << cudaGetErrorName(error) << ": " << cudaGetErrorString(error);
 }
 
 // ---- regions and CUDA resources ----

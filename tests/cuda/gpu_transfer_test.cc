@@ -25,9 +25,17 @@ INSTANTIATE_TEST_SUITE_P(Cuda, GpuTransferTest, ::testing::ValuesIn(every_gpu_ca
 // ---- sizes with odd offsets at both ends ----
 
 const std::vector<SweepCase> kSweep = {
-    {1, 0, 0},         {1, 7, 3},        {3, 1, 6},         {8, 0, 0},
-    {15, 3, 1},        {4095, 1, 4097},  {4096, 0, 16},     {65537, 13, 7},
-    {kMiB + 13, 9, 5}, {16 * kMiB, 0, 0}, {16 * kMiB + 3, 3, 5},
+    {1, 0, 0},
+    {1, 7, 3},
+    {3, 1, 6},
+    {8, 0, 0},
+    {15, 3, 1},
+    {4095, 1, 4097},
+    {4096, 0, 16},
+    {65537, 13, 7},
+    {kMiB + 13, 9, 5},
+    {16 * kMiB, 0, 0},
+    {16 * kMiB + 3, 3, 5},
 };
 
 void sweep_sizes(Method method, const GpuCase& c) {
@@ -58,18 +66,26 @@ TEST_P(GpuTransferTest, BlockStrideWithDifferentPitches) {
   ASSERT_TRUE(src.ok() && dst.ok());
   // {dst offset, dst pitch, src offset, src pitch, width, count}
   const std::vector<Copy> cases = {
-      Copy::strided(5, 100, 3, 37, 13, 1),        Copy::strided(1, 29, 0, 13, 13, 64),
-      Copy::strided(0, 13, 7, 29, 13, 64),        Copy::strided(3, 3, 1, 1, 1, 1000),
-      Copy::strided(9, 4100, 11, 5000, 4097, 9),  Copy::strided(2, 7, 5, 11, 7, 333),
-      Copy::strided(17, 1031, 6, 517, 515, 201),  Copy::strided(0, 4096, 0, 4096, 1024, 60),
+      Copy::strided(5, 100, 3, 37, 13, 1),
+      Copy::strided(1, 29, 0, 13, 13, 64),
+      Copy::strided(0, 13, 7, 29, 13, 64),
+      Copy::strided(3, 3, 1, 1, 1, 1000),
+      Copy::strided(9, 4100, 11, 5000, 4097, 9),
+      Copy::strided(2, 7, 5, 11, 7, 333),
+      Copy::strided(17, 1031, 6, 517, 515, 201),
+      Copy::strided(0, 4096, 0, 4096, 1024, 60),
       Copy::strided(16, 32, 32, 64, 16, 2000),
       // Narrow rows with one end packed (the SMs move 16 bytes at a time there): gathers and
       // scatters of 8, 4, 2 and 1 bytes, packed ends off 16-byte alignment, counts that leave
       // rows over, and a pitched end too misaligned for the packed form.
-      Copy::strided(8, 8, 0, 4096, 8, 63),        Copy::strided(4, 4, 12, 100, 4, 77),
-      Copy::strided(2, 2, 6, 34, 2, 99),          Copy::strided(3, 1, 5, 7, 1, 1001),
-      Copy::strided(0, 1000, 8, 8, 8, 101),       Copy::strided(4, 36, 20, 4, 4, 130),
-      Copy::strided(6, 10, 2, 2, 2, 17),          Copy::strided(0, 8, 4, 4100, 8, 50),
+      Copy::strided(8, 8, 0, 4096, 8, 63),
+      Copy::strided(4, 4, 12, 100, 4, 77),
+      Copy::strided(2, 2, 6, 34, 2, 99),
+      Copy::strided(3, 1, 5, 7, 1, 1001),
+      Copy::strided(0, 1000, 8, 8, 8, 101),
+      Copy::strided(4, 36, 20, 4, 4, 130),
+      Copy::strided(6, 10, 2, 2, 2, 17),
+      Copy::strided(0, 8, 4, 4100, 8, 50),
       Copy::strided(16, 8, 0, 24, 8, 3),
   };
   run_each_copy(GetParam().path, cases, src, dst);
@@ -86,8 +102,8 @@ TEST_P(GpuTransferTest, HaloFacesInEveryOrientation) {
       for (const auto& face : faces) {
         SCOPED_TRACE(::testing::Message() << method_name(method) << ", face " << face.first
                                           << ", element " << grid.element);
-        ASSERT_NO_FATAL_FAILURE(run_ring_exchange(method, GetParam().path, {face.second}, src,
-                                                  dst, seed++, 0, dst.size()));
+        ASSERT_NO_FATAL_FAILURE(run_ring_exchange(method, GetParam().path, {face.second}, src, dst,
+                                                  seed++, 0, dst.size()));
       }
     }
     // All six faces in one chain, as a halo exchange kicks them.
@@ -122,10 +138,9 @@ TEST_P(GpuTransferTest, OverlappingTransfersKeepChainOrder) {
   KindRegion dst(64 * kKiB, GetParam().dst);
   ASSERT_TRUE(src.ok() && dst.ok());
   const std::vector<Copy> chain = {
-      Copy::linear(100, 0, 20000),
-      Copy::linear(5000, 30000, 1000),                 // inside the first
-      Copy::strided(4990, 64, 40000, 100, 32, 50),     // across both
-      Copy::linear(4000, 50000, 8000),                 // over all of them
+      Copy::linear(100, 0, 20000), Copy::linear(5000, 30000, 1000),  // inside the first
+      Copy::strided(4990, 64, 40000, 100, 32, 50),                   // across both
+      Copy::linear(4000, 50000, 8000),                               // over all of them
   };
   ASSERT_NO_FATAL_FAILURE(
       run_ring_exchange(Method::kDescPush, GetParam().path, chain, src, dst, 350, 0, dst.size()));
@@ -142,10 +157,10 @@ TEST_P(GpuTransferTest, NotificationNeverOvertakesEarlierData) {
   ASSERT_TRUE(src.ok() && dst.ok());
   for (uint64_t seed = 800; seed < 806; ++seed) {
     SCOPED_TRACE(::testing::Message() << "round " << seed - 800);
-    ASSERT_NO_FATAL_FAILURE(run_ring_exchange(
-        Method::kDescPush, GetParam().path,
-        {Copy::linear(0, 0, kLarge), Copy::linear(kLarge + 8, kLarge + 8, 8)}, src, dst, seed,
-        0, dst.size()));
+    ASSERT_NO_FATAL_FAILURE(
+        run_ring_exchange(Method::kDescPush, GetParam().path,
+                          {Copy::linear(0, 0, kLarge), Copy::linear(kLarge + 8, kLarge + 8, 8)},
+                          src, dst, seed, 0, dst.size()));
   }
 }
 

@@ -95,7 +95,8 @@ TEST(TraceTest, TwoRanksWriteTheDocumentedEvents) {
   ASSERT_OK(tcaAllgatherHandles(&mine, all));
   tcaDesc desc;
   ASSERT_OK(tcaDescNew(&desc));
-  ASSERT_OK(tcaDescSetMemcpy2D(desc, &all[next], 4096, 512, &mine, 0, 512, 256, 4, TCA_FLAG_NOTIFY, 1));
+  ASSERT_OK(
+      tcaDescSetMemcpy2D(desc, &all[next], 4096, 512, &mine, 0, 512, 256, 4, TCA_FLAG_NOTIFY, 1));
   ASSERT_OK(tcaDescSet(desc, 0));
   ASSERT_OK(tcaBarrier());
   tcaTracePhaseBegin("EXCHANGE");

@@ -61,7 +61,8 @@ std::unique_ptr<Comm> make_comm(CommKind kind, const Layout& layout, Device devi
 
 std::unique_ptr<Comm> make_self_comm(CommKind kind);
 std::unique_ptr<Comm> make_mpi_comm(const Layout& layout);
-std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device, const CommOptions& options);
+std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device,
+                                    const CommOptions& options);
 // Collective; nullptr and *why_not (the same on every rank) where NCCL cannot run here. The
 // NCCL communicator is made once per run and shared by every NCCL comm.
 std::unique_ptr<Comm> make_nccl_comm(const Layout& layout, std::string* why_not);

@@ -76,9 +76,9 @@ class MpiComm final : public Comm {
       check_mpi(MPI_Sendrecv(stage_.p, count, MPI_DOUBLE, partner, 0, slot, count, MPI_DOUBLE,
                              partner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                 "MPI_Sendrecv");
-      check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DOUBLE, stage_.p_full, count, MPI_DOUBLE,
-                              col_comm_),
-                "MPI_Allgather");
+      check_mpi(
+          MPI_Allgather(MPI_IN_PLACE, 0, MPI_DOUBLE, stage_.p_full, count, MPI_DOUBLE, col_comm_),
+          "MPI_Allgather");
     }
     if (gpu_) engine_->upload(buffers_.p_full, stage_.p_full, layout_.block.cols_padded);
   }
@@ -87,8 +87,8 @@ class MpiComm final : public Comm {
     if (layout_.partition == Partition::kOneD) return;
     const int64_t m = layout_.piece;
     if (gpu_) engine_->download(stage_.w, buffers_.w, layout_.block.rows_padded);
-    check_mpi(MPI_Reduce_scatter_block(stage_.w, stage_.q, static_cast<int>(m), MPI_DOUBLE,
-                                       MPI_SUM, row_comm_),
+    check_mpi(MPI_Reduce_scatter_block(stage_.w, stage_.q, static_cast<int>(m), MPI_DOUBLE, MPI_SUM,
+                                       row_comm_),
               "MPI_Reduce_scatter_block");
     if (gpu_) engine_->upload(buffers_.q, stage_.q, m);
   }

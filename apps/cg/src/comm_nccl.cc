@@ -36,7 +36,8 @@ std::shared_ptr<tca_harness::Nccl> acquire_nccl() {
 
 class NcclComm final : public Comm {
  public:
-  explicit NcclComm(const Layout& layout) : layout_(layout), nccl_holder_(acquire_nccl()), nccl_(*nccl_holder_) {}
+  explicit NcclComm(const Layout& layout)
+      : layout_(layout), nccl_holder_(acquire_nccl()), nccl_(*nccl_holder_) {}
 
   // Collective: "" once NCCL is ready (decided once per run).
   std::string open() { return nccl_.open(MPI_COMM_WORLD); }
@@ -58,15 +59,19 @@ class NcclComm final : public Comm {
   void gather_p() override {
     const size_t m = static_cast<size_t>(layout_.piece);
     if (layout_.partition == Partition::kOneD) {
-      nccl_.check(nccl_.all_gather(buffers_.p, buffers_.p_full, m, ncclDouble, stream_), "ncclAllGather");
+      nccl_.check(nccl_.all_gather(buffers_.p, buffers_.p_full, m, ncclDouble, stream_),
+                  "ncclAllGather");
       return;
     }
     // Rank (i, j): its piece to grid column i; column block j from grid row j.
     const int s = layout_.grid, i = layout_.grid_row, j = layout_.grid_col;
     nccl_.check(nccl_.group_start(), "ncclGroupStart");
     for (int k = 0; k < s; ++k) {
-      nccl_.check(nccl_.send(buffers_.p, m, ncclDouble, layout_.rank_at(k, i), stream_), "ncclSend");
-      nccl_.check(nccl_.recv(buffers_.p_full + k * m, m, ncclDouble, layout_.rank_at(j, k), stream_), "ncclRecv");
+      nccl_.check(nccl_.send(buffers_.p, m, ncclDouble, layout_.rank_at(k, i), stream_),
+                  "ncclSend");
+      nccl_.check(
+          nccl_.recv(buffers_.p_full + k * m, m, ncclDouble, layout_.rank_at(j, k), stream_),
+          "ncclRecv");
     }
     nccl_.check(nccl_.group_end(), "ncclGroupEnd");
   }

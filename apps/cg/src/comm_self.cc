@@ -29,7 +29,6 @@ class SelfComm final : public Comm {
 
 }  // namespace
 
-
 Allocator host_allocator() {
   return Allocator{[](size_t count) -> double* {
                      // 64-byte alignment, as cache lines; size rounded up as aligned_alloc wants.
@@ -47,9 +46,12 @@ std::unique_ptr<Comm> make_self_comm(CommKind kind) { return std::make_unique<Se
 
 const char* comm_name(CommKind kind) {
   switch (kind) {
-    case CommKind::kTca: return "tca";
-    case CommKind::kMpi: return "mpi";
-    case CommKind::kNccl: return "nccl";
+    case CommKind::kTca:
+      return "tca";
+    case CommKind::kMpi:
+      return "mpi";
+    case CommKind::kNccl:
+      return "nccl";
   }
   return "?";
 }
@@ -58,9 +60,12 @@ std::unique_ptr<Comm> make_comm(CommKind kind, const Layout& layout, Device devi
                                 const CommOptions& options, std::string* why_not) {
   if (layout.ranks == 1) return make_self_comm(kind);
   switch (kind) {
-    case CommKind::kTca: return make_tca_comm(layout, device, options);
-    case CommKind::kMpi: return make_mpi_comm(layout);
-    case CommKind::kNccl: return make_nccl_comm(layout, why_not);
+    case CommKind::kTca:
+      return make_tca_comm(layout, device, options);
+    case CommKind::kMpi:
+      return make_mpi_comm(layout);
+    case CommKind::kNccl:
+      return make_nccl_comm(layout, why_not);
   }
   return nullptr;
 }

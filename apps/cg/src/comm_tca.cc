@@ -34,8 +34,8 @@ void check_tca(tcaResult result, const char* call) {
 }
 
 // The allreduces of the CG iteration: first scalar and count.
-constexpr std::array<std::pair<Scalar, int>, 4> kReductions = {{
-    {kDotLocal, 1}, {kRhoLocal, 1}, {kNormXZLocal, 2}, {kSumLocal, 1}}};
+constexpr std::array<std::pair<Scalar, int>, 4> kReductions = {
+    {{kDotLocal, 1}, {kRhoLocal, 1}, {kNormXZLocal, 2}, {kSumLocal, 1}}};
 
 // One message of a 2d exchange: a chain to `peer`.
 struct Message {
@@ -46,7 +46,9 @@ struct Message {
 class TcaComm final : public Comm {
  public:
   TcaComm(const Layout& layout, Device device, const CommOptions& options)
-      : layout_(layout), device_(device), algorithm_(static_cast<tcaCollAlgorithm>(options.tca_algorithm)) {}
+      : layout_(layout),
+        device_(device),
+        algorithm_(static_cast<tcaCollAlgorithm>(options.tca_algorithm)) {}
 
   ~TcaComm() override {
     // Collective frees, in the same order on every rank.
@@ -64,14 +66,15 @@ class TcaComm final : public Comm {
 
   Allocator allocator(Device device) override {
     const tcaMemKind kind = device == Device::kGpu ? TCA_MEM_GPU : TCA_MEM_CPU;
-    return Allocator{[kind](size_t count) -> double* {
-                       void* block = nullptr;
-                       if (tcaMalloc(&block, (count == 0 ? 1 : count) * sizeof(double), kind) != TCA_SUCCESS) {
-                         return nullptr;
-                       }
-                       return static_cast<double*>(block);
-                     },
-                     [](double* block) { tcaFree(block); }};
+    return Allocator{
+        [kind](size_t count) -> double* {
+          void* block = nullptr;
+          if (tcaMalloc(&block, (count == 0 ? 1 : count) * sizeof(double), kind) != TCA_SUCCESS) {
+            return nullptr;
+          }
+          return static_cast<double*>(block);
+        },
+        [](double* block) { tcaFree(block); }};
   }
 
   int scratch_pieces(const Layout& layout) const override {
@@ -94,9 +97,10 @@ class TcaComm final : public Comm {
                 "tcaCollNew(allreduce)");
     }
     if (layout_.partition == Partition::kOneD) {
-      check_tca(tcaCollNew(&allgather_, TCA_COLL_ALLGATHER, TCA_DOUBLE, TCA_SUM,
-                           static_cast<size_t>(layout_.piece), buffers_.p, buffers_.p_full, &config),
-                "tcaCollNew(allgather)");
+      check_tca(
+          tcaCollNew(&allgather_, TCA_COLL_ALLGATHER, TCA_DOUBLE, TCA_SUM,
+                     static_cast<size_t>(layout_.piece), buffers_.p, buffers_.p_full, &config),
+          "tcaCollNew(allgather)");
     } else {
       build_chains();
     }
@@ -206,8 +210,10 @@ class TcaComm final : public Comm {
       return;
     }
 #endif
-    for (const Message& message : messages) check_tca(tcaStartDMADesc(message.desc), "tcaStartDMADesc");
-    for (int source : sources) check_tca(tcaWaitDMARecvDesc(source, slot, nullptr), "tcaWaitDMARecvDesc");
+    for (const Message& message : messages)
+      check_tca(tcaStartDMADesc(message.desc), "tcaStartDMADesc");
+    for (int source : sources)
+      check_tca(tcaWaitDMARecvDesc(source, slot, nullptr), "tcaWaitDMARecvDesc");
     check_tca(tcaWaitDMAC(channel), "tcaWaitDMAC");
   }
 
@@ -237,7 +243,8 @@ class TcaComm final : public Comm {
 
 }  // namespace
 
-std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device, const CommOptions& options) {
+std::unique_ptr<Comm> make_tca_comm(const Layout& layout, Device device,
+                                    const CommOptions& options) {
 #ifndef TCA_CG_CUDA
   if (device == Device::kGpu) throw std::runtime_error("--comm tca on the GPU needs a CUDA build");
 #endif

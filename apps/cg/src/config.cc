@@ -12,12 +12,18 @@ namespace tca_cg {
 
 const char* spmv_name(SpmvKind kind) {
   switch (kind) {
-    case SpmvKind::kOwn: return "own";
-    case SpmvKind::kSlabRows: return "slab-rows";
-    case SpmvKind::kSlabTiles: return "slab-tiles";
-    case SpmvKind::kCsr: return "csr";
-    case SpmvKind::kCusparse: return "cusparse";
-    case SpmvKind::kSymmetric: return "symmetric";
+    case SpmvKind::kOwn:
+      return "own";
+    case SpmvKind::kSlabRows:
+      return "slab-rows";
+    case SpmvKind::kSlabTiles:
+      return "slab-tiles";
+    case SpmvKind::kCsr:
+      return "csr";
+    case SpmvKind::kCusparse:
+      return "cusparse";
+    case SpmvKind::kSymmetric:
+      return "symmetric";
   }
   return "?";
 }
@@ -25,7 +31,8 @@ const char* spmv_name(SpmvKind kind) {
 namespace {
 
 template <class T>
-std::vector<T> translate(const std::vector<std::string>& names, const std::map<std::string, T>& table) {
+std::vector<T> translate(const std::vector<std::string>& names,
+                         const std::map<std::string, T>& table) {
   std::vector<T> out;
   for (const std::string& name : names) {
     const T value = table.at(name);
@@ -52,7 +59,8 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
   int threads = 0;
   bool no_graph = false, no_breakdown = false, quiet = false;
 
-  app.add_option("--class", class_name, "NPB CG class: S, W, A, B, C or D (default S without --matrix)");
+  app.add_option("--class", class_name,
+                 "NPB CG class: S, W, A, B, C or D (default S without --matrix)");
   app.add_option("--matrix", config->matrix_path,
                  "solve A x = b for this Matrix Market file (coordinate real, integer or pattern; "
                  "general or symmetric; SPD) instead of NPB CG");
@@ -67,7 +75,8 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
   app.add_option("--max-error", max_error,
                  "--matrix without --rhs: exit 2 when ||x - ones|| / sqrt(n) exceeds this")
       ->check(CLI::PositiveNumber);
-  app.add_option("--partition", partition, "1d: rows; 2d: sqrt(P) x sqrt(P) blocks (square rank counts)")
+  app.add_option("--partition", partition,
+                 "1d: rows; 2d: sqrt(P) x sqrt(P) blocks (square rank counts)")
       ->check(CLI::IsMember({"1d", "2d"}))
       ->capture_default_str();
   app.add_option("--device", device, "cpu, gpu, or auto (gpu where this rank has one)")
@@ -77,21 +86,25 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                      "tca, mpi or nccl (GPU only); several: each in turn on the same matrix "
                      "(default tca)",
                      {"tca", "mpi", "nccl"});
-  cli.add_repeatable("--spmv", spmvs,
-                     "GPU SpMV: own (column slabs, x in shared memory; the slab kernel chosen from the "
-                     "block's shape), slab-rows or slab-tiles (that slab kernel forced), csr (a warp per row) "
-                     "or cusparse; symmetric (one rank, CPU or GPU): the upper triangle only, each entry used "
-                     "twice; several: each in turn (default own)",
-                     {"own", "slab-rows", "slab-tiles", "csr", "cusparse", "symmetric"});
+  cli.add_repeatable(
+      "--spmv", spmvs,
+      "GPU SpMV: own (column slabs, x in shared memory; the slab kernel chosen from the "
+      "block's shape), slab-rows or slab-tiles (that slab kernel forced), csr (a warp per row) "
+      "or cusparse; symmetric (one rank, CPU or GPU): the upper triangle only, each entry used "
+      "twice; several: each in turn (default own)",
+      {"own", "slab-rows", "slab-tiles", "csr", "cusparse", "symmetric"});
   std::string tca_algorithm = "auto";
   app.add_option("--tca-algorithm", tca_algorithm,
                  "--comm tca: algorithm of the collectives (1d allgather, dot allreduces)")
-      ->check(CLI::IsMember({"auto", "ring", "neighbor_exchange", "recursive_doubling", "dissemination", "direct"}))
+      ->check(CLI::IsMember(
+          {"auto", "ring", "neighbor_exchange", "recursive_doubling", "dissemination", "direct"}))
       ->capture_default_str();
-  app.add_option("--slab-lanes", config->slab.lanes,
-                 "the row-group slab kernel (--spmv slab-rows, or own where chosen): threads per row, 8 "
-                 "(8 entries each at once), 16 or 32 (4 each); 0: 16, or 32 for rows of a slab longer than 64 "
-                 "entries on average")
+  app.add_option(
+         "--slab-lanes", config->slab.lanes,
+         "the row-group slab kernel (--spmv slab-rows, or own where chosen): threads per row, 8 "
+         "(8 entries each at once), 16 or 32 (4 each); 0: 16, or 32 for rows of a slab longer than "
+         "64 "
+         "entries on average")
       ->check(CLI::IsMember({0, 8, 16, 32}))
       ->capture_default_str();
   bool no_prefetch = false;
@@ -99,11 +112,14 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                "the row-group slab kernel: do not load the next row while summing one");
   app.add_option("--threads", threads, "CPU threads per rank (default: cores / ranks on this host)")
       ->check(CLI::Range(1, 4096));
-  app.add_option("--repetitions", config->repetitions, "timed runs of every configuration, interleaved")
+  app.add_option("--repetitions", config->repetitions,
+                 "timed runs of every configuration, interleaved")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  app.add_flag("--no-graph", no_graph, "GPU: launch every kernel from the host instead of CUDA graphs");
-  app.add_flag("--no-breakdown", no_breakdown, "GPU: skip the second run that measures the breakdown");
+  app.add_flag("--no-graph", no_graph,
+               "GPU: launch every kernel from the host instead of CUDA graphs");
+  app.add_flag("--no-breakdown", no_breakdown,
+               "GPU: skip the second run that measures the breakdown");
   app.add_flag("--quiet", quiet, "no per-iteration lines");
   cli.add_json(config->json);
 
@@ -114,10 +130,12 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
     if (config->matrix_path.empty()) {
       config->npb = find_npb_class(class_name.empty() ? "S" : class_name);
       if (!config->npb) {
-        throw CLI::ValidationError("--class", "unknown class '" + class_name + "' (" + npb_class_names() + ")");
+        throw CLI::ValidationError(
+            "--class", "unknown class '" + class_name + "' (" + npb_class_names() + ")");
       }
       if (!config->rhs_path.empty()) throw CLI::ValidationError("--rhs", "needs --matrix");
-      if (tolerance > 0) throw CLI::ValidationError("--tol", "needs --matrix (NPB runs a fixed count)");
+      if (tolerance > 0)
+        throw CLI::ValidationError("--tol", "needs --matrix (NPB runs a fixed count)");
       if (max_error > 0) throw CLI::ValidationError("--max-error", "needs --matrix");
     } else if (max_error > 0 && !config->rhs_path.empty()) {
       throw CLI::ValidationError("--max-error", "needs the known solution: drop --rhs");
@@ -130,25 +148,32 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
     } else {
       config->device = device == "gpu" ? Device::kGpu : Device::kCpu;
     }
-    config->comms = translate<CommKind>(comms.empty() ? std::vector<std::string>{"tca"} : comms,
-                                        {{"tca", CommKind::kTca}, {"mpi", CommKind::kMpi}, {"nccl", CommKind::kNccl}});
+    config->comms = translate<CommKind>(
+        comms.empty() ? std::vector<std::string>{"tca"} : comms,
+        {{"tca", CommKind::kTca}, {"mpi", CommKind::kMpi}, {"nccl", CommKind::kNccl}});
     config->spmvs = translate<SpmvKind>(spmvs.empty() ? std::vector<std::string>{"own"} : spmvs,
-                                        {{"own", SpmvKind::kOwn}, {"slab-rows", SpmvKind::kSlabRows},
-                                         {"slab-tiles", SpmvKind::kSlabTiles}, {"csr", SpmvKind::kCsr},
-                                         {"cusparse", SpmvKind::kCusparse}, {"symmetric", SpmvKind::kSymmetric}});
-    const bool symmetric =
-        std::find(config->spmvs.begin(), config->spmvs.end(), SpmvKind::kSymmetric) != config->spmvs.end();
+                                        {{"own", SpmvKind::kOwn},
+                                         {"slab-rows", SpmvKind::kSlabRows},
+                                         {"slab-tiles", SpmvKind::kSlabTiles},
+                                         {"csr", SpmvKind::kCsr},
+                                         {"cusparse", SpmvKind::kCusparse},
+                                         {"symmetric", SpmvKind::kSymmetric}});
+    const bool symmetric = std::find(config->spmvs.begin(), config->spmvs.end(),
+                                     SpmvKind::kSymmetric) != config->spmvs.end();
     if (symmetric && ranks != 1) {
-      throw CLI::ValidationError("--spmv symmetric", "needs the whole matrix on one rank (run with 1 rank)");
+      throw CLI::ValidationError("--spmv symmetric",
+                                 "needs the whole matrix on one rank (run with 1 rank)");
     }
     if (config->device == Device::kCpu) {
-      if (std::find(config->comms.begin(), config->comms.end(), CommKind::kNccl) != config->comms.end()) {
+      if (std::find(config->comms.begin(), config->comms.end(), CommKind::kNccl) !=
+          config->comms.end()) {
         throw CLI::ValidationError("--comm nccl", "needs --device gpu");
       }
       for (SpmvKind kind : config->spmvs) {
         if (kind == SpmvKind::kCsr || kind == SpmvKind::kCusparse || kind == SpmvKind::kSlabRows ||
             kind == SpmvKind::kSlabTiles) {
-          throw CLI::ValidationError("--spmv", "slab-rows, slab-tiles, csr and cusparse need --device gpu");
+          throw CLI::ValidationError("--spmv",
+                                     "slab-rows, slab-tiles, csr and cusparse need --device gpu");
         }
       }
     }
@@ -158,8 +183,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
   if (max_error > 0) config->max_error = max_error;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   config->threads = threads > 0 ? threads : std::max(1, cores / std::max(1, ranks_on_host));
-  const std::map<std::string, int> algorithms = {{"auto", 0}, {"ring", 1}, {"neighbor_exchange", 2},
-                                                 {"recursive_doubling", 3}, {"dissemination", 4}, {"direct", 5}};
+  const std::map<std::string, int> algorithms = {
+      {"auto", 0},          {"ring", 1},  {"neighbor_exchange", 2}, {"recursive_doubling", 3},
+      {"dissemination", 4}, {"direct", 5}};
   config->comm.tca_algorithm = algorithms.at(tca_algorithm);
   config->graph = !no_graph;
   config->slab.prefetch = !no_prefetch;

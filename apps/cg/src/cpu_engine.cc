@@ -14,7 +14,8 @@ namespace {
 
 class CpuEngine final : public Engine {
  public:
-  CpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, int threads, SpmvKind spmv)
+  CpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, int threads,
+            SpmvKind spmv)
       : symmetric_(spmv == SpmvKind::kSymmetric),
         layout_(layout),
         allocator_(allocator),

@@ -92,7 +92,8 @@ LocalCsr csr_from_entries(std::vector<LocalEntry> entries, int64_t rows, int64_t
 void csr_multiply_reference(const LocalCsr& csr, const double* x, double* y) {
   for (int64_t r = 0; r < csr.rows; ++r) {
     double sum = 0.0;
-    for (int64_t k = csr.row_ptr[r]; k < csr.row_ptr[r + 1]; ++k) sum = sum + csr.val[k] * x[csr.col[k]];
+    for (int64_t k = csr.row_ptr[r]; k < csr.row_ptr[r + 1]; ++k)
+      sum = sum + csr.val[k] * x[csr.col[k]];
     y[r] = sum;
   }
 }

@@ -11,10 +11,10 @@
 namespace tca_cg {
 
 struct LocalCsr {
-  int64_t rows = 0;       // local rows, padding included
-  int64_t cols = 0;       // local column space, padding included
-  int64_t row_begin = 0;  // global index of local row 0
-  int64_t col_begin = 0;  // global index of local column 0
+  int64_t rows = 0;              // local rows, padding included
+  int64_t cols = 0;              // local column space, padding included
+  int64_t row_begin = 0;         // global index of local row 0
+  int64_t col_begin = 0;         // global index of local column 0
   std::vector<int64_t> row_ptr;  // rows + 1 offsets
   std::vector<int32_t> col;      // local column of each nonzero, ascending within a row
   std::vector<double> val;

@@ -21,17 +21,17 @@ namespace tca_cg {
 // Scalars of the iteration, kept next to the vectors (GPU memory on the GPU). Each "local"
 // value is this rank's part of a sum, its global twin the sum over ranks (comm.h allreduce).
 enum Scalar : int {
-  kDotLocal = 0,    // p.q
-  kRhoLocal,        // r.r
-  kNormXZLocal,     // x.z   (kNormXZLocal and kNormZZLocal are reduced together)
-  kNormZZLocal,     // z.z
-  kSumLocal,        // residual or error sums
+  kDotLocal = 0,  // p.q
+  kRhoLocal,      // r.r
+  kNormXZLocal,   // x.z   (kNormXZLocal and kNormZZLocal are reduced together)
+  kNormZZLocal,   // z.z
+  kSumLocal,      // residual or error sums
   kDot,
   kRho,
   kNormXZ,
   kNormZZ,
   kSum,
-  kRhoPrevious,     // rho of the step before, for beta
+  kRhoPrevious,  // rho of the step before, for beta
   kScalarCount
 };
 inline constexpr int kGlobalOffset = kDot - kDotLocal;  // local + this = its global twin
@@ -83,10 +83,10 @@ class Engine {
   // The block of A (moved in; the GPU copies it and frees the host arrays).
   virtual void set_matrix(LocalCsr matrix) = 0;
 
-  virtual void fill_x(double value) = 0;                   // x = value on real elements, 0 on padding
+  virtual void fill_x(double value) = 0;  // x = value on real elements, 0 on padding
   virtual void set_x(const std::vector<double>& piece) = 0;  // x = piece (m elements)
   virtual void copy_q_to_x() = 0;
-  virtual void fill_p(double value) = 0;                   // p = value on real elements
+  virtual void fill_p(double value) = 0;  // p = value on real elements
   virtual void copy_z_to_p() = 0;
 
   // z = 0, r = x, p = r; fused: kRhoLocal = r.r.
@@ -122,7 +122,10 @@ class Engine {
 
   // GPU: records the work `body` enqueues as one CUDA graph and returns its number (>= 0),
   // or -1 where the engine cannot capture (CPU). launch_graph replays it.
-  virtual int capture_graph(const std::function<void()>& body) { (void)body; return -1; }
+  virtual int capture_graph(const std::function<void()>& body) {
+    (void)body;
+    return -1;
+  }
   virtual void launch_graph(int graph) { (void)graph; }
 };
 

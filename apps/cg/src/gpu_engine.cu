@@ -21,7 +21,8 @@ namespace tca_cg {
 namespace {
 
 void check_cuda(cudaError_t error, const char* call) {
-  if (error != cudaSuccess) throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(error));
+  if (error != cudaSuccess)
+    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(error));
 }
 
 void check_cusparse(cusparseStatus_t status, const char* call) {
@@ -64,7 +65,8 @@ class EventPhaseClock final : public PhaseClock {
     check_cuda(cudaEventSynchronize(marks_.back().event), "cudaEventSynchronize");
     for (size_t k = 0; k + 1 < marks_.size(); ++k) {
       float ms = 0;
-      check_cuda(cudaEventElapsedTime(&ms, marks_[k].event, marks_[k + 1].event), "cudaEventElapsedTime");
+      check_cuda(cudaEventElapsedTime(&ms, marks_[k].event, marks_[k + 1].event),
+                 "cudaEventElapsedTime");
       if (marks_[k].phase != Phase::kNone) seconds_[static_cast<int>(marks_[k].phase)] += ms * 1e-3;
       pool_.push_back(marks_[k].event);
     }
@@ -83,8 +85,13 @@ class EventPhaseClock final : public PhaseClock {
 
 class GpuEngine final : public Engine {
  public:
-  GpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, SpmvKind spmv, SlabOptions slab)
-      : layout_(layout), allocator_(allocator), spmv_kind_(spmv), slab_options_(slab), m_(layout.piece),
+  GpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, SpmvKind spmv,
+            SlabOptions slab)
+      : layout_(layout),
+        allocator_(allocator),
+        spmv_kind_(spmv),
+        slab_options_(slab),
+        m_(layout.piece),
         real_(layout.own_count()) {
     check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
     cudaDeviceProp properties;
@@ -106,8 +113,8 @@ class GpuEngine final : public Engine {
     z_ = device_vector(m_);
     r_ = device_vector(m_);
 
-    vector_blocks_ = static_cast<int>(std::clamp<int64_t>((m_ + kVectorThreads - 1) / kVectorThreads, 1,
-                                                          int64_t{4} * multiprocessors_));
+    vector_blocks_ = static_cast<int>(std::clamp<int64_t>(
+        (m_ + kVectorThreads - 1) / kVectorThreads, 1, int64_t{4} * multiprocessors_));
     spmv_blocks_ = spmv_blocks_per_multiprocessor() * multiprocessors_;
     symmetric_blocks_ = spmv_symmetric_blocks_per_multiprocessor() * multiprocessors_;
     const int most_blocks = std::max({vector_blocks_, spmv_blocks_, 4 * multiprocessors_});
@@ -140,8 +147,8 @@ class GpuEngine final : public Engine {
       case SpmvKind::kOwn:
       case SpmvKind::kSlabRows:
       case SpmvKind::kSlabTiles:
-        kernel = "slab SpMV (" + std::to_string(slabs_) + (slabs_ == 1 ? " slab" : " slabs") + " of " +
-                 std::to_string(slab_width_) + " columns in shared memory, ";
+        kernel = "slab SpMV (" + std::to_string(slabs_) + (slabs_ == 1 ? " slab" : " slabs") +
+                 " of " + std::to_string(slab_width_) + " columns in shared memory, ";
         if (slab_kernel_ == SlabKernel::kTiles) {
           kernel += std::to_string(tiles_) + " tiles of 256 entries, a warp per tile)";
         } else {
@@ -150,10 +157,16 @@ class GpuEngine final : public Engine {
         }
         kernel += "; " + slab_choice_;
         break;
-      case SpmvKind::kCsr: kernel = "CSR SpMV (a warp per row)"; break;
-      case SpmvKind::kCusparse: kernel = "cuSPARSE CSR SpMV"; break;
+      case SpmvKind::kCsr:
+        kernel = "CSR SpMV (a warp per row)";
+        break;
+      case SpmvKind::kCusparse:
+        kernel = "cuSPARSE CSR SpMV";
+        break;
       case SpmvKind::kSymmetric:
-        kernel = "symmetric SpMV (upper triangle in CSR, a warp per row, transposed terms by double atomics)";
+        kernel =
+            "symmetric SpMV (upper triangle in CSR, a warp per row, transposed terms by double "
+            "atomics)";
         break;
     }
     return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel;
@@ -165,14 +178,18 @@ class GpuEngine final : public Engine {
       case SpmvKind::kOwn:
       case SpmvKind::kSlabRows:
       case SpmvKind::kSlabTiles:
-        if (slab_kernel_ == SlabKernel::kTiles) {  // 256 entries a tile (padding included): 8 + 2 + 1/8 bytes each
+        if (slab_kernel_ ==
+            SlabKernel::kTiles) {  // 256 entries a tile (padding included): 8 + 2 + 1/8 bytes each
           return tiles_ * (kTileEntries * 10.125 + 4.0) + 2.0 * slabs_ * rows_ * 8.0 + vectors;
         }
         // 16-bit columns, 32-bit offsets per slab, partial y written and read
         return nnz_ * 10.0 + slabs_ * (rows_ + 1) * 4.0 + 2.0 * slabs_ * rows_ * 8.0 + vectors;
-      case SpmvKind::kCsr: return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors;
-      case SpmvKind::kCusparse: return nnz_ * 12.0 + (rows_ + 1) * 4.0 + vectors;
-      case SpmvKind::kSymmetric: return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors + rows_ * 8.0;  // y zeroed first
+      case SpmvKind::kCsr:
+        return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors;
+      case SpmvKind::kCusparse:
+        return nnz_ * 12.0 + (rows_ + 1) * 4.0 + vectors;
+      case SpmvKind::kSymmetric:
+        return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors + rows_ * 8.0;  // y zeroed first
     }
     return 0;
   }
@@ -181,10 +198,14 @@ class GpuEngine final : public Engine {
     switch (spmv_kind_) {
       case SpmvKind::kOwn:
       case SpmvKind::kSlabRows:
-      case SpmvKind::kSlabTiles: return slab_kernel_ == SlabKernel::kTiles ? "slab-tiles" : "slab-rows";
-      case SpmvKind::kCsr: return "csr";
-      case SpmvKind::kCusparse: return "cusparse";
-      case SpmvKind::kSymmetric: return "symmetric";
+      case SpmvKind::kSlabTiles:
+        return slab_kernel_ == SlabKernel::kTiles ? "slab-tiles" : "slab-rows";
+      case SpmvKind::kCsr:
+        return "csr";
+      case SpmvKind::kCusparse:
+        return "cusparse";
+      case SpmvKind::kSymmetric:
+        return "symmetric";
     }
     return "";
   }
@@ -195,7 +216,8 @@ class GpuEngine final : public Engine {
     rows_ = matrix.rows;
     cols_ = matrix.cols;
     nnz_ = matrix.nnz();
-    if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows || spmv_kind_ == SpmvKind::kSlabTiles) {
+    if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
+        spmv_kind_ == SpmvKind::kSlabTiles) {
       set_up_slabs(matrix);
     } else {
       row_ptr_ = upload_array(matrix.row_ptr);
@@ -211,28 +233,33 @@ class GpuEngine final : public Engine {
     std::vector<double> padded(piece);
     padded.resize(m_, 0.0);
     std::fill(padded.begin() + std::min<int64_t>(real_, m_), padded.end(), 0.0);
-    check_cuda(cudaMemcpyAsync(x_, padded.data(), m_ * sizeof(double), cudaMemcpyHostToDevice, stream_),
-               "cudaMemcpyAsync");
+    check_cuda(
+        cudaMemcpyAsync(x_, padded.data(), m_ * sizeof(double), cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void copy_q_to_x() override { copy(x_, buffers_.q); }
-  void fill_p(double value) override { launch_fill(buffers_.p, m_, real_, value, vector_blocks_, stream_); }
+  void fill_p(double value) override {
+    launch_fill(buffers_.p, m_, real_, value, vector_blocks_, stream_);
+  }
   void copy_z_to_p() override { copy(buffers_.p, z_); }
 
   void cg_begin(bool fuse_dot) override {
     const SumTarget target = sum_into(kRhoLocal);
-    launch_cg_begin(x_, z_, r_, buffers_.p, m_, fuse_dot ? &target : nullptr, vector_blocks_, stream_);
+    launch_cg_begin(x_, z_, r_, buffers_.p, m_, fuse_dot ? &target : nullptr, vector_blocks_,
+                    stream_);
   }
 
   void spmv(bool fuse_dot) override {
-    if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows || spmv_kind_ == SpmvKind::kSlabTiles) {
+    if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
+        spmv_kind_ == SpmvKind::kSlabTiles) {
       if (slab_kernel_ == SlabKernel::kTiles) {
-        TileArgs args{rows_, cols_, slabs_, slab_width_, tiles_, slab_base_, tile_row_, val_, slab_col_,
-                      tile_starts_, buffers_.p_full, slab_partial_};
+        TileArgs args{rows_,     cols_, slabs_,    slab_width_,  tiles_,          slab_base_,
+                      tile_row_, val_,  slab_col_, tile_starts_, buffers_.p_full, slab_partial_};
         launch_spmv_tiles(args, tile_blocks_, stream_);
       } else {
-        SlabArgs args{rows_, cols_, slabs_, slab_width_, slab_base_, slab_row_ptr_, slab_col_, val_,
-                      buffers_.p_full, slab_partial_};
+        SlabArgs args{rows_,         cols_,     slabs_, slab_width_,     slab_base_,
+                      slab_row_ptr_, slab_col_, val_,   buffers_.p_full, slab_partial_};
         launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
       }
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
@@ -246,53 +273,70 @@ class GpuEngine final : public Engine {
       return;
     }
     if (spmv_kind_ == SpmvKind::kCsr) {
-      SpmvArgs args{rows_, row_ptr_, col_, val_, buffers_.p_full, buffers_.w, fuse_dot ? buffers_.p : nullptr};
+      SpmvArgs args{rows_,
+                    row_ptr_,
+                    col_,
+                    val_,
+                    buffers_.p_full,
+                    buffers_.w,
+                    fuse_dot ? buffers_.p : nullptr};
       launch_spmv(args, sum_into(kDotLocal), spmv_blocks_, stream_);
       return;
     }
     const double one = 1.0, zero = 0.0;
-    check_cusparse(cusparseSpMV(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_descr_, x_descr_,
-                                &zero, y_descr_, CUDA_R_64F, cusparse_algorithm(), spmv_buffer_),
-                   "cusparseSpMV");
+    check_cusparse(
+        cusparseSpMV(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_descr_, x_descr_,
+                     &zero, y_descr_, CUDA_R_64F, cusparse_algorithm(), spmv_buffer_),
+        "cusparseSpMV");
     if (fuse_dot) dot_pq();
   }
 
   void sum_pieces(int pieces, int own) override {
-    launch_sum_pieces(buffers_.q, buffers_.w, buffers_.scratch, pieces, own, m_, vector_blocks_, stream_);
+    launch_sum_pieces(buffers_.q, buffers_.w, buffers_.scratch, pieces, own, m_, vector_blocks_,
+                      stream_);
   }
-  void dot_pq() override { launch_dot(buffers_.p, buffers_.q, m_, sum_into(kDotLocal), vector_blocks_, stream_); }
+  void dot_pq() override {
+    launch_dot(buffers_.p, buffers_.q, m_, sum_into(kDotLocal), vector_blocks_, stream_);
+  }
   void dot_rr() override { launch_dot(r_, r_, m_, sum_into(kRhoLocal), vector_blocks_, stream_); }
 
   void update_zr(bool fuse_dot) override {
     const SumTarget target = sum_into(kRhoLocal);
-    launch_update_zr(step_scalars(), z_, r_, buffers_.p, buffers_.q, m_, fuse_dot ? &target : nullptr,
-                     vector_blocks_, stream_);
+    launch_update_zr(step_scalars(), z_, r_, buffers_.p, buffers_.q, m_,
+                     fuse_dot ? &target : nullptr, vector_blocks_, stream_);
   }
-  void update_p() override { launch_update_p(step_scalars(), r_, buffers_.p, m_, vector_blocks_, stream_); }
+  void update_p() override {
+    launch_update_p(step_scalars(), r_, buffers_.p, m_, vector_blocks_, stream_);
+  }
   void residual_sum() override {
     launch_distance(x_, buffers_.q, m_, m_, sum_into(kSumLocal), vector_blocks_, stream_);
   }
   void error_sum(double exact) override {
     launch_distance_to(z_, exact, m_, real_, sum_into(kSumLocal), vector_blocks_, stream_);
   }
-  void norms() override { launch_norms(x_, z_, m_, sum_into(kNormXZLocal), vector_blocks_, stream_); }
+  void norms() override {
+    launch_norms(x_, z_, m_, sum_into(kNormXZLocal), vector_blocks_, stream_);
+  }
   void scale_x() override { launch_scale(x_, z_, at(kNormZZ), m_, vector_blocks_, stream_); }
 
   double* host_staging(size_t count) override {
     void* block = nullptr;
-    check_cuda(cudaMallocHost(&block, std::max<size_t>(count, 1) * sizeof(double)), "cudaMallocHost");
+    check_cuda(cudaMallocHost(&block, std::max<size_t>(count, 1) * sizeof(double)),
+               "cudaMallocHost");
     host_blocks_.push_back(static_cast<double*>(block));
     return static_cast<double*>(block);
   }
   void download(double* host, const double* buffer, size_t count) override {
-    check_cuda(cudaMemcpyAsync(host, buffer, count * sizeof(double), cudaMemcpyDeviceToHost, stream_),
-               "cudaMemcpyAsync");
+    check_cuda(
+        cudaMemcpyAsync(host, buffer, count * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void upload(double* buffer, const double* host, size_t count) override {
     // Asynchronous: every staged exchange starts with a download, which waits for this.
-    check_cuda(cudaMemcpyAsync(buffer, host, count * sizeof(double), cudaMemcpyHostToDevice, stream_),
-               "cudaMemcpyAsync");
+    check_cuda(
+        cudaMemcpyAsync(buffer, host, count * sizeof(double), cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync");
   }
 
   double scalar(Scalar which) override {
@@ -302,11 +346,16 @@ class GpuEngine final : public Engine {
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     return value;
   }
-  void synchronize() override { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
-  std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<EventPhaseClock>(stream_); }
+  void synchronize() override {
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  std::unique_ptr<PhaseClock> make_clock() override {
+    return std::make_unique<EventPhaseClock>(stream_);
+  }
 
   int capture_graph(const std::function<void()>& body) override {
-    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
+               "cudaStreamBeginCapture");
     try {
       body();
     } catch (...) {
@@ -331,7 +380,8 @@ class GpuEngine final : public Engine {
  private:
   double* allocate(int64_t count) {
     double* block = allocator_.allocate(static_cast<size_t>(count));
-    if (!block) throw std::runtime_error("out of GPU memory for " + std::to_string(count) + " doubles");
+    if (!block)
+      throw std::runtime_error("out of GPU memory for " + std::to_string(count) + " doubles");
     owned_.push_back(block);
     check_cuda(cudaMemset(block, 0, count * sizeof(double)), "cudaMemset");
     return block;
@@ -346,7 +396,8 @@ class GpuEngine final : public Engine {
   T* upload_array(std::vector<T>& host) {
     T* block = device_alloc<T>(host.size());
     device_blocks_.push_back(block);
-    check_cuda(cudaMemcpy(block, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+    check_cuda(cudaMemcpy(block, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+               "cudaMemcpy");
     std::vector<T>().swap(host);
     return block;
   }
@@ -374,17 +425,19 @@ class GpuEngine final : public Engine {
     SlabKernelChoice choice = choose_slab_kernel(statistics);
     slab_choice_ = "chosen by shape: " + choice.reason;
     if (spmv_kind_ == SpmvKind::kSlabRows || spmv_kind_ == SpmvKind::kSlabTiles) {
-      const SlabKernel forced = spmv_kind_ == SpmvKind::kSlabRows ? SlabKernel::kRows : SlabKernel::kTiles;
+      const SlabKernel forced =
+          spmv_kind_ == SpmvKind::kSlabRows ? SlabKernel::kRows : SlabKernel::kTiles;
       if (forced == SlabKernel::kTiles && statistics.tiles == 0 && statistics.nnz > 0) {
         throw std::runtime_error("--spmv slab-tiles: " + choice.reason);
       }
-      slab_choice_ = std::string("forced by --spmv ") + (forced == SlabKernel::kRows ? "slab-rows" : "slab-tiles") +
+      slab_choice_ = std::string("forced by --spmv ") +
+                     (forced == SlabKernel::kRows ? "slab-rows" : "slab-tiles") +
                      " (by shape: " + choice.reason + ")";
       choice.kernel = forced;
     }
     slab_kernel_ = choice.kernel;
-    row_blocks_ = static_cast<int>(std::clamp<int64_t>((rows_ + kVectorThreads - 1) / kVectorThreads, 1,
-                                                       int64_t{4} * multiprocessors_));
+    row_blocks_ = static_cast<int>(std::clamp<int64_t>(
+        (rows_ + kVectorThreads - 1) / kVectorThreads, 1, int64_t{4} * multiprocessors_));
     if (slab_kernel_ == SlabKernel::kTiles) {
       set_up_tiles(matrix, shape);
     } else {
@@ -405,7 +458,8 @@ class GpuEngine final : public Engine {
     tile_starts_ = upload_array(tiles.starts);
     slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
     device_blocks_.push_back(slab_partial_);
-    check_cuda(cudaMemset(slab_partial_, 0, static_cast<size_t>(slabs_) * rows_ * sizeof(double)), "cudaMemset");
+    check_cuda(cudaMemset(slab_partial_, 0, static_cast<size_t>(slabs_) * rows_ * sizeof(double)),
+               "cudaMemset");
     tile_blocks_ = tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
   }
 
@@ -424,7 +478,8 @@ class GpuEngine final : public Engine {
       int64_t total = 0;
       for (int64_t r = 1; r <= rows_; ++r) {
         total += offsets[r];
-        if (total > UINT32_MAX) throw std::runtime_error("a column slab holds more than 2^32 entries");
+        if (total > UINT32_MAX)
+          throw std::runtime_error("a column slab holds more than 2^32 entries");
         offsets[r] = static_cast<uint32_t>(total);
       }
       base[s + 1] = base[s] + total;
@@ -459,25 +514,31 @@ class GpuEngine final : public Engine {
   }
 
   void set_up_cusparse(const LocalCsr& matrix) {
-    if (nnz_ > INT32_MAX) throw std::runtime_error("cuSPARSE SpMV here needs fewer than 2^31 nonzeros per rank");
+    if (nnz_ > INT32_MAX)
+      throw std::runtime_error("cuSPARSE SpMV here needs fewer than 2^31 nonzeros per rank");
     std::vector<int32_t> row_ptr32(matrix.rows + 1);
     // row_ptr was moved to the device: rebuild the 32-bit offsets there from a host copy.
     std::vector<int64_t> offsets(matrix.rows + 1);
-    check_cuda(cudaMemcpy(offsets.data(), row_ptr_, offsets.size() * sizeof(int64_t), cudaMemcpyDeviceToHost),
+    check_cuda(cudaMemcpy(offsets.data(), row_ptr_, offsets.size() * sizeof(int64_t),
+                          cudaMemcpyDeviceToHost),
                "cudaMemcpy");
     std::copy(offsets.begin(), offsets.end(), row_ptr32.begin());
     row_ptr32_ = upload_array(row_ptr32);
     check_cusparse(cusparseCreate(&cusparse_), "cusparseCreate");
     check_cusparse(cusparseSetStream(cusparse_, stream_), "cusparseSetStream");
-    check_cusparse(cusparseCreateCsr(&matrix_descr_, rows_, matrix.cols, nnz_, row_ptr32_, col_, val_,
-                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
+    check_cusparse(cusparseCreateCsr(&matrix_descr_, rows_, matrix.cols, nnz_, row_ptr32_, col_,
+                                     val_, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
                    "cusparseCreateCsr");
-    check_cusparse(cusparseCreateDnVec(&x_descr_, matrix.cols, buffers_.p_full, CUDA_R_64F), "cusparseCreateDnVec");
-    check_cusparse(cusparseCreateDnVec(&y_descr_, rows_, buffers_.w, CUDA_R_64F), "cusparseCreateDnVec");
+    check_cusparse(cusparseCreateDnVec(&x_descr_, matrix.cols, buffers_.p_full, CUDA_R_64F),
+                   "cusparseCreateDnVec");
+    check_cusparse(cusparseCreateDnVec(&y_descr_, rows_, buffers_.w, CUDA_R_64F),
+                   "cusparseCreateDnVec");
     const double one = 1.0, zero = 0.0;
     size_t bytes = 0;
-    check_cusparse(cusparseSpMV_bufferSize(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_descr_,
-                                           x_descr_, &zero, y_descr_, CUDA_R_64F, cusparse_algorithm(), &bytes),
+    check_cusparse(cusparseSpMV_bufferSize(cusparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                           matrix_descr_, x_descr_, &zero, y_descr_, CUDA_R_64F,
+                                           cusparse_algorithm(), &bytes),
                    "cusparseSpMV_bufferSize");
     spmv_buffer_ = device_alloc<char>(bytes);
   }
@@ -545,15 +606,16 @@ std::unique_ptr<Engine> make_gpu_engine(const Layout& layout, const Allocator& a
 }
 
 Allocator gpu_allocator() {
-  return Allocator{[](size_t count) -> double* {
-                     void* block = nullptr;
-                     if (cudaMalloc(&block, std::max<size_t>(count, 1) * sizeof(double)) != cudaSuccess) {
-                       cudaGetLastError();
-                       return nullptr;
-                     }
-                     return static_cast<double*>(block);
-                   },
-                   [](double* block) { cudaFree(block); }};
+  return Allocator{
+      [](size_t count) -> double* {
+        void* block = nullptr;
+        if (cudaMalloc(&block, std::max<size_t>(count, 1) * sizeof(double)) != cudaSuccess) {
+          cudaGetLastError();
+          return nullptr;
+        }
+        return static_cast<double*>(block);
+      },
+      [](double* block) { cudaFree(block); }};
 }
 
 int gpu_count() {

@@ -12,7 +12,8 @@ namespace {
 
 __device__ __forceinline__ double warp_sum(double value) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_down_sync(0xffffffffu, value, offset);
   return value;
 }
 
@@ -53,7 +54,8 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum) {
 #pragma unroll
   for (int w = 0; w < kWidth; ++w) {
     double part = 0.0;
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) part += __ldcg(sum.partials + b * kWidth + w);
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads)
+      part += __ldcg(sum.partials + b * kWidth + w);
     const double total = block_sum<kThreads>(part, shared);
     if (threadIdx.x == 0) sum.out[w] = total;
   }
@@ -126,7 +128,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
       end = __ldg(rp + row + 1);
     }
   };
-  auto load = [&](uint32_t first, uint32_t end, double (&v)[kUnroll], uint32_t (&c)[kUnroll]) {
+  auto load = [&](uint32_t first, uint32_t end, double(&v)[kUnroll], uint32_t(&c)[kUnroll]) {
 #pragma unroll
     for (int j = 0; j < kUnroll; ++j) {
       const uint32_t k = first + j * kLanes;
@@ -166,7 +168,8 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
       for (int j = 0; j < kUnroll; ++j) s += w[j] * xs[d[j]];
     }
 #pragma unroll
-    for (int offset = kLanes / 2; offset > 0; offset /= 2) s += __shfl_down_sync(0xffffffffu, s, offset, kLanes);
+    for (int offset = kLanes / 2; offset > 0; offset /= 2)
+      s += __shfl_down_sync(0xffffffffu, s, offset, kLanes);
     if (lane == 0 && row < r1) out[row] = s;
     row += kGroups;
     begin = next_begin;
@@ -191,12 +194,13 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
 // a segmented scan over the lanes, keyed by each lane's last row, completes the rows that
 // cross lanes: the lane that holds a row's last entry writes it. The same arithmetic, in the
 // same order, as tiled_slabs_multiply.
-__device__ __forceinline__ void spmv_tile(const TileArgs& a, int64_t tile, const double* xs, double* out,
-                                          int lane) {
+__device__ __forceinline__ void spmv_tile(const TileArgs& a, int64_t tile, const double* xs,
+                                          double* out, int lane) {
   const size_t base = static_cast<size_t>(tile) * kTileEntries;
   const double2* values = reinterpret_cast<const double2*>(a.val + base);
   const double2 v0 = __ldcs(values + lane), v1 = __ldcs(values + kTileLanes + lane);
-  const double2 v2 = __ldcs(values + 2 * kTileLanes + lane), v3 = __ldcs(values + 3 * kTileLanes + lane);
+  const double2 v2 = __ldcs(values + 2 * kTileLanes + lane),
+                v3 = __ldcs(values + 3 * kTileLanes + lane);
   const uint4 c = __ldcs(reinterpret_cast<const uint4*>(a.col + base) + lane);
   const unsigned bits = __ldcs(a.starts + static_cast<size_t>(tile) * kTileLanes + lane);
   const int64_t row0 = __ldg(a.tile_row + tile);
@@ -272,14 +276,16 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a) 
     for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = __ldg(a.x + first_col + i);
     __syncthreads();
     double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
-    for (int64_t tile = t + warp; tile < segment_end; tile += kWarps) spmv_tile(a, tile, xs, out, lane);
+    for (int64_t tile = t + warp; tile < segment_end; tile += kWarps)
+      spmv_tile(a, tile, xs, out, lane);
     t = segment_end;
   }
 }
 
 template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
-    slab_sum_kernel(const double* partial, int slabs, int64_t rows, double* y, const double* p_own, SumTarget sum) {
+    slab_sum_kernel(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
+                    SumTarget sum) {
   double dot = 0.0;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
        row += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -428,10 +434,13 @@ void for_each_slab_kernel(int lanes, bool prefetch, Visit&& visit) {
 
 }  // namespace
 
-void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunks, cudaStream_t stream) {
+void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunks,
+                       cudaStream_t stream) {
   const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
   const int blocks = args.slabs * chunks;
-  for_each_slab_kernel(lanes, prefetch, [&](auto kernel) { kernel<<<blocks, kSlabThreads, shared, stream>>>(args); });
+  for_each_slab_kernel(lanes, prefetch, [&](auto kernel) {
+    kernel<<<blocks, kSlabThreads, shared, stream>>>(args);
+  });
 }
 
 int slab_blocks_per_multiprocessor(int width) {
@@ -474,9 +483,11 @@ int tile_blocks_per_multiprocessor(int width) {
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
                      SumTarget sum, int blocks, cudaStream_t stream) {
   if (p_own) {
-    slab_sum_kernel<true><<<blocks, kVectorThreads, 0, stream>>>(partial, slabs, rows, y, p_own, sum);
+    slab_sum_kernel<true>
+        <<<blocks, kVectorThreads, 0, stream>>>(partial, slabs, rows, y, p_own, sum);
   } else {
-    slab_sum_kernel<false><<<blocks, kVectorThreads, 0, stream>>>(partial, slabs, rows, y, p_own, sum);
+    slab_sum_kernel<false>
+        <<<blocks, kVectorThreads, 0, stream>>>(partial, slabs, rows, y, p_own, sum);
   }
 }
 
@@ -487,7 +498,8 @@ int spmv_blocks_per_multiprocessor() {
   return std::max(1, std::min(with_dot, without));
 }
 
-void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks, cudaStream_t stream) {
+void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks,
+                 cudaStream_t stream) {
   fill_kernel<<<blocks, kVectorThreads, 0, stream>>>(v, n, real, value);
 }
 
@@ -510,7 +522,8 @@ void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p
   if (sum) {
     update_zr_kernel<true><<<blocks, kVectorThreads, 0, stream>>>(scalars, z, r, p, q, n, *sum);
   } else {
-    update_zr_kernel<false><<<blocks, kVectorThreads, 0, stream>>>(scalars, z, r, p, q, n, SumTarget{});
+    update_zr_kernel<false>
+        <<<blocks, kVectorThreads, 0, stream>>>(scalars, z, r, p, q, n, SumTarget{});
   }
 }
 

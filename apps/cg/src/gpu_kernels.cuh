@@ -51,7 +51,7 @@ int spmv_symmetric_blocks_per_multiprocessor();
 // entries whose column lies in [s*width, (s+1)*width), with 16-bit columns local to the slab.
 struct SlabArgs {
   int64_t rows;
-  int64_t cols;              // columns of x
+  int64_t cols;  // columns of x
   int slabs;
   int width;                 // columns per slab (at most 65536)
   const int64_t* slab_base;  // slabs: first entry of each slab in col / val
@@ -59,13 +59,14 @@ struct SlabArgs {
   const uint16_t* col;
   const double* val;
   const double* x;
-  double* partial;           // slabs x rows: each slab's part of y
+  double* partial;  // slabs x rows: each slab's part of y
 };
 inline constexpr int kSlabThreads = 1024;
 // One block per (slab, chunk of rows): the slab's piece of x goes to shared memory, groups of
 // `lanes` threads (8: 8 entries each at once; 16 or 32: 4) take rows; `prefetch` loads the
 // next row while the current one is summed. Grid: slabs * chunks blocks.
-void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunks, cudaStream_t stream);
+void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunks,
+                       cudaStream_t stream);
 // Blocks of the slab kernel one multiprocessor holds with `width` doubles of shared memory;
 // also raises the kernels' shared-memory limit to that.
 int slab_blocks_per_multiprocessor(int width);
@@ -81,9 +82,9 @@ void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, 
 // others must hold zero (set once).
 struct TileArgs {
   int64_t rows;
-  int64_t cols;               // columns of x
+  int64_t cols;  // columns of x
   int slabs;
-  int width;                  // columns per slab (at most 65536)
+  int width;  // columns per slab (at most 65536)
   int64_t tiles;
   const int64_t* slab_tiles;  // slabs + 1: first tile of each slab
   const int32_t* tile_row;    // first row of each tile
@@ -91,7 +92,7 @@ struct TileArgs {
   const uint16_t* col;        // tiles x 256
   const uint8_t* starts;      // tiles x 32: the row-start bits, a byte per lane
   const double* x;
-  double* partial;            // slabs x rows
+  double* partial;  // slabs x rows
 };
 void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream);
 // Blocks of the tile kernel one multiprocessor holds with `width` doubles of shared memory;

@@ -12,7 +12,8 @@ namespace tca_cg {
 namespace {
 
 __device__ double warp_total(double value) {
-  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_down_sync(0xffffffffu, value, offset);
   return value;
 }
 

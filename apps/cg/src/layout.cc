@@ -22,9 +22,7 @@ const char* partition_name(Partition partition) {
   return partition == Partition::kOneD ? "1d" : "2d";
 }
 
-int64_t Layout::own_count() const {
-  return std::clamp<int64_t>(n - own_begin, 0, piece);
-}
+int64_t Layout::own_count() const { return std::clamp<int64_t>(n - own_begin, 0, piece); }
 
 bool partition_fits(Partition partition, int ranks, std::string* reason) {
   if (ranks < 1) {

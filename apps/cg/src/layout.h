@@ -30,15 +30,15 @@ const char* partition_name(Partition partition);
 
 struct Layout {
   Partition partition = Partition::kOneD;
-  int64_t n = 0;        // global rows and columns
+  int64_t n = 0;  // global rows and columns
   int ranks = 1;
   int rank = 0;
-  int grid = 1;         // s: 2d grid side (1 for 1d)
-  int grid_row = 0;     // i
-  int grid_col = 0;     // j
-  int64_t piece = 0;    // m: elements of one rank's piece of a vector (padded)
+  int grid = 1;           // s: 2d grid side (1 for 1d)
+  int grid_row = 0;       // i
+  int grid_col = 0;       // j
+  int64_t piece = 0;      // m: elements of one rank's piece of a vector (padded)
   int64_t own_begin = 0;  // global index of this rank's piece
-  MatrixBlock block;    // this rank's block of A (rows, columns, padded extents)
+  MatrixBlock block;      // this rank's block of A (rows, columns, padded extents)
 
   // Elements of this rank's piece that lie inside the matrix (the rest is padding).
   int64_t own_count() const;

@@ -31,7 +31,8 @@ bool LineReader::refill() {
   if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
   const size_t got = std::fread(buffer_.data() + end_, 1, buffer_.size() - end_, file_);
   if (got == 0) {
-    if (std::ferror(file_)) throw std::runtime_error(path_ + ": read error: " + std::strerror(errno));
+    if (std::ferror(file_))
+      throw std::runtime_error(path_ + ": read error: " + std::strerror(errno));
     eof_ = true;
     return false;
   }

@@ -43,10 +43,12 @@ bool uses(const Config& config, CommKind kind) {
   return false;
 }
 
-std::unique_ptr<Engine> make_engine(const Config& config, const Layout& layout, Comm& comm, SpmvKind spmv) {
+std::unique_ptr<Engine> make_engine(const Config& config, const Layout& layout, Comm& comm,
+                                    SpmvKind spmv) {
   const Allocator allocator = comm.allocator(config.device);
   const int scratch = comm.scratch_pieces(layout);
-  if (config.device == Device::kGpu) return make_gpu_engine(layout, allocator, scratch, spmv, config.slab);
+  if (config.device == Device::kGpu)
+    return make_gpu_engine(layout, allocator, scratch, spmv, config.slab);
   return make_cpu_engine(layout, allocator, scratch, config.threads, spmv);
 }
 
@@ -55,12 +57,15 @@ struct Outcome {
 };
 
 // One configuration: comm and engine made, the matrix loaded, the run, its output.
-void run_configuration(const Config& config, const Problem& problem, const RunLabel& base, int rank, int ranks,
-                       const tca_harness::Table& table, tca_harness::Report& report, Outcome& outcome) {
+void run_configuration(const Config& config, const Problem& problem, const RunLabel& base, int rank,
+                       int ranks, const tca_harness::Table& table, tca_harness::Report& report,
+                       Outcome& outcome) {
   std::string why_not;
-  std::unique_ptr<Comm> comm = make_comm(base.comm, problem.layout, config.device, config.comm, &why_not);
+  std::unique_ptr<Comm> comm =
+      make_comm(base.comm, problem.layout, config.device, config.comm, &why_not);
   if (!comm) {
-    tca_harness::skip_note(table, report, std::string("comm ") + comm_name(base.comm) + ": skipped, " + why_not);
+    tca_harness::skip_note(table, report,
+                           std::string("comm ") + comm_name(base.comm) + ": skipped, " + why_not);
     return;
   }
   std::unique_ptr<Engine> engine = make_engine(config, problem.layout, *comm, base.spmv);
@@ -77,13 +82,13 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
   options.graph = config.graph;
   options.breakdown = config.breakdown;
   if (config.npb) {
-    tca_harness::Progress progress(std::string("tca-cg ") + comm_name(label.comm), config.npb->niter, rank == 0);
+    tca_harness::Progress progress(std::string("tca-cg ") + comm_name(label.comm),
+                                   config.npb->niter, rank == 0);
     options.progress = [&progress](int done, int) { progress.update(done); };
     const NpbResult result = run_npb(*config.npb, *engine, *comm, problem.layout, options);
     progress.finish();
-    const BreakdownSummary summary =
-        summarize_breakdown(result.breakdown, static_cast<long>(config.npb->niter) * kNpbCgSteps,
-                            engine->spmv_bytes());
+    const BreakdownSummary summary = summarize_breakdown(
+        result.breakdown, static_cast<long>(config.npb->niter) * kNpbCgSteps, engine->spmv_bytes());
     print_npb(table, config, problem, result, label, ranks);
     print_breakdown(table, summary, label);
     report.add_row(npb_row(config, problem, result, label, summary, ranks));
@@ -93,11 +98,13 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
     solve.max_iterations = config.iterations;
     solve.tolerance = config.tolerance;
     solve.rhs = problem.rhs;
-    tca_harness::Progress progress(std::string("tca-cg ") + comm_name(label.comm), config.iterations, rank == 0);
+    tca_harness::Progress progress(std::string("tca-cg ") + comm_name(label.comm),
+                                   config.iterations, rank == 0);
     options.progress = [&progress](int done, int) { progress.update(done); };
     const SolveResult result = run_solve(*engine, *comm, problem.layout, solve, options);
     progress.finish();
-    const BreakdownSummary summary = summarize_breakdown(result.breakdown, result.iterations, engine->spmv_bytes());
+    const BreakdownSummary summary =
+        summarize_breakdown(result.breakdown, result.iterations, engine->spmv_bytes());
     print_solve(table, config, problem, result, label);
     print_breakdown(table, summary, label);
     report.add_row(solve_row(problem, result, label, summary));
@@ -119,7 +126,8 @@ int run(int argc, char** argv) {
   const int on_host = ranks_on_this_host(&local_rank);
 
   Config config;
-  if (std::optional<int> code = parse_config(argc, argv, rank, ranks, on_host, &config)) return *code;
+  if (std::optional<int> code = parse_config(argc, argv, rank, ranks, on_host, &config))
+    return *code;
 
   std::string error;
   if (config.device == Device::kGpu) {
@@ -164,8 +172,8 @@ int run(int argc, char** argv) {
       for (int repetition = 1; repetition <= config.repetitions; ++repetition) {
         for (CommKind comm : config.comms) {
           for (SpmvKind spmv : config.spmvs) {
-            run_configuration(config, problem, RunLabel{comm, spmv, repetition, "", "", ""}, rank, ranks, table, report,
-                              outcome);
+            run_configuration(config, problem, RunLabel{comm, spmv, repetition, "", "", ""}, rank,
+                              ranks, table, report, outcome);
           }
         }
       }

@@ -63,7 +63,8 @@ std::string quoted(std::string_view token) { return "'" + std::string(token) + "
 // Reads the banner and the size line; leaves the reader after the size line.
 MtxInfo read_header(LineReader& reader) {
   std::string_view line;
-  if (!reader.next(line)) throw MtxError(reader.path() + ":1: empty file: not a Matrix Market file");
+  if (!reader.next(line))
+    throw MtxError(reader.path() + ":1: empty file: not a Matrix Market file");
   const std::vector<std::string_view> banner = tokens(line);
   if (banner.empty() || lower(banner[0]) != "%%matrixmarket") {
     fail(reader, "not a Matrix Market file (the first line must start with %%MatrixMarket)");
@@ -71,7 +72,8 @@ MtxInfo read_header(LineReader& reader) {
   if (banner.size() != 5) {
     fail(reader, "the banner needs 4 words after %%MatrixMarket: matrix, format, field, symmetry");
   }
-  if (lower(banner[1]) != "matrix") fail(reader, "unsupported object " + quoted(banner[1]) + " (matrix)");
+  if (lower(banner[1]) != "matrix")
+    fail(reader, "unsupported object " + quoted(banner[1]) + " (matrix)");
   MtxInfo info;
   const std::string format = lower(banner[2]);
   if (format == "coordinate") {
@@ -99,7 +101,8 @@ MtxInfo read_header(LineReader& reader) {
   } else {
     fail(reader, "unsupported symmetry " + quoted(banner[4]) + " (general or symmetric)");
   }
-  if (!info.coordinate && info.field == MtxField::kPattern) fail(reader, "array format cannot be pattern");
+  if (!info.coordinate && info.field == MtxField::kPattern)
+    fail(reader, "array format cannot be pattern");
   do {
     if (!reader.next(line)) fail(reader, "the file ends before the size line");
   } while (blank_or_comment(line));
@@ -117,7 +120,8 @@ MtxInfo read_header(LineReader& reader) {
   info.cols = numbers[1];
   info.entries = info.coordinate ? numbers[2] : info.rows * info.cols;
   if (info.rows < 1 || info.cols < 1) fail(reader, "the matrix is empty");
-  if (info.rows > INT32_MAX || info.cols > INT32_MAX) fail(reader, "more than 2^31-1 rows or columns");
+  if (info.rows > INT32_MAX || info.cols > INT32_MAX)
+    fail(reader, "more than 2^31-1 rows or columns");
   return info;
 }
 
@@ -140,9 +144,11 @@ double entry_value(const LineReader& reader, const MtxInfo& info,
 int64_t entry_index(const LineReader& reader, std::string_view token, int64_t bound,
                     const char* what) {
   int64_t index = 0;
-  if (!parse_int(token, &index)) fail(reader, std::string(what) + " index " + quoted(token) + " is not an integer");
+  if (!parse_int(token, &index))
+    fail(reader, std::string(what) + " index " + quoted(token) + " is not an integer");
   if (index < 1 || index > bound) {
-    fail(reader, std::string(what) + " index " + std::to_string(index) + " outside 1.." + std::to_string(bound));
+    fail(reader, std::string(what) + " index " + std::to_string(index) + " outside 1.." +
+                     std::to_string(bound));
   }
   return index - 1;
 }
@@ -156,14 +162,17 @@ void scan_coordinate(LineReader& reader, const MtxInfo& info,
   while (reader.next(line)) {
     if (blank_or_comment(line)) continue;
     if (seen == info.entries) {
-      fail(reader, "more entries than the " + std::to_string(info.entries) + " the size line announces");
+      fail(reader,
+           "more entries than the " + std::to_string(info.entries) + " the size line announces");
     }
     const std::vector<std::string_view> words = tokens(line);
-    if (words.size() < 2) fail(reader, "expected 'row column" + std::string(width == 3 ? " value'" : "'"));
+    if (words.size() < 2)
+      fail(reader, "expected 'row column" + std::string(width == 3 ? " value'" : "'"));
     const int64_t row = entry_index(reader, words[0], info.rows, "row");
     const int64_t col = entry_index(reader, words[1], info.cols, "column");
     const double value = entry_value(reader, info, words, 2);
-    if (words.size() > width) fail(reader, "unexpected " + quoted(words[width]) + " after the entry");
+    if (words.size() > width)
+      fail(reader, "unexpected " + quoted(words[width]) + " after the entry");
     if (info.symmetric && col > row) {
       fail(reader, "symmetric storage holds entries on or below the diagonal only; (" +
                        std::to_string(row + 1) + ", " + std::to_string(col + 1) + ") is above it");
@@ -182,9 +191,12 @@ void scan_coordinate(LineReader& reader, const MtxInfo& info,
 
 const char* mtx_field_name(MtxField field) {
   switch (field) {
-    case MtxField::kReal: return "real";
-    case MtxField::kInteger: return "integer";
-    case MtxField::kPattern: return "pattern";
+    case MtxField::kReal:
+      return "real";
+    case MtxField::kInteger:
+      return "integer";
+    case MtxField::kPattern:
+      return "pattern";
   }
   return "?";
 }
@@ -242,8 +254,8 @@ LocalCsr read_mtx_block(const std::string& path, const MtxInfo& info, const Matr
     *transposed = csr_from_entries(std::move(mirror), block.rows_padded, block.cols_padded,
                                    block.row_begin, block.col_begin);
   }
-  return csr_from_entries(std::move(entries), block.rows_padded, block.cols_padded,
-                          block.row_begin, block.col_begin);
+  return csr_from_entries(std::move(entries), block.rows_padded, block.cols_padded, block.row_begin,
+                          block.col_begin);
 }
 
 namespace {
@@ -253,11 +265,13 @@ bool nearly_equal(double a, double b) {
 }
 
 std::string position(const LocalCsr& csr, int64_t row, int64_t col) {
-  return "(" + std::to_string(csr.row_begin + row + 1) + ", " + std::to_string(csr.col_begin + col + 1) + ")";
+  return "(" + std::to_string(csr.row_begin + row + 1) + ", " +
+         std::to_string(csr.col_begin + col + 1) + ")";
 }
 
 std::string transposed_position(const LocalCsr& csr, int64_t row, int64_t col) {
-  return "(" + std::to_string(csr.col_begin + col + 1) + ", " + std::to_string(csr.row_begin + row + 1) + ")";
+  return "(" + std::to_string(csr.col_begin + col + 1) + ", " +
+         std::to_string(csr.row_begin + row + 1) + ")";
 }
 
 std::string number(double value) {
@@ -313,7 +327,8 @@ std::optional<std::string> check_block_diagonal(const LocalCsr& block, int64_t r
     }
     if (diagonal == 0.0) {
       return "zero on the diagonal: A(" + std::to_string(global + 1) + ", " +
-             std::to_string(global + 1) + ") is 0 or not stored; CG needs a symmetric positive definite matrix";
+             std::to_string(global + 1) +
+             ") is 0 or not stored; CG needs a symmetric positive definite matrix";
     }
     if (diagonal < 0.0) {
       return "negative diagonal entry A(" + std::to_string(global + 1) + ", " +
@@ -335,7 +350,8 @@ std::vector<double> read_mtx_vector_piece(const std::string& path, int64_t n, in
     const MtxInfo info = read_header(reader);
     if (info.rows != n || info.cols != 1) {
       fail(reader, "the right-hand side is " + std::to_string(info.rows) + " x " +
-                       std::to_string(info.cols) + "; the matrix needs " + std::to_string(n) + " x 1");
+                       std::to_string(info.cols) + "; the matrix needs " + std::to_string(n) +
+                       " x 1");
     }
     if (info.coordinate) {
       scan_coordinate(reader, info, [&](int64_t row, int64_t, double value) { keep(row, value); });
@@ -352,8 +368,9 @@ std::vector<double> read_mtx_vector_piece(const std::string& path, int64_t n, in
       ++seen;
     }
     if (seen < n) {
-      throw MtxError(path + ":" + std::to_string(reader.line_number() + 1) + ": the file ends after " +
-                     std::to_string(seen) + " of the " + std::to_string(n) + " values");
+      throw MtxError(path + ":" + std::to_string(reader.line_number() + 1) +
+                     ": the file ends after " + std::to_string(seen) + " of the " +
+                     std::to_string(n) + " values");
     }
   } catch (const MtxError&) {
     throw;

@@ -33,7 +33,7 @@ struct MtxInfo {
   bool symmetric = false;  // symmetric storage: entries on and below the diagonal only
   int64_t rows = 0;
   int64_t cols = 0;
-  int64_t entries = 0;     // stored entries (coordinate) or rows*cols (array)
+  int64_t entries = 0;  // stored entries (coordinate) or rows*cols (array)
 };
 
 const char* mtx_field_name(MtxField field);

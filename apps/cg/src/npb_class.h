@@ -10,17 +10,17 @@
 
 namespace tca_cg {
 
-inline constexpr double kNpbRcond = 0.1;       // bound of the smallest eigenvalue (RCOND)
-inline constexpr int kNpbCgSteps = 25;         // CG steps per outer iteration (cgitmax)
-inline constexpr double kNpbEpsilon = 1.0e-10; // verification: relative error of zeta
+inline constexpr double kNpbRcond = 0.1;        // bound of the smallest eigenvalue (RCOND)
+inline constexpr int kNpbCgSteps = 25;          // CG steps per outer iteration (cgitmax)
+inline constexpr double kNpbEpsilon = 1.0e-10;  // verification: relative error of zeta
 
 struct NpbClass {
-  char name;            // 'S', 'W', 'A', 'B', 'C', 'D'
-  int64_t na;           // rows and columns
-  int nonzer;           // nonzeros of each random sparse vector before the diagonal is set
-  int niter;            // outer (power) iterations, all timed
-  double shift;         // eigenvalue shift
-  double zeta_verify;   // the official zeta after niter iterations
+  char name;           // 'S', 'W', 'A', 'B', 'C', 'D'
+  int64_t na;          // rows and columns
+  int nonzer;          // nonzeros of each random sparse vector before the diagonal is set
+  int niter;           // outer (power) iterations, all timed
+  double shift;        // eigenvalue shift
+  double zeta_verify;  // the official zeta after niter iterations
 };
 
 // The class named by `name` (one letter, either case); nullopt for an unknown name.

@@ -25,7 +25,8 @@ void npb_sprnvc(NpbRandom& random, int64_t n, int64_t nn1, int nz, NpbVector& ve
     const int64_t position = static_cast<int64_t>(static_cast<double>(nn1) * where);
     if (position >= n) continue;
     bool drawn_before = false;
-    for (int k = 0; k < vector.count; ++k) drawn_before = drawn_before || vector.index[k] == position;
+    for (int k = 0; k < vector.count; ++k)
+      drawn_before = drawn_before || vector.index[k] == position;
     if (drawn_before) continue;
     vector.index[vector.count] = position;
     vector.value[vector.count] = value;
@@ -110,9 +111,8 @@ LocalCsr generate_npb_block(const NpbClass& cls, const MatrixBlock& block, int t
   csr.row_begin = block.row_begin;
   csr.col_begin = block.col_begin;
   csr.row_ptr.assign(csr.rows + 1, 0);
-  for_each_block_entry<true>(cls, block, [&](int64_t row, int count) {
-    csr.row_ptr[row + 1] += count;
-  });
+  for_each_block_entry<true>(cls, block,
+                             [&](int64_t row, int count) { csr.row_ptr[row + 1] += count; });
   std::partial_sum(csr.row_ptr.begin(), csr.row_ptr.end(), csr.row_ptr.begin());
   const int64_t entries = csr.row_ptr[csr.rows];
   csr.col.resize(entries);

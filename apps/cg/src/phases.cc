@@ -6,13 +6,20 @@ namespace tca_cg {
 
 const char* phase_name(Phase phase) {
   switch (phase) {
-    case Phase::kSpmv: return "spmv";
-    case Phase::kDot: return "dot";
-    case Phase::kAxpy: return "axpy";
-    case Phase::kExchange: return "exchange";
-    case Phase::kReduce: return "reduce";
-    case Phase::kAllreduce: return "allreduce";
-    default: return "none";
+    case Phase::kSpmv:
+      return "spmv";
+    case Phase::kDot:
+      return "dot";
+    case Phase::kAxpy:
+      return "axpy";
+    case Phase::kExchange:
+      return "exchange";
+    case Phase::kReduce:
+      return "reduce";
+    case Phase::kAllreduce:
+      return "allreduce";
+    default:
+      return "none";
   }
 }
 

@@ -47,23 +47,25 @@ std::string build_npb(const Config& config, int rank, int ranks, Problem* proble
   const NpbClass& cls = *config.npb;
   problem->layout = make_layout(config.partition, cls.na, ranks, rank);
   problem->description = std::string("NPB CG class ") + cls.name;
-  return agreed([&] { problem->matrix = generate_npb_block(cls, problem->layout.block, config.threads); });
+  return agreed(
+      [&] { problem->matrix = generate_npb_block(cls, problem->layout.block, config.threads); });
 }
 
 std::string build_mtx(const Config& config, int rank, int ranks, Problem* problem) {
   MtxInfo info;
   std::string error = agreed([&] { info = read_mtx_info(config.matrix_path); });
   if (!error.empty()) return error;
-  if (!info.coordinate) return config.matrix_path + ": the matrix must be in coordinate format, not array";
+  if (!info.coordinate)
+    return config.matrix_path + ": the matrix must be in coordinate format, not array";
   if (info.rows != info.cols) {
     return config.matrix_path + ": the matrix is " + std::to_string(info.rows) + " x " +
            std::to_string(info.cols) + "; CG needs a square matrix";
   }
   problem->layout = make_layout(config.partition, info.rows, ranks, rank);
   problem->description = config.matrix_path + ": " + mtx_field_name(info.field) +
-                         (info.symmetric ? " symmetric" : " general") + ", " + std::to_string(info.rows) +
-                         " x " + std::to_string(info.cols) + ", " + std::to_string(info.entries) +
-                         " stored entries";
+                         (info.symmetric ? " symmetric" : " general") + ", " +
+                         std::to_string(info.rows) + " x " + std::to_string(info.cols) + ", " +
+                         std::to_string(info.entries) + " stored entries";
   LocalCsr transposed;
   error = agreed([&] {
     problem->matrix = read_mtx_block(config.matrix_path, info, problem->layout.block,

@@ -20,8 +20,8 @@ struct Problem {
   LocalCsr matrix;
   int64_t nnz_total = 0;  // over all ranks
   std::optional<std::vector<double>> rhs;
-  std::string description;  // "NPB class B" or "m.mtx: real symmetric"
-  double setup_seconds = 0; // slowest rank
+  std::string description;   // "NPB class B" or "m.mtx: real symmetric"
+  double setup_seconds = 0;  // slowest rank
 };
 
 // Collective. "" on success; else the message of the lowest rank that found a problem, on

@@ -21,26 +21,31 @@ std::string exchange_text(const Layout& layout) {
   const double kib = layout.piece * 8.0 / 1024.0;
   if (layout.ranks == 1) return "one rank: no communication";
   if (layout.partition == Partition::kOneD) {
-    return format("1d: allgather of p, %d pieces of %lld doubles (%.1f KiB) received per rank and SpMV",
-                  layout.ranks - 1, static_cast<long long>(layout.piece), kib);
+    return format(
+        "1d: allgather of p, %d pieces of %lld doubles (%.1f KiB) received per rank and SpMV",
+        layout.ranks - 1, static_cast<long long>(layout.piece), kib);
   }
-  return format("2d %dx%d: p's pieces along block columns (%d x %.1f KiB received per rank and SpMV), "
-                "partial products summed along block rows (%d x %.1f KiB)",
-                layout.grid, layout.grid, layout.grid - 1, kib, layout.grid - 1, kib);
+  return format(
+      "2d %dx%d: p's pieces along block columns (%d x %.1f KiB received per rank and SpMV), "
+      "partial products summed along block rows (%d x %.1f KiB)",
+      layout.grid, layout.grid, layout.grid - 1, kib, layout.grid - 1, kib);
 }
 
 }  // namespace
 
 double solve_error(const Problem& problem, const SolveResult& result) {
-  return result.error_norm ? *result.error_norm / std::sqrt(static_cast<double>(problem.layout.n)) : 0.0;
+  return result.error_norm ? *result.error_norm / std::sqrt(static_cast<double>(problem.layout.n))
+                           : 0.0;
 }
 
 BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, double spmv_bytes) {
   BreakdownSummary summary;
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  MPI_Allreduce(breakdown.seconds.data(), summary.max.data(), kPhaseCount, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(breakdown.seconds.data(), summary.mean.data(), kPhaseCount, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(breakdown.seconds.data(), summary.max.data(), kPhaseCount, MPI_DOUBLE, MPI_MAX,
+                MPI_COMM_WORLD);
+  MPI_Allreduce(breakdown.seconds.data(), summary.mean.data(), kPhaseCount, MPI_DOUBLE, MPI_SUM,
+                MPI_COMM_WORLD);
   for (double& value : summary.mean) value /= ranks;
   MPI_Allreduce(&breakdown.total, &summary.total_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&breakdown.total, &summary.total_mean, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -58,35 +63,41 @@ BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, dou
 void print_method(const Table& table, const Config& config, const Problem& problem, int ranks) {
   const Layout& layout = problem.layout;
   table.comment(format("tca-cg: %s, n = %lld, %lld nonzeros", problem.description.c_str(),
-                       static_cast<long long>(layout.n), static_cast<long long>(problem.nnz_total)));
-  table.comment(format("%d rank%s, %s partition, device %s%s; setup (generate or read, check) %.2f s", ranks,
-                       ranks == 1 ? "" : "s", partition_name(layout.partition), device_name(config.device),
-                       config.device == Device::kCpu ? format(" (%d thread%s per rank)", config.threads,
-                                                              config.threads == 1 ? "" : "s").c_str()
-                                                     : "",
-                       problem.setup_seconds));
+                       static_cast<long long>(layout.n),
+                       static_cast<long long>(problem.nnz_total)));
+  table.comment(
+      format("%d rank%s, %s partition, device %s%s; setup (generate or read, check) %.2f s", ranks,
+             ranks == 1 ? "" : "s", partition_name(layout.partition), device_name(config.device),
+             config.device == Device::kCpu
+                 ? format(" (%d thread%s per rank)", config.threads, config.threads == 1 ? "" : "s")
+                       .c_str()
+                 : "",
+             problem.setup_seconds));
   table.comment("exchange: " + exchange_text(layout));
   if (config.npb) {
-    table.comment(format("time: NPB's timed region, %d outer iterations of %d CG steps (+ residual and norms) "
-                         "after one untimed iteration; slowest rank",
-                         config.npb->niter, kNpbCgSteps));
+    table.comment(format(
+        "time: NPB's timed region, %d outer iterations of %d CG steps (+ residual and norms) "
+        "after one untimed iteration; slowest rank",
+        config.npb->niter, kNpbCgSteps));
   } else {
-    table.comment("time: the CG steps (b, the final residual and the error are outside it); slowest rank");
+    table.comment(
+        "time: the CG steps (b, the final residual and the error are outside it); slowest rank");
   }
-  table.comment(config.device == Device::kGpu
-                    ? "breakdown: time per phase from CUDA events between the phases, in a second run of the "
-                      "same iterations launched from the host (the timed run has no events)"
-                    : "breakdown: wall-clock time per phase inside the timed run; mean and max over ranks");
+  table.comment(
+      config.device == Device::kGpu
+          ? "breakdown: time per phase from CUDA events between the phases, in a second run of the "
+            "same iterations launched from the host (the timed run has no events)"
+          : "breakdown: wall-clock time per phase inside the timed run; mean and max over ranks");
 }
 
-void print_npb(const Table& table, const Config& config, const Problem& problem, const NpbResult& result,
-               const RunLabel& label, int ranks) {
+void print_npb(const Table& table, const Config& config, const Problem& problem,
+               const NpbResult& result, const RunLabel& label, int ranks) {
   const NpbClass& cls = *config.npb;
   const bool verified = npb_verified(cls, result.zeta);
   const double mops = npb_mops(cls, result.seconds);
   table.line("");
-  table.line(format(" == comm %s, %s, repetition %d ==", comm_name(label.comm), label.engine.c_str(),
-                    label.repetition));
+  table.line(format(" == comm %s, %s, repetition %d ==", comm_name(label.comm),
+                    label.engine.c_str(), label.repetition));
   if (config.iterations_lines) {
     table.line("   iteration           ||r||                 zeta");
     for (const NpbIteration& it : result.iterations) {
@@ -114,14 +125,15 @@ void print_npb(const Table& table, const Config& config, const Problem& problem,
   table.line(format(" CUDA graphs     =  %24s", result.graph ? "yes" : "no"));
 }
 
-void print_solve(const Table& table, const Config& config, const Problem& problem, const SolveResult& result,
-                 const RunLabel& label) {
+void print_solve(const Table& table, const Config& config, const Problem& problem,
+                 const SolveResult& result, const RunLabel& label) {
   table.line("");
-  table.line(format(" == comm %s, %s, repetition %d ==", comm_name(label.comm), label.engine.c_str(),
-                    label.repetition));
+  table.line(format(" == comm %s, %s, repetition %d ==", comm_name(label.comm),
+                    label.engine.c_str(), label.repetition));
   table.line(format(" CG iterations        = %d%s", result.iterations,
-                    config.tolerance ? (result.converged ? " (tolerance reached)" : " (tolerance NOT reached)")
-                                     : ""));
+                    config.tolerance
+                        ? (result.converged ? " (tolerance reached)" : " (tolerance NOT reached)")
+                        : ""));
   table.line(format(" Time in seconds      = %.6f (%.3f us per iteration)", result.seconds,
                     per_step_us(result.seconds, result.iterations)));
   table.line(format(" ||b||                = %.6e", result.rhs_norm));
@@ -144,25 +156,29 @@ void print_breakdown(const Table& table, const BreakdownSummary& summary, const 
                          {"per step (us)", 14, tca_harness::Align::kRight, 2},
                          {"share (%)", 10, tca_harness::Align::kRight, 1}});
   table.line("");
-  breakdown.comment(format("breakdown%s over %ld CG steps (%s): mean and max over ranks; per step and share from the max",
-                           summary.separate_run ? " (separate run)" : "", summary.steps,
-                           comm_name(label.comm)));
+  breakdown.comment(
+      format("breakdown%s over %ld CG steps (%s): mean and max over ranks; per step and share from "
+             "the max",
+             summary.separate_run ? " (separate run)" : "", summary.steps, comm_name(label.comm)));
   breakdown.header();
   double listed = 0;
   for (int k = 0; k < kPhaseCount; ++k) {
     listed += summary.mean[k];
-    breakdown.row({comm_name(label.comm), phase_name(static_cast<Phase>(k)), summary.calls[k], summary.mean[k],
-                   summary.max[k], per_step_us(summary.max[k], summary.steps),
+    breakdown.row({comm_name(label.comm), phase_name(static_cast<Phase>(k)), summary.calls[k],
+                   summary.mean[k], summary.max[k], per_step_us(summary.max[k], summary.steps),
                    summary.total_max > 0 ? 100.0 * summary.max[k] / summary.total_max : 0.0});
   }
-  breakdown.comment(format("run %.5f s (slowest rank); the phases cover %.1f%% of a rank's run (means)",
-                           summary.total_max, summary.total_mean > 0 ? 100.0 * listed / summary.total_mean : 0.0));
+  breakdown.comment(format(
+      "run %.5f s (slowest rank); the phases cover %.1f%% of a rank's run (means)",
+      summary.total_max, summary.total_mean > 0 ? 100.0 * listed / summary.total_mean : 0.0));
   const long spmvs = summary.calls[static_cast<int>(Phase::kSpmv)];
   const double spmv_seconds = summary.max[static_cast<int>(Phase::kSpmv)];
   if (spmvs > 0 && spmv_seconds > 0) {
-    breakdown.comment(format("spmv: %.2f us per call, %.1f GB/s (%.1f MB per call in this format: matrix, offsets, x, y)",
-                             spmv_seconds / spmvs * 1e6, summary.spmv_bytes * spmvs / spmv_seconds / 1e9,
-                             summary.spmv_bytes / 1e6));
+    breakdown.comment(
+        format("spmv: %.2f us per call, %.1f GB/s (%.1f MB per call in this format: matrix, "
+               "offsets, x, y)",
+               spmv_seconds / spmvs * 1e6, summary.spmv_bytes * spmvs / spmv_seconds / 1e9,
+               summary.spmv_bytes / 1e6));
   }
 }
 
@@ -192,8 +208,10 @@ nlohmann::ordered_json breakdown_json(const BreakdownSummary& summary) {
 }
 
 nlohmann::ordered_json label_json(const RunLabel& label) {
-  nlohmann::ordered_json out = {{"comm", comm_name(label.comm)}, {"spmv", spmv_name(label.spmv)},
-                                {"repetition", label.repetition}, {"engine", label.engine}};
+  nlohmann::ordered_json out = {{"comm", comm_name(label.comm)},
+                                {"spmv", spmv_name(label.spmv)},
+                                {"repetition", label.repetition},
+                                {"engine", label.engine}};
   if (!label.spmv_kernel.empty()) out["spmv_kernel"] = label.spmv_kernel;
   if (!label.spmv_choice.empty()) out["spmv_choice"] = label.spmv_choice;
   return out;
@@ -201,8 +219,8 @@ nlohmann::ordered_json label_json(const RunLabel& label) {
 
 }  // namespace
 
-nlohmann::ordered_json npb_row(const Config& config, const Problem&, const NpbResult& result, const RunLabel& label,
-                               const BreakdownSummary& summary, int ranks) {
+nlohmann::ordered_json npb_row(const Config& config, const Problem&, const NpbResult& result,
+                               const RunLabel& label, const BreakdownSummary& summary, int ranks) {
   const NpbClass& cls = *config.npb;
   nlohmann::ordered_json row = label_json(label);
   const double mops = npb_mops(cls, result.seconds);
@@ -222,8 +240,8 @@ nlohmann::ordered_json npb_row(const Config& config, const Problem&, const NpbRe
   return row;
 }
 
-nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& result, const RunLabel& label,
-                                 const BreakdownSummary& summary) {
+nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& result,
+                                 const RunLabel& label, const BreakdownSummary& summary) {
   nlohmann::ordered_json row = label_json(label);
   row["graph"] = result.graph;
   row["iterations"] = result.iterations;
@@ -231,7 +249,8 @@ nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& resu
   row["converged"] = result.converged;
   row["rhs_norm"] = result.rhs_norm;
   row["relative_residual"] = result.rhs_norm > 0 ? result.residual_norm / result.rhs_norm : 0.0;
-  row["relative_recursive_residual"] = result.rhs_norm > 0 ? result.recursive_residual_norm / result.rhs_norm : 0.0;
+  row["relative_recursive_residual"] =
+      result.rhs_norm > 0 ? result.recursive_residual_norm / result.rhs_norm : 0.0;
   if (result.error_norm) row["error"] = solve_error(problem, result);
   row["breakdown"] = breakdown_json(summary);
   return row;

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "config.h"
@@ -20,7 +19,7 @@ struct RunLabel {
   CommKind comm;
   SpmvKind spmv;
   int repetition;
-  std::string engine;  // the engine's description
+  std::string engine;       // the engine's description
   std::string spmv_kernel;  // the SpMV kernel that ran (Engine::spmv_kernel)
   std::string spmv_choice;  // why, where chosen by shape (Engine::spmv_choice)
 };
@@ -34,7 +33,7 @@ struct BreakdownSummary {
   double total_max = 0;
   double total_mean = 0;
   bool separate_run = false;
-  long steps = 0;  // CG steps the per-step figures divide by
+  long steps = 0;         // CG steps the per-step figures divide by
   double spmv_bytes = 0;  // bytes one SpMV moves, all ranks together (matrix, offsets, x, y)
 };
 // spmv_bytes: what one SpMV moves on this rank (Engine::spmv_bytes).
@@ -51,10 +50,11 @@ void print_solve(const tca_harness::Table& table, const Config& config, const Pr
 void print_breakdown(const tca_harness::Table& table, const BreakdownSummary& summary,
                      const RunLabel& label);
 
-nlohmann::ordered_json npb_row(const Config& config, const Problem& problem, const NpbResult& result,
-                               const RunLabel& label, const BreakdownSummary& summary, int ranks);
-nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& result, const RunLabel& label,
-                                 const BreakdownSummary& summary);
+nlohmann::ordered_json npb_row(const Config& config, const Problem& problem,
+                               const NpbResult& result, const RunLabel& label,
+                               const BreakdownSummary& summary, int ranks);
+nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& result,
+                                 const RunLabel& label, const BreakdownSummary& summary);
 
 // The error figure of a solve: ||x - ones|| / sqrt(n).
 double solve_error(const Problem& problem, const SolveResult& result);

@@ -13,7 +13,8 @@ SlabShape slab_shape(int64_t cols, int width_limit) {
   const int64_t limit = std::clamp(width_limit / 32 * 32, 32, 65536);
   SlabShape shape;
   shape.slabs = static_cast<int>(std::max<int64_t>(1, (cols + limit - 1) / limit));
-  shape.width = static_cast<int>(std::max<int64_t>(32, ((cols + shape.slabs - 1) / shape.slabs + 31) / 32 * 32));
+  shape.width = static_cast<int>(
+      std::max<int64_t>(32, ((cols + shape.slabs - 1) / shape.slabs + 31) / 32 * 32));
   return shape;
 }
 
@@ -78,26 +79,32 @@ SlabStatistics slab_statistics(const LocalCsr& matrix, SlabShape shape) {
     });
   }
   out.mean_per_row_slab =
-      static_cast<double>(out.nnz) / static_cast<double>(std::max<int64_t>(1, rows_with_entries) * shape.slabs);
+      static_cast<double>(out.nnz) /
+      static_cast<double>(std::max<int64_t>(1, rows_with_entries) * shape.slabs);
   if (fits) {
     for (const TilePacker& packer : packers) out.tiles += packer.tiles;
   }
   return out;
 }
 
-const char* slab_kernel_name(SlabKernel kernel) { return kernel == SlabKernel::kTiles ? "tiles" : "rows"; }
+const char* slab_kernel_name(SlabKernel kernel) {
+  return kernel == SlabKernel::kTiles ? "tiles" : "rows";
+}
 
 SlabKernelChoice choose_slab_kernel(const SlabStatistics& s) {
   SlabKernelChoice choice;
   char line[256];
-  std::snprintf(line, sizeof line, "%d slab%s of %d columns, %.1f entries per row and slab (most %lld)",
-                s.shape.slabs, s.shape.slabs == 1 ? "" : "s", s.shape.width, s.mean_per_row_slab,
+  std::snprintf(line, sizeof line,
+                "%d slab%s of %d columns, %.1f entries per row and slab (most %lld)", s.shape.slabs,
+                s.shape.slabs == 1 ? "" : "s", s.shape.width, s.mean_per_row_slab,
                 static_cast<long long>(s.max_per_row_slab));
   std::string reason = line;
-  const bool fits = s.max_per_row_slab <= kTileEntries && s.rows <= std::numeric_limits<int32_t>::max();
+  const bool fits =
+      s.max_per_row_slab <= kTileEntries && s.rows <= std::numeric_limits<int32_t>::max();
   if (!fits) {
     choice.kernel = SlabKernel::kRows;
-    choice.reason = reason + ": a row's part of a slab exceeds a tile of " + std::to_string(kTileEntries);
+    choice.reason =
+        reason + ": a row's part of a slab exceeds a tile of " + std::to_string(kTileEntries);
   } else if (s.mean_per_row_slab < kTileMeanLimit) {
     choice.kernel = SlabKernel::kTiles;
     std::snprintf(line, sizeof line, ": below %.0f, tiles", kTileMeanLimit);
@@ -114,7 +121,8 @@ TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape) {
   if (matrix.rows > std::numeric_limits<int32_t>::max()) {
     throw std::invalid_argument("tiled slabs: more than 2^31 rows");
   }
-  if (shape.width > 65536) throw std::invalid_argument("tiled slabs: slabs wider than 65536 columns");
+  if (shape.width > 65536)
+    throw std::invalid_argument("tiled slabs: slabs wider than 65536 columns");
   TiledSlabs out;
   out.shape = shape;
   out.rows = matrix.rows;
@@ -126,7 +134,8 @@ TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape) {
     for_each_row_slab(matrix, r, shape.width, [&](int s, int64_t first, int64_t end) {
       const int64_t count = end - first;
       if (count > kTileEntries) {
-        throw std::invalid_argument("tiled slabs: row " + std::to_string(r) + " has " + std::to_string(count) +
+        throw std::invalid_argument("tiled slabs: row " + std::to_string(r) + " has " +
+                                    std::to_string(count) +
                                     " entries in one slab, more than a tile holds");
       }
       bool opens = false;
@@ -134,7 +143,8 @@ TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape) {
     });
   }
   out.slab_tiles.assign(shape.slabs + 1, 0);
-  for (int s = 0; s < shape.slabs; ++s) out.slab_tiles[s + 1] = out.slab_tiles[s] + packers[s].tiles;
+  for (int s = 0; s < shape.slabs; ++s)
+    out.slab_tiles[s + 1] = out.slab_tiles[s] + packers[s].tiles;
   out.tiles = out.slab_tiles[shape.slabs];
   const size_t entries = static_cast<size_t>(out.tiles) * kTileEntries;
   out.tile_row.assign(out.tiles, 0);
@@ -155,13 +165,17 @@ TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape) {
         out.tile_row[current[s]] = static_cast<int32_t>(r);
       }
       const size_t tile = static_cast<size_t>(current[s]);
-      auto start_row = [&](int64_t e) { out.starts[tile * kTileLanes + e / 8] |= static_cast<uint8_t>(1u << (e % 8)); };
-      for (int64_t k = 0; k < fill; ++k) start_row(used[s]++);  // a zero entry for a row without entries
+      auto start_row = [&](int64_t e) {
+        out.starts[tile * kTileLanes + e / 8] |= static_cast<uint8_t>(1u << (e % 8));
+      };
+      for (int64_t k = 0; k < fill; ++k)
+        start_row(used[s]++);  // a zero entry for a row without entries
       const int32_t slab_first_col = s * shape.width;
       start_row(used[s]);
       for (int64_t k = first; k < end; ++k, ++used[s]) {
         const int e = static_cast<int>(used[s]);
-        out.val[tile * kTileEntries + tile_value_index(e / kTileLaneEntries, e % kTileLaneEntries)] = matrix.val[k];
+        out.val[tile * kTileEntries +
+                tile_value_index(e / kTileLaneEntries, e % kTileLaneEntries)] = matrix.val[k];
         out.col[tile * kTileEntries + e] = static_cast<uint16_t>(matrix.col[k] - slab_first_col);
       }
     });

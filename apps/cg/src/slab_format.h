@@ -48,7 +48,7 @@ struct SlabStatistics {
   SlabShape shape;
   double mean_per_row_slab = 0;  // nnz / (rows with entries x slabs)
   int64_t max_per_row_slab = 0;  // most entries of one row in one slab
-  int64_t tiles = 0;             // tiles of the tiled format (0 where a row's slab part exceeds a tile)
+  int64_t tiles = 0;  // tiles of the tiled format (0 where a row's slab part exceeds a tile)
 };
 SlabStatistics slab_statistics(const LocalCsr& matrix, SlabShape shape);
 
@@ -70,19 +70,22 @@ SlabKernelChoice choose_slab_kernel(const SlabStatistics& statistics);
 inline constexpr int kTileLanes = 32;
 inline constexpr int kTileLaneEntries = 8;
 inline constexpr int kTileEntries = kTileLanes * kTileLaneEntries;  // 256
-inline constexpr int kTileGapFill = 4;  // rows without entries filled with a zero entry inside a tile
+inline constexpr int kTileGapFill =
+    4;  // rows without entries filled with a zero entry inside a tile
 
 // Where entry j (0..7) of lane l is stored among a tile's 256 values: pairs of a lane side by
 // side, so that a warp's k-th 16-byte load (entries 2k, 2k+1 of every lane) reads 512
 // consecutive bytes. Columns are stored lane after lane (index l * 8 + j), the row-start bits
 // a byte per lane (bit j of byte l: entry l * 8 + j starts a row).
-constexpr int tile_value_index(int lane, int j) { return (j / 2) * 2 * kTileLanes + lane * 2 + (j % 2); }
+constexpr int tile_value_index(int lane, int j) {
+  return (j / 2) * 2 * kTileLanes + lane * 2 + (j % 2);
+}
 
 struct TiledSlabs {
   SlabShape shape;
   int64_t rows = 0;
   int64_t cols = 0;
-  int64_t nnz = 0;                  // entries of the matrix (padding not counted)
+  int64_t nnz = 0;  // entries of the matrix (padding not counted)
   int64_t tiles = 0;
   std::vector<int64_t> slab_tiles;  // slabs + 1: first tile of each slab
   std::vector<int32_t> tile_row;    // first row of each tile

@@ -144,7 +144,8 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
   };
   NpbResult result;
   const bool gpu = engine.device() == Device::kGpu;
-  const int graph = options.graph && gpu && comm.stream_ordered() ? engine.capture_graph(outer) : -1;
+  const int graph =
+      options.graph && gpu && comm.stream_ordered() ? engine.capture_graph(outer) : -1;
   result.graph = graph >= 0;
   auto run_outer = [&] {
     if (graph >= 0) {
@@ -195,8 +196,8 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
   return result;
 }
 
-SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout,
-                      const SolveOptions& solve, const RunOptions& options) {
+SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout, const SolveOptions& solve,
+                      const RunOptions& options) {
   std::unique_ptr<PhaseClock> clock = timed_clock(engine);
   NullPhaseClock setup_clock;
   CgStepper stepper(engine, comm, layout, setup_clock);
@@ -267,9 +268,8 @@ SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout,
   if (gpu && options.breakdown && result.iterations > 0) {
     stepper.set_clock(setup_clock);
     stepper.begin();
-    result.breakdown = measure_breakdown(engine, stepper, result.iterations, [&](int) {
-      stepper.step();
-    });
+    result.breakdown =
+        measure_breakdown(engine, stepper, result.iterations, [&](int) { stepper.step(); });
   }
   return result;
 }

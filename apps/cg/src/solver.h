@@ -46,15 +46,15 @@ class CgStepper {
 };
 
 struct RunOptions {
-  bool graph = true;       // capture in CUDA graphs where the engine and comm allow it
-  bool breakdown = true;   // GPU: a second, eager run measured with events per phase
+  bool graph = true;      // capture in CUDA graphs where the engine and comm allow it
+  bool breakdown = true;  // GPU: a second, eager run measured with events per phase
   std::function<void(int done, int total)> progress;  // after each outer iteration / step
 };
 
 struct Breakdown {
   PhaseSeconds seconds{};  // this rank's time per phase
   PhaseCalls calls{};
-  double total = 0;        // the run's time on this rank
+  double total = 0;           // the run's time on this rank
   bool separate_run = false;  // measured in a run of its own (GPU), not the timed one
 };
 
@@ -78,23 +78,23 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
 
 struct SolveOptions {
   int max_iterations = 1000;
-  std::optional<double> tolerance;  // stop once ||r|| / ||b|| <= tolerance
+  std::optional<double> tolerance;         // stop once ||r|| / ||b|| <= tolerance
   std::optional<std::vector<double>> rhs;  // this rank's piece of b; else b = A * ones
 };
 
 struct SolveResult {
   int iterations = 0;
-  double seconds = 0;          // slowest rank, the CG steps only
-  double rhs_norm = 0;         // ||b||
-  double residual_norm = 0;    // ||b - A x||, recomputed at the end
+  double seconds = 0;                  // slowest rank, the CG steps only
+  double rhs_norm = 0;                 // ||b||
+  double residual_norm = 0;            // ||b - A x||, recomputed at the end
   double recursive_residual_norm = 0;  // sqrt(rho) of the last step
   std::optional<double> error_norm;    // ||x - ones|| where b = A * ones
-  bool converged = false;      // tolerance reached (false without a tolerance)
+  bool converged = false;              // tolerance reached (false without a tolerance)
   bool graph = false;
   Breakdown breakdown;
 };
 
-SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout,
-                      const SolveOptions& solve, const RunOptions& options);
+SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout, const SolveOptions& solve,
+                      const RunOptions& options);
 
 }  // namespace tca_cg

@@ -13,9 +13,7 @@
 
 namespace tca_cg {
 
-inline int64_t part_begin(int64_t n, int parts, int part) {
-  return n * part / parts;
-}
+inline int64_t part_begin(int64_t n, int parts, int part) { return n * part / parts; }
 
 // Calls fn(begin, end, part) for every part; parts run in parallel where OpenMP is built in.
 template <class Fn>

@@ -101,7 +101,8 @@ TEST(SymmetricStorage, PowerIterationVerifiesOnClassesSAndW) {
 TEST(SymmetricStorage, PlantedWrongDiagonalFailsVerification) {
   const NpbClass cls = *find_npb_class("S");
   LocalCsr upper = upper_triangle(whole_class("S"));
-  for (int64_t r = 0; r < upper.rows; r += 7) upper.val[upper.row_ptr[r]] += 1e-3;  // a row's first entry: its diagonal
+  for (int64_t r = 0; r < upper.rows; r += 7)
+    upper.val[upper.row_ptr[r]] += 1e-3;  // a row's first entry: its diagonal
   std::vector<double> scratch;
   const double zeta = power_iteration_zeta(
       cls, [&](const double* p, double* q) { symmetric_multiply(upper, p, q, 2, scratch); });

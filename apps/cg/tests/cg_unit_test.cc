@@ -56,7 +56,8 @@ TEST(NpbRandom, MatchesTheSplitDoubleFormulation) {
   }
   double y = 314159265.0;
   double z = 314159265.0;
-  for (int k = 0; k < 1000; ++k) ASSERT_EQ(randlc(&y, 1220703125.0), reference_randlc(&z, 1220703125.0));
+  for (int k = 0; k < 1000; ++k)
+    ASSERT_EQ(randlc(&y, 1220703125.0), reference_randlc(&z, 1220703125.0));
   EXPECT_EQ(y, z);
 }
 
@@ -223,7 +224,8 @@ TEST(Layout, PiecesAndBlocksCoverTheMatrixOnce) {
           EXPECT_LE(b.row_end - b.row_begin, b.rows_padded);
           EXPECT_LE(b.col_end - b.col_begin, b.cols_padded);
           for (int64_t row = b.row_begin; row < b.row_end; ++row) {
-            for (int64_t col = b.col_begin; col < b.col_end && col < 64; ++col) ++covered[row * 64 + col];
+            for (int64_t col = b.col_begin; col < b.col_end && col < 64; ++col)
+              ++covered[row * 64 + col];
           }
         }
         for (int64_t i = 0; i < n; ++i) ASSERT_EQ(owner[i], 1) << n << " " << ranks;
@@ -240,7 +242,8 @@ TEST(Layout, PiecesAndBlocksCoverTheMatrixOnce) {
 }
 
 TEST(Csr, EntriesAreSortedAndDuplicatesSummedInOrder) {
-  std::vector<LocalEntry> entries = {{1, 3, 1.0}, {0, 2, 0.5}, {1, 0, 2.0}, {1, 3, 1e-17}, {1, 3, -1.0}};
+  std::vector<LocalEntry> entries = {
+      {1, 3, 1.0}, {0, 2, 0.5}, {1, 0, 2.0}, {1, 3, 1e-17}, {1, 3, -1.0}};
   const LocalCsr csr = csr_from_entries(entries, 3, 4, 0, 0);
   ASSERT_EQ(csr.row_ptr, (std::vector<int64_t>{0, 1, 3, 3}));
   EXPECT_EQ(csr.col, (std::vector<int32_t>{2, 0, 3}));
@@ -252,7 +255,8 @@ TEST(Csr, EntriesAreSortedAndDuplicatesSummedInOrder) {
 class MtxFile : public ::testing::Test {
  protected:
   std::string write(const std::string& text) {
-    const std::string path = ::testing::TempDir() + "cg_unit_" + std::to_string(counter_++) + ".mtx";
+    const std::string path =
+        ::testing::TempDir() + "cg_unit_" + std::to_string(counter_++) + ".mtx";
     std::ofstream(path) << text;
     paths_.push_back(path);
     return path;
@@ -264,7 +268,8 @@ class MtxFile : public ::testing::Test {
     const std::string path = write(text);
     try {
       const MtxInfo info = read_mtx_info(path);
-      read_mtx_block(path, info, MatrixBlock{0, info.rows, 0, info.cols, info.rows, info.cols}, nullptr);
+      read_mtx_block(path, info, MatrixBlock{0, info.rows, 0, info.cols, info.rows, info.cols},
+                     nullptr);
     } catch (const MtxError& error) {
       const std::string message = error.what();
       EXPECT_EQ(message.rfind(path + ":", 0), 0u) << message;  // names the file
@@ -298,7 +303,8 @@ TEST_F(MtxFile, GeneralRealEntries) {
 
 TEST_F(MtxFile, SymmetricStorageIsMirroredIntoEveryBlock) {
   const std::string path = write(
-      "%%MatrixMarket matrix coordinate integer symmetric\n4 4 6\n1 1 4\n2 1 -1\n2 2 4\n3 3 4\n4 1 7\n4 4 9\n");
+      "%%MatrixMarket matrix coordinate integer symmetric\n4 4 6\n1 1 4\n2 1 -1\n2 2 4\n3 3 4\n4 1 "
+      "7\n4 4 9\n");
   const MtxInfo info = read_mtx_info(path);
   EXPECT_EQ(info.field, MtxField::kInteger);
   const LocalCsr a = read_mtx_block(path, info, MatrixBlock{0, 4, 0, 4, 4, 4}, nullptr);
@@ -315,7 +321,8 @@ TEST_F(MtxFile, SymmetricStorageIsMirroredIntoEveryBlock) {
 }
 
 TEST_F(MtxFile, PatternEntriesAreOnes) {
-  const std::string path = write("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n2 2\n3 3\n");
+  const std::string path =
+      write("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n2 2\n3 3\n");
   const MtxInfo info = read_mtx_info(path);
   const LocalCsr a = read_mtx_block(path, info, MatrixBlock{0, 3, 0, 3, 3, 3}, nullptr);
   EXPECT_EQ(a.nnz(), 3);
@@ -333,13 +340,15 @@ TEST_F(MtxFile, ErrorsNameTheLine) {
             ":4: more entries than the 1 the size line announces");
   EXPECT_EQ(error_of("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0 5\n"),
             ":3: unexpected '5' after the entry");
-  EXPECT_EQ(error_of("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n"), ":3: the entry has no value");
+  EXPECT_EQ(error_of("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n"),
+            ":3: the entry has no value");
   EXPECT_EQ(error_of("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n"),
             ":3: '1.5' is not an integer");
   EXPECT_EQ(error_of("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 nan\n"),
             ":3: value 'nan' is not finite");
-  EXPECT_EQ(error_of("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1.0\n"),
-            ":3: symmetric storage holds entries on or below the diagonal only; (1, 2) is above it");
+  EXPECT_EQ(
+      error_of("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1.0\n"),
+      ":3: symmetric storage holds entries on or below the diagonal only; (1, 2) is above it");
   EXPECT_EQ(error_of("%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0 0\n"),
             ":1: unsupported field 'complex' (real, integer or pattern)");
   EXPECT_EQ(error_of("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 1.0\n"),
@@ -366,7 +375,8 @@ TEST_F(MtxFile, MissingFile) {
 
 TEST_F(MtxFile, AsymmetryAndDiagonalChecks) {
   const std::string path = write(
-      "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 2\n2 2 2\n3 3 0\n1 2 0.5\n2 1 0.25\n");
+      "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 2\n2 2 2\n3 3 0\n1 2 0.5\n2 1 "
+      "0.25\n");
   const MtxInfo info = read_mtx_info(path);
   LocalCsr transposed;
   const LocalCsr a = read_mtx_block(path, info, MatrixBlock{0, 3, 0, 3, 3, 3}, &transposed);
@@ -380,8 +390,10 @@ TEST_F(MtxFile, AsymmetryAndDiagonalChecks) {
   const LocalCsr corner = read_mtx_block(path, info, MatrixBlock{2, 3, 0, 2, 2, 2}, nullptr);
   EXPECT_FALSE(check_block_diagonal(corner, 3));
 
-  const std::string missing = write("%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 2\n2 2 2\n2 1 1\n");
-  const LocalCsr b = read_mtx_block(missing, read_mtx_info(missing), MatrixBlock{0, 2, 0, 2, 2, 2}, &transposed);
+  const std::string missing =
+      write("%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 2\n2 2 2\n2 1 1\n");
+  const LocalCsr b =
+      read_mtx_block(missing, read_mtx_info(missing), MatrixBlock{0, 2, 0, 2, 2, 2}, &transposed);
   ASSERT_TRUE(check_block_symmetry(b, transposed));
   EXPECT_EQ(*check_block_symmetry(b, transposed), "A(2, 1) = 1 but A(1, 2) is not stored");
 }
@@ -390,7 +402,8 @@ TEST_F(MtxFile, RightHandSides) {
   const std::string array = write("%%MatrixMarket matrix array real general\n4 1\n1.5\n-2\n3\n4\n");
   EXPECT_EQ(read_mtx_vector_piece(array, 4, 1, 2), (std::vector<double>{-2, 3}));
   EXPECT_EQ(read_mtx_vector_piece(array, 4, 3, 3), (std::vector<double>{4, 0, 0}));  // padding
-  const std::string coordinate = write("%%MatrixMarket matrix coordinate real general\n4 1 2\n2 1 5\n4 1 6\n");
+  const std::string coordinate =
+      write("%%MatrixMarket matrix coordinate real general\n4 1 2\n2 1 5\n4 1 6\n");
   EXPECT_EQ(read_mtx_vector_piece(coordinate, 4, 0, 4), (std::vector<double>{0, 5, 0, 6}));
   EXPECT_THROW(read_mtx_vector_piece(array, 5, 0, 5), MtxError);
   const std::string short_array = write("%%MatrixMarket matrix array real general\n3 1\n1\n2\n");
@@ -398,7 +411,8 @@ TEST_F(MtxFile, RightHandSides) {
     read_mtx_vector_piece(short_array, 3, 0, 3);
     FAIL() << "no error";
   } catch (const MtxError& error) {
-    EXPECT_NE(std::string(error.what()).find(":5: the file ends after 2 of the 3 values"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find(":5: the file ends after 2 of the 3 values"),
+              std::string::npos)
         << error.what();
   }
 }

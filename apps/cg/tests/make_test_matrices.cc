@@ -60,7 +60,8 @@ Entries random_spd(int n) {
 bool write_matrix(const std::string& path, int rows, int cols, const Entries& a, const char* field,
                   bool symmetric) {
   std::ofstream out(path);
-  out << "%%MatrixMarket matrix coordinate " << field << (symmetric ? " symmetric" : " general") << "\n";
+  out << "%%MatrixMarket matrix coordinate " << field << (symmetric ? " symmetric" : " general")
+      << "\n";
   out << "% written by cg_test_matrices\n";
   int count = 0;
   for (const auto& [position, value] : a) count += !symmetric || position.second <= position.first;
@@ -88,7 +89,8 @@ bool write_text(const std::string& path, const std::string& text) {
 // b = A * x for x[i] = 1 + i mod 3, in array format.
 bool write_rhs(const std::string& path, int n, const Entries& a) {
   std::vector<double> b(n + 1, 0.0);
-  for (const auto& [position, value] : a) b[position.first] += value * (1 + (position.second - 1) % 3);
+  for (const auto& [position, value] : a)
+    b[position.first] += value * (1 + (position.second - 1) % 3);
   std::ofstream out(path);
   out << "%%MatrixMarket matrix array real general\n" << n << " 1\n";
   out.precision(17);
@@ -112,24 +114,28 @@ int main(int argc, char** argv) {
   asymmetric[{5, 9}] = 0.25;  // (9, 5) stays as it was
   Entries zero_diagonal = grid;
   zero_diagonal[{7, 7}] = 0;
-  bool ok = write_matrix(dir + "laplace_integer_symmetric.mtx", 144, 144, grid, "integer", true) &&
-            write_matrix(dir + "laplace_integer_general.mtx", 144, 144, grid, "integer", false) &&
-            write_matrix(dir + "random_real_symmetric.mtx", 203, 203, random, "real", true) &&
-            write_matrix(dir + "random_real_general.mtx", 203, 203, random, "real", false) &&
-            write_matrix(dir + "identity_pattern_symmetric.mtx", 57, 57, identity, "pattern", true) &&
-            write_matrix(dir + "identity_pattern_general.mtx", 57, 57, identity, "pattern", false) &&
-            write_rhs(dir + "laplace_rhs.mtx", 144, grid) &&
-            write_matrix(dir + "bad_asymmetric.mtx", 203, 203, asymmetric, "real", false) &&
-            write_matrix(dir + "bad_zero_diagonal.mtx", 144, 144, zero_diagonal, "integer", true) &&
-            write_matrix(dir + "bad_nonsquare.mtx", 144, 150, grid, "integer", false) &&
-            write_text(dir + "bad_token.mtx",
-                       "%%MatrixMarket matrix coordinate real general\n% comment\n3 3 4\n1 1 2.0\n2 2 2.0\n"
-                       "3 x 1.0\n3 3 2.0\n") &&
-            write_text(dir + "bad_truncated.mtx",
-                       "%%MatrixMarket matrix coordinate real symmetric\n3 3 5\n1 1 2.0\n2 2 2.0\n3 3 2.0\n") &&
-            write_text(dir + "bad_upper.mtx",
-                       "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 2.0\n2 2 2.0\n1 3 0.5\n"
-                       "3 3 2.0\n");
+  bool ok =
+      write_matrix(dir + "laplace_integer_symmetric.mtx", 144, 144, grid, "integer", true) &&
+      write_matrix(dir + "laplace_integer_general.mtx", 144, 144, grid, "integer", false) &&
+      write_matrix(dir + "random_real_symmetric.mtx", 203, 203, random, "real", true) &&
+      write_matrix(dir + "random_real_general.mtx", 203, 203, random, "real", false) &&
+      write_matrix(dir + "identity_pattern_symmetric.mtx", 57, 57, identity, "pattern", true) &&
+      write_matrix(dir + "identity_pattern_general.mtx", 57, 57, identity, "pattern", false) &&
+      write_rhs(dir + "laplace_rhs.mtx", 144, grid) &&
+      write_matrix(dir + "bad_asymmetric.mtx", 203, 203, asymmetric, "real", false) &&
+      write_matrix(dir + "bad_zero_diagonal.mtx", 144, 144, zero_diagonal, "integer", true) &&
+      write_matrix(dir + "bad_nonsquare.mtx", 144, 150, grid, "integer", false) &&
+      write_text(
+          dir + "bad_token.mtx",
+          "%%MatrixMarket matrix coordinate real general\n% comment\n3 3 4\n1 1 2.0\n2 2 2.0\n"
+          "3 x 1.0\n3 3 2.0\n") &&
+      write_text(
+          dir + "bad_truncated.mtx",
+          "%%MatrixMarket matrix coordinate real symmetric\n3 3 5\n1 1 2.0\n2 2 2.0\n3 3 2.0\n") &&
+      write_text(
+          dir + "bad_upper.mtx",
+          "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 2.0\n2 2 2.0\n1 3 0.5\n"
+          "3 3 2.0\n");
   if (!ok) {
     std::fprintf(stderr, "cg_test_matrices: cannot write into %s\n", argv[1]);
     return 1;

@@ -38,12 +38,12 @@ class Nccl {
   // open() succeeded).
   ncclResult_t all_reduce(const void* send, void* recv, size_t count, ncclDataType_t type,
                           ncclRedOp_t op, cudaStream_t stream) const;
-  ncclResult_t all_gather(const void* send, void* recv, size_t count_per_rank,
-                          ncclDataType_t type, cudaStream_t stream) const;
+  ncclResult_t all_gather(const void* send, void* recv, size_t count_per_rank, ncclDataType_t type,
+                          cudaStream_t stream) const;
   ncclResult_t reduce_scatter(const void* send, void* recv, size_t count_per_rank,
                               ncclDataType_t type, ncclRedOp_t op, cudaStream_t stream) const;
-  ncclResult_t broadcast(const void* send, void* recv, size_t count, ncclDataType_t type,
-                         int root, cudaStream_t stream) const;
+  ncclResult_t broadcast(const void* send, void* recv, size_t count, ncclDataType_t type, int root,
+                         cudaStream_t stream) const;
   ncclResult_t send(const void* data, size_t count, ncclDataType_t type, int peer,
                     cudaStream_t stream) const;
   ncclResult_t recv(void* data, size_t count, ncclDataType_t type, int peer,

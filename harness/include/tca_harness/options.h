@@ -5,7 +5,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>

@@ -31,7 +31,7 @@ class Cell {
   Cell(std::string text) : text_(std::move(text)) {}  // NOLINT: implicit by design
   Cell(const char* text) : text_(text) {}             // NOLINT
   template <typename T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
-  Cell(T value) : text_(std::to_string(value)) {}  // NOLINT
+  Cell(T value) : text_(std::to_string(value)) {}           // NOLINT
   Cell(double value) : number_(value), is_number_(true) {}  // NOLINT
   std::string text(int precision) const;
 

@@ -9,8 +9,7 @@ namespace tca_harness {
 
 // Seconds on the steady clock since an arbitrary origin (differences are what count).
 inline double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Starts when made; seconds() is the time since then (or since the last restart()).

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "core/error.h"
 #include "core/cache_file.h"
+#include "core/error.h"
 #include "core/log.h"
 #include "core/settings.h"
 #include "transport/cuda/cuda_util.h"

@@ -28,9 +28,9 @@ tcaResult check_rank(const Context& context, int rank) {
 }  // namespace
 }  // namespace tca
 
-#define TCA_CUDA_CONTEXT(context, cuda)        \
-  tca::Context* context = nullptr;             \
-  tca::CudaTransportImpl* cuda = nullptr;      \
+#define TCA_CUDA_CONTEXT(context, cuda)   \
+  tca::Context* context = nullptr;        \
+  tca::CudaTransportImpl* cuda = nullptr; \
   TCA_CHECK(tca::get_cuda(&context, &cuda))
 
 extern "C" {
@@ -52,7 +52,8 @@ tcaResult tcaStartDMADescStream(tcaDesc desc, cudaStream_t stream) {
   for (size_t i = 0; i < chain->runs.size(); ++i) {
     auto* run = dynamic_cast<tca::CudaRun*>(chain->runs[i].get());
     if (run == nullptr)
-      TCA_FAIL(TCA_ERROR_UNSUPPORTED, "part {} of the chain is carried by {}; a stream-ordered "
+      TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+               "part {} of the chain is carried by {}; a stream-ordered "
                "chain must take a CUDA path for every transfer (tcaDescSetPath TCA_PATH_CUDA)",
                i, chain->run_transports[i]->name());
     runs.push_back(run);
@@ -111,8 +112,7 @@ tcaResult tcaCudaAutoPath(int peer, size_t bytes, tcaPath* path) {
   return TCA_SUCCESS;
 }
 
-tcaResult tcaCudaCalibration(int peer, tcaCudaCalibrationPoint* points, int capacity,
-                             int* count) {
+tcaResult tcaCudaCalibration(int peer, tcaCudaCalibrationPoint* points, int capacity, int* count) {
   TCA_CUDA_CONTEXT(context, cuda);
   if (count == nullptr || (points == nullptr && capacity > 0))
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "count is NULL, or points is NULL with capacity {}",

@@ -11,8 +11,8 @@
 
 #include "core/context.h"
 #include "core/error.h"
-#include "core/settings.h"
 #include "core/log.h"
+#include "core/settings.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
 

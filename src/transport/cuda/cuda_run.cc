@@ -10,8 +10,8 @@
 
 #include "core/context.h"
 #include "core/error.h"
-#include "core/settings.h"
 #include "core/log.h"
+#include "core/settings.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
 
@@ -27,7 +27,8 @@ CudaRun::CudaRun(CudaTransportImpl& transport, std::unique_ptr<GpuChain> chain,
       notifies_(std::move(notifies)) {
   const int me = transport_.context().rank();
   for (const LivenessCheck& check : checks_)
-    if (check.owner != me && std::find(owners_.begin(), owners_.end(), check.owner) == owners_.end())
+    if (check.owner != me &&
+        std::find(owners_.begin(), owners_.end(), check.owner) == owners_.end())
       owners_.push_back(check.owner);
 }
 

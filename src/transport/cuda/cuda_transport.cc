@@ -11,8 +11,8 @@
 
 #include "core/context.h"
 #include "core/error.h"
-#include "core/settings.h"
 #include "core/log.h"
+#include "core/settings.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
 
@@ -197,7 +197,7 @@ tcaResult CudaTransportImpl::connect_peer(int peer, const GpuCard& card) {
     state.signals = static_cast<uint64_t*>(signals);
   }
   TCA_CHECK(domain_->pin(state.control, context_.control_block_size(), &state.control_pinned,
-                &state.control_device));
+                         &state.control_device));
   state.reachable = true;
   return TCA_SUCCESS;
 }
@@ -327,7 +327,8 @@ tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
                                                  unsigned char** out) {
   if (region.owner == context_.rank()) {
     void* host = reinterpret_cast<void*>(region.address);
-    *out = domain_->mapped_host_address(host, region.bytes);  // tcaMalloc blocks, or pinned by the user
+    *out = domain_->mapped_host_address(host,
+                                        region.bytes);  // tcaMalloc blocks, or pinned by the user
     if (*out == nullptr) {
       HostRegistration pinned;
       TCA_CHECK(domain_->pin(host, region.bytes, &pinned, out));
@@ -346,10 +347,10 @@ tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
              "cannot map for its GPU; register tcaMalloc memory instead",
              region.id, region.owner);
   HostImport import;
-  TCA_CHECK(PeerMapping::open(
-      region.owner_pid, region.wire.memfd, region.wire.memfd_offset, region.bytes,
-      context_.memfd_name(region.owner, region.wire.memfd_serial).c_str(), region.memfd_inode,
-      &import.mapping));
+  TCA_CHECK(PeerMapping::open(region.owner_pid, region.wire.memfd, region.wire.memfd_offset,
+                              region.bytes,
+                              context_.memfd_name(region.owner, region.wire.memfd_serial).c_str(),
+                              region.memfd_inode, &import.mapping));
   TCA_CHECK(domain_->pin(import.mapping.data(), region.bytes, &import.pinned, out));
   region.state[id()] = *out;
   host_imports_.push_back(std::move(import));

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "core/host_memory.h"
-#include "transport/cuda/calibration.h"
 #include "domain/cuda_domain.h"
-#include "transport/transport.h"
+#include "transport/cuda/calibration.h"
 #include "transport/cuda/cuda_util.h"
 #include "transport/cuda/engines.h"
 #include "transport/cuda/resident.h"
+#include "transport/transport.h"
 
 namespace tca {
 
@@ -76,9 +76,9 @@ class CudaRun final : public PreparedRun {
   std::unique_ptr<GpuChain> chain_;
   std::vector<LivenessCheck> checks_;
   std::vector<HostRegistration> pinned_;  // tcaPut/tcaGet buffers pinned for this run
-  std::vector<NotifyKey> notifies_;        // in chain order
-  std::vector<uint64_t> values_;           // the values of the last host kick
-  std::vector<int> owners_;                // other ranks whose memory the chain touches
+  std::vector<NotifyKey> notifies_;       // in chain order
+  std::vector<uint64_t> values_;          // the values of the last host kick
+  std::vector<int> owners_;               // other ranks whose memory the chain touches
   bool kicked_ = false;
 };
 
@@ -205,7 +205,7 @@ class CudaTransportImpl final : public Transport {
 
   Context& context_;
   CudaDomain* domain_ = nullptr;  // this rank's GPU memory
-  int device_ = -1;  // the domain's device; -1: this rank has no usable GPU
+  int device_ = -1;               // the domain's device; -1: this rank has no usable GPU
   std::string uuid_;
   DeviceLimits limits_;
   std::vector<PeerGpu> peers_;
@@ -217,8 +217,8 @@ class CudaTransportImpl final : public Transport {
   unsigned int* stream_wait_timed_out_device_ = nullptr;
   PathOverride path_override_ = PathOverride::kNone;
   std::optional<uint64_t> crossover_override_;
-  uint64_t resident_idle_ns_ = 0;      // TCA_CUDA_RESIDENT_IDLE_US
-  bool stream_kicks_pending_ = false;  // host kicks on the DMA stream not yet waited for
+  uint64_t resident_idle_ns_ = 0;         // TCA_CUDA_RESIDENT_IDLE_US
+  bool stream_kicks_pending_ = false;     // host kicks on the DMA stream not yet waited for
   std::vector<uint64_t> kick_sequences_;  // host kicks announced to each owner
   std::vector<bool> kick_unpublished_;    // per owner: announced kicks not yet marked done
   bool kicks_unpublished_ = false;

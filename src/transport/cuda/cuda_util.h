@@ -27,14 +27,14 @@ inline tcaResult cuda_error_result(cudaError_t error) {
 }  // namespace tca
 
 // Evaluates a CUDA runtime call; on failure returns a tca result naming the call and the error.
-#define TCA_CUDA_CHECK(call)                                                                 \
-  do {                                                                                       \
-    const cudaError_t tca_cuda_error_ = (call);                                              \
-    if (tca_cuda_error_ != cudaSuccess) {                                                    \
-      cudaGetLastError(); /* clears a non-sticky error so that later calls start clean */    \
-      TCA_FAIL(::tca::cuda_error_result(tca_cuda_error_), "{} failed: {} ({})", #call,       \
-               cudaGetErrorName(tca_cuda_error_), cudaGetErrorString(tca_cuda_error_));      \
-    }                                                                                        \
+#define TCA_CUDA_CHECK(call)                                                              \
+  do {                                                                                    \
+    const cudaError_t tca_cuda_error_ = (call);                                           \
+    if (tca_cuda_error_ != cudaSuccess) {                                                 \
+      cudaGetLastError(); /* clears a non-sticky error so that later calls start clean */ \
+      TCA_FAIL(::tca::cuda_error_result(tca_cuda_error_), "{} failed: {} ({})", #call,    \
+               cudaGetErrorName(tca_cuda_error_), cudaGetErrorString(tca_cuda_error_));   \
+    }                                                                                     \
   } while (0)
 
 namespace tca {

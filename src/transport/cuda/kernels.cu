@@ -53,23 +53,42 @@ __device__ uint32_t find_piece(const SmCopyParams& params, uint32_t hint, uint64
 __device__ __forceinline__ uint4 load_unit(const unsigned char* src, uint32_t bytes) {
   uint4 value = {0, 0, 0, 0};
   switch (bytes) {
-    case 16: value = *reinterpret_cast<const uint4*>(src); break;
-    case 8: *reinterpret_cast<uint2*>(&value) = *reinterpret_cast<const uint2*>(src); break;
-    case 4: value.x = *reinterpret_cast<const uint32_t*>(src); break;
-    case 2: value.x = *reinterpret_cast<const uint16_t*>(src); break;
-    default: value.x = *src; break;
+    case 16:
+      value = *reinterpret_cast<const uint4*>(src);
+      break;
+    case 8:
+      *reinterpret_cast<uint2*>(&value) = *reinterpret_cast<const uint2*>(src);
+      break;
+    case 4:
+      value.x = *reinterpret_cast<const uint32_t*>(src);
+      break;
+    case 2:
+      value.x = *reinterpret_cast<const uint16_t*>(src);
+      break;
+    default:
+      value.x = *src;
+      break;
   }
   return value;
 }
 
-__device__ __forceinline__ void store_unit(unsigned char* dst, const uint4& value,
-                                           uint32_t bytes) {
+__device__ __forceinline__ void store_unit(unsigned char* dst, const uint4& value, uint32_t bytes) {
   switch (bytes) {
-    case 16: *reinterpret_cast<uint4*>(dst) = value; break;
-    case 8: *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(&value); break;
-    case 4: *reinterpret_cast<uint32_t*>(dst) = value.x; break;
-    case 2: *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>(value.x); break;
-    default: *dst = static_cast<unsigned char>(value.x); break;
+    case 16:
+      *reinterpret_cast<uint4*>(dst) = value;
+      break;
+    case 8:
+      *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(&value);
+      break;
+    case 4:
+      *reinterpret_cast<uint32_t*>(dst) = value.x;
+      break;
+    case 2:
+      *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>(value.x);
+      break;
+    default:
+      *dst = static_cast<unsigned char>(value.x);
+      break;
   }
 }
 
@@ -97,20 +116,32 @@ __device__ __forceinline__ void scatter_words(unsigned char* dst, uint64_t pitch
 __device__ __forceinline__ uint4 gather_unit(const unsigned char* src, uint64_t pitch,
                                              uint32_t bytes) {
   switch (bytes) {
-    case 8: return gather_words<uint2>(src, pitch);
-    case 4: return gather_words<uint32_t>(src, pitch);
-    case 2: return gather_words<uint16_t>(src, pitch);
-    default: return gather_words<unsigned char>(src, pitch);
+    case 8:
+      return gather_words<uint2>(src, pitch);
+    case 4:
+      return gather_words<uint32_t>(src, pitch);
+    case 2:
+      return gather_words<uint16_t>(src, pitch);
+    default:
+      return gather_words<unsigned char>(src, pitch);
   }
 }
 
-__device__ __forceinline__ void scatter_unit(unsigned char* dst, uint64_t pitch,
-                                             const uint4& value, uint32_t bytes) {
+__device__ __forceinline__ void scatter_unit(unsigned char* dst, uint64_t pitch, const uint4& value,
+                                             uint32_t bytes) {
   switch (bytes) {
-    case 8: scatter_words<uint2>(dst, pitch, value); break;
-    case 4: scatter_words<uint32_t>(dst, pitch, value); break;
-    case 2: scatter_words<uint16_t>(dst, pitch, value); break;
-    default: scatter_words<unsigned char>(dst, pitch, value); break;
+    case 8:
+      scatter_words<uint2>(dst, pitch, value);
+      break;
+    case 4:
+      scatter_words<uint32_t>(dst, pitch, value);
+      break;
+    case 2:
+      scatter_words<uint16_t>(dst, pitch, value);
+      break;
+    default:
+      scatter_words<unsigned char>(dst, pitch, value);
+      break;
   }
 }
 
@@ -394,9 +425,8 @@ cudaError_t add_notify_node(cudaGraph_t graph, const cudaGraphNode_t* dependenci
   return cudaGraphAddKernelNode(node, graph, dependencies, dependency_count, &params);
 }
 
-cudaError_t launch_notification_wait(const uint64_t* cell, uint64_t* consumed,
-                                     uint64_t timeout_ns, unsigned int* timed_out,
-                                     cudaStream_t stream) {
+cudaError_t launch_notification_wait(const uint64_t* cell, uint64_t* consumed, uint64_t timeout_ns,
+                                     unsigned int* timed_out, cudaStream_t stream) {
   notification_wait_kernel<<<1, 1, 0, stream>>>(cell, consumed, timeout_ns, timed_out);
   return cudaGetLastError();
 }

@@ -107,8 +107,7 @@ cudaError_t add_notify_node(cudaGraph_t graph, const cudaGraphNode_t* dependenci
 // The stream waits until `*cell` reaches the next count of `*consumed` (counted on the GPU, so
 // that a captured graph consumes one notification per replay). After `timeout_ns` it gives up
 // and sets `*timed_out`.
-cudaError_t launch_notification_wait(const uint64_t* cell, uint64_t* consumed,
-                                     uint64_t timeout_ns, unsigned int* timed_out,
-                                     cudaStream_t stream);
+cudaError_t launch_notification_wait(const uint64_t* cell, uint64_t* consumed, uint64_t timeout_ns,
+                                     unsigned int* timed_out, cudaStream_t stream);
 
 }  // namespace tca

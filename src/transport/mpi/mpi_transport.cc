@@ -59,8 +59,9 @@ std::string mpi_error_text(int code) {
                             : fmt::format("MPI error {}", code);
   int error_class = 0;
   if (MPI_Error_class(code, &error_class) == MPI_SUCCESS && error_class == MPI_ERR_RMA_RANGE)
-    message += " (the target memory is not attached at its owner; see the owner's warning "
-               "about the MPI attach limit)";
+    message +=
+        " (the target memory is not attached at its owner; see the owner's warning "
+        "about the MPI attach limit)";
   return message;
 }
 
@@ -98,12 +99,12 @@ size_t osc_rdma_attach_limit() {
 }  // namespace tca
 
 // Fails with TCA_ERROR_TRANSPORT naming the MPI call (formatted from the trailing arguments).
-#define TCA_MPI_CHECK(call, ...)                                                         \
-  do {                                                                                   \
-    const int tca_mpi_code_ = (call);                                                    \
-    if (tca_mpi_code_ != MPI_SUCCESS)                                                    \
-      TCA_FAIL(TCA_ERROR_TRANSPORT, "{} failed: {}", ::fmt::format(__VA_ARGS__),         \
-               ::tca::mpi_error_text(tca_mpi_code_));                                    \
+#define TCA_MPI_CHECK(call, ...)                                                 \
+  do {                                                                           \
+    const int tca_mpi_code_ = (call);                                            \
+    if (tca_mpi_code_ != MPI_SUCCESS)                                            \
+      TCA_FAIL(TCA_ERROR_TRANSPORT, "{} failed: {}", ::fmt::format(__VA_ARGS__), \
+               ::tca::mpi_error_text(tca_mpi_code_));                            \
   } while (0)
 
 namespace tca {
@@ -205,8 +206,7 @@ class MpiTransport final : public Transport {
   tcaResult region_alive(const PeerRegion& region, bool* alive) override;
   tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
                         uint64_t* issued) override;
-  tcaResult prepare(const std::vector<Transfer>& run,
-                    std::unique_ptr<PreparedRun>* out) override;
+  tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override;
   tcaResult notify(int peer, int slot, uint64_t value) override;
   tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override;
   tcaResult fence() override;
@@ -247,9 +247,9 @@ class MpiTransport final : public Transport {
   MPI_Win window_ = MPI_WIN_NULL;
   bool locked_ = false;
   bool control_block_attached_ = false;
-  size_t max_spans_ = SIZE_MAX;  // besides the control block
-  bool warned_unreachable_ = false;  // about a region left out of the window
-  std::string no_window_reason_;  // why the window could not be made, if it could not
+  size_t max_spans_ = SIZE_MAX;           // besides the control block
+  bool warned_unreachable_ = false;       // about a region left out of the window
+  std::string no_window_reason_;          // why the window could not be made, if it could not
   std::vector<MPI_Aint> control_blocks_;  // every rank's control-block address
   std::vector<uint64_t> sequences_;       // transfers announced to each owner
   // Same-host peers' control blocks, mapped only to wake a peer sleeping in a wait
@@ -338,9 +338,9 @@ tcaResult MpiTransport::init() {
   locked_ = true;
 
   unsigned char* control_block = context_.control_block();
-  TCA_MPI_CHECK(MPI_Win_attach(window_, control_block,
-                               static_cast<MPI_Aint>(context_.control_block_size())),
-                "MPI_Win_attach of the control block ({} bytes)", context_.control_block_size());
+  TCA_MPI_CHECK(
+      MPI_Win_attach(window_, control_block, static_cast<MPI_Aint>(context_.control_block_size())),
+      "MPI_Win_attach of the control block ({} bytes)", context_.control_block_size());
   control_block_attached_ = true;
   const size_t attach_limit = osc_rdma_attach_limit();
   if (attach_limit != SIZE_MAX) max_spans_ = attach_limit > 1 ? attach_limit - 1 : 0;
@@ -411,8 +411,8 @@ tcaResult MpiTransport::detach_span(uintptr_t begin) {
 
 tcaResult MpiTransport::check_reachable(int peer) const {
   if (peer != context_.rank() && window_ == MPI_WIN_NULL)
-    TCA_FAIL(TCA_ERROR_UNREACHABLE, "the mpi transport cannot reach rank {} from rank {}: {}",
-             peer, context_.rank(), no_window_reason_);
+    TCA_FAIL(TCA_ERROR_UNREACHABLE, "the mpi transport cannot reach rank {} from rank {}: {}", peer,
+             context_.rank(), no_window_reason_);
   return TCA_SUCCESS;
 }
 
@@ -485,8 +485,10 @@ PageRange MpiTransport::hull_with_nearest_span(PageRange range) const {
     --below;
     gap_below = below->second <= range.begin ? range.begin - below->second : 0;
   }
-  if (gap_below <= gap_above && gap_below != UINTPTR_MAX) range.begin = below->first;
-  else if (above != spans_.end()) range.end = above->second;
+  if (gap_below <= gap_above && gap_below != UINTPTR_MAX)
+    range.begin = below->first;
+  else if (above != spans_.end())
+    range.end = above->second;
   return range;
 }
 
@@ -576,13 +578,12 @@ tcaResult MpiTransport::read_record(int owner, uint64_t id, RegionRecord* out, b
   }
   TCA_CHECK(check_reachable(owner));
   TCA_CHECK(context_.check_peer_alive(owner));
-  return guarded(owner, "a region record read", [&] {
-    return read_remote_record(owner, id, out, found, issued);
-  });
+  return guarded(owner, "a region record read",
+                 [&] { return read_remote_record(owner, id, out, found, issued); });
 }
 
-tcaResult MpiTransport::read_remote_record(int owner, uint64_t id, RegionRecord* out,
-                                           bool* found, uint64_t* issued) {
+tcaResult MpiTransport::read_remote_record(int owner, uint64_t id, RegionRecord* out, bool* found,
+                                           uint64_t* issued) {
   // The id before and after the words, each read completed before the next is issued: the
   // owner writes the words only while the id is absent, so equal ids bracket a whole record.
   const auto record_disp = static_cast<MPI_Aint>(record_offset(id));
@@ -621,17 +622,17 @@ tcaResult MpiTransport::prepare(const std::vector<Transfer>& run,
 
 tcaResult MpiTransport::raise_slot(int peer, int slot, uint64_t value) {
   if (peer == context_.rank()) {  // only this rank writes its own cells for itself
-    __atomic_store_n(reinterpret_cast<uint64_t*>(context_.control_block() +
-                                                 notify_cell_offset(peer, slot)),
-                     value, __ATOMIC_RELEASE);
+    __atomic_store_n(
+        reinterpret_cast<uint64_t*>(context_.control_block() + notify_cell_offset(peer, slot)),
+        value, __ATOMIC_RELEASE);
     return TCA_SUCCESS;
   }
   const MPI_Aint cell =
       control_blocks_[peer] + static_cast<MPI_Aint>(notify_cell_offset(context_.rank(), slot));
   // Accumulate, not put: atomic with respect to the other accumulates on the same cell.
-  TCA_MPI_CHECK(MPI_Accumulate(&value, 1, MPI_UINT64_T, peer, cell, 1, MPI_UINT64_T, MPI_REPLACE,
-                               window_),
-                "MPI_Accumulate of notification slot {} at rank {}", slot, peer);
+  TCA_MPI_CHECK(
+      MPI_Accumulate(&value, 1, MPI_UINT64_T, peer, cell, 1, MPI_UINT64_T, MPI_REPLACE, window_),
+      "MPI_Accumulate of notification slot {} at rank {}", slot, peer);
   TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush of notification slot {} at rank {}",
                 slot, peer);
   if (static_cast<size_t>(peer) < wake_maps_.size() && wake_maps_[peer].data() != nullptr)
@@ -649,8 +650,10 @@ tcaResult MpiTransport::notify(int peer, int slot, uint64_t value) {
 }
 
 tcaResult MpiTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
-  TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {}: the mpi transport maps no peer memory; "
-           "use tcaPut or a descriptor instead of PIO", region.id, region.owner);
+  TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+           "region {} of rank {}: the mpi transport maps no peer memory; "
+           "use tcaPut or a descriptor instead of PIO",
+           region.id, region.owner);
 }
 
 tcaResult MpiTransport::fence() {
@@ -678,9 +681,10 @@ tcaResult MpiRun::add(const Transfer& transfer) {
   const PeerRegion& dst = *transfer.dst;
   const PeerRegion& src = *transfer.src;
   if (dst.kind != TCA_MEM_CPU || src.kind != TCA_MEM_CPU)
-    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "transfer between region {} of rank {} and region {} of rank "
-             "{}: the mpi transport carries host memory only", src.id, src.owner, dst.id,
-             dst.owner);
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+             "transfer between region {} of rank {} and region {} of rank "
+             "{}: the mpi transport carries host memory only",
+             src.id, src.owner, dst.id, dst.owner);
   const int me = transport_.context().rank();
   const bool dst_local = dst.owner == me;
   const bool src_local = src.owner == me;
@@ -688,8 +692,8 @@ tcaResult MpiRun::add(const Transfer& transfer) {
     TCA_FAIL(TCA_ERROR_INTERNAL, "a region of this rank has no local mapping");
 
   if (dst_local && src_local) {
-    const bool contiguous = transfer.dst_pitch == transfer.width &&
-                            transfer.src_pitch == transfer.width;
+    const bool contiguous =
+        transfer.dst_pitch == transfer.width && transfer.src_pitch == transfer.width;
     const uint64_t width = contiguous ? transfer.width * transfer.count : transfer.width;
     steps_.push_back(CopyStep{dst.mapped + transfer.dst_offset, src.mapped + transfer.src_offset,
                               transfer.dst_pitch, transfer.src_pitch, width,
@@ -718,9 +722,8 @@ tcaResult MpiRun::add_rma(bool is_put, const PeerRegion& remote, uint64_t remote
                           uint64_t remote_pitch, unsigned char* local, uint64_t local_pitch,
                           uint64_t width, uint64_t count) {
   TCA_CHECK(transport_.check_reachable(remote.owner));
-  const bool probed = std::any_of(probes_.begin(), probes_.end(), [&](const LivenessProbe& p) {
-    return p.region == &remote;
-  });
+  const bool probed = std::any_of(probes_.begin(), probes_.end(),
+                                  [&](const LivenessProbe& p) { return p.region == &remote; });
   if (!probed) {
     probes_.push_back({&remote, transport_.live_cell_disp(remote)});
     probe_values_.push_back(0);
@@ -785,13 +788,13 @@ tcaResult MpiRun::make_layout(uint64_t rows, uint64_t width, uint64_t pitch, Lay
     return TCA_SUCCESS;
   }
   if (mpi_guard().abandoned())
-    TCA_FAIL(TCA_ERROR_PEER_FAILED, "the mpi path is closed: an MPI call was abandoned when a "
+    TCA_FAIL(TCA_ERROR_PEER_FAILED,
+             "the mpi path is closed: an MPI call was abandoned when a "
              "rank died during it");
   MPI_Datatype type;
   TCA_MPI_CHECK(MPI_Type_create_hvector(static_cast<int>(rows), static_cast<int>(width),
                                         static_cast<MPI_Aint>(pitch), MPI_BYTE, &type),
-                "MPI_Type_create_hvector of {} blocks of {} bytes at pitch {}", rows, width,
-                pitch);
+                "MPI_Type_create_hvector of {} blocks of {} bytes at pitch {}", rows, width, pitch);
   datatypes_.emplace_back(type);
   TCA_MPI_CHECK(MPI_Type_commit(&type), "MPI_Type_commit of a {}-block vector", rows);
   *out = Layout{type, 1};
@@ -802,8 +805,8 @@ tcaResult MpiRun::check_liveness() {
   const MPI_Win window = transport_.window();
   for (size_t i = 0; i < probes_.size(); ++i) {
     const PeerRegion& region = *probes_[i].region;
-    TCA_MPI_CHECK(MPI_Get(&probe_values_[i], 1, MPI_UINT64_T, region.owner, probes_[i].cell_disp,
-                          1, MPI_UINT64_T, window),
+    TCA_MPI_CHECK(MPI_Get(&probe_values_[i], 1, MPI_UINT64_T, region.owner, probes_[i].cell_disp, 1,
+                          MPI_UINT64_T, window),
                   "MPI_Get of the liveness of region {} of rank {}", region.id, region.owner);
   }
   for (int target : probe_targets_)
@@ -819,17 +822,15 @@ tcaResult MpiRun::check_liveness() {
 tcaResult MpiRun::run_rma(const RmaStep& step) {
   const MPI_Win window = transport_.window();
   if (step.is_put) {
-    TCA_MPI_CHECK(MPI_Put(step.local, step.local_layout.count, step.local_layout.type,
-                          step.target, step.target_disp, step.target_layout.count,
-                          step.target_layout.type, window),
-                  "MPI_Put of {} bytes into region {} of rank {}", step.bytes, step.remote->id,
-                  step.target);
+    TCA_MPI_CHECK(
+        MPI_Put(step.local, step.local_layout.count, step.local_layout.type, step.target,
+                step.target_disp, step.target_layout.count, step.target_layout.type, window),
+        "MPI_Put of {} bytes into region {} of rank {}", step.bytes, step.remote->id, step.target);
   } else {
-    TCA_MPI_CHECK(MPI_Get(step.local, step.local_layout.count, step.local_layout.type,
-                          step.target, step.target_disp, step.target_layout.count,
-                          step.target_layout.type, window),
-                  "MPI_Get of {} bytes from region {} of rank {}", step.bytes, step.remote->id,
-                  step.target);
+    TCA_MPI_CHECK(
+        MPI_Get(step.local, step.local_layout.count, step.local_layout.type, step.target,
+                step.target_disp, step.target_layout.count, step.target_layout.type, window),
+        "MPI_Get of {} bytes from region {} of rank {}", step.bytes, step.remote->id, step.target);
   }
   return TCA_SUCCESS;
 }
@@ -894,8 +895,7 @@ tcaResult MpiRun::wait() {
   if (targets_.empty()) return TCA_SUCCESS;
   return guarded(&targets_, "waiting for a transfer", [&]() -> tcaResult {
     for (int target : targets_)
-      TCA_MPI_CHECK(MPI_Win_flush(target, transport_.window()), "MPI_Win_flush to rank {}",
-                    target);
+      TCA_MPI_CHECK(MPI_Win_flush(target, transport_.window()), "MPI_Win_flush to rank {}", target);
     return TCA_SUCCESS;
   });
 }

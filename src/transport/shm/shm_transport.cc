@@ -36,7 +36,7 @@ struct ShmOp {
   uint64_t count = 1;
   uint64_t dst_pitch = 0;
   uint64_t src_pitch = 0;
-  int remote_pid = 0;     // nonzero: cross-memory attach with this process
+  int remote_pid = 0;  // nonzero: cross-memory attach with this process
   bool remote_is_dst = false;
   std::atomic<uint64_t>* notify_cell = nullptr;  // raised after this op when non-null
   unsigned char* notify_control = nullptr;       // the receiver's control block
@@ -277,9 +277,10 @@ class ShmTransport final : public Transport {
 
   tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override {
     if (region.mapped == nullptr)
-      TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {} is user memory that this process "
-               "cannot map; register tcaMalloc memory for PIO, or use tcaPut", region.id,
-               region.owner);
+      TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+               "region {} of rank {} is user memory that this process "
+               "cannot map; register tcaMalloc memory for PIO, or use tcaPut",
+               region.id, region.owner);
     *out = region.mapped + offset;
     return TCA_SUCCESS;
   }

@@ -12,7 +12,7 @@ namespace tca::ucx {
 
 const char* memory_type_name(ucs_memory_type_t type) {
   return type >= UCS_MEMORY_TYPE_HOST && type < UCS_MEMORY_TYPE_LAST ? ucs_memory_type_names[type]
-                                                                      : "unknown";
+                                                                     : "unknown";
 }
 
 // ---- MemoryRegion ----
@@ -44,8 +44,11 @@ tcaResult MemoryRegion::map(const UcpContext& context, void* address, size_t byt
 }
 
 MemoryRegion::MemoryRegion(MemoryRegion&& other) noexcept
-    : context_(other.context_), memh_(std::exchange(other.memh_, nullptr)),
-      address_(other.address_), bytes_(other.bytes_), type_(other.type_) {}
+    : context_(other.context_),
+      memh_(std::exchange(other.memh_, nullptr)),
+      address_(other.address_),
+      bytes_(other.bytes_),
+      type_(other.type_) {}
 
 MemoryRegion& MemoryRegion::operator=(MemoryRegion&& other) noexcept {
   if (this != &other) {

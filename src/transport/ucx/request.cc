@@ -31,7 +31,8 @@ ucp_request_param_t memory_param(ucs_memory_type_t type, ucp_mem_h memh) {
 // ---- Request ----
 
 Request::Request(Request&& other) noexcept
-    : request_(std::exchange(other.request_, nullptr)), status_(other.status_),
+    : request_(std::exchange(other.request_, nullptr)),
+      status_(other.status_),
       what_(other.what_) {}
 
 Request& Request::operator=(Request&& other) noexcept {
@@ -93,16 +94,16 @@ tcaResult wait_all(const Worker& worker, std::vector<Request>& requests, const W
 tcaResult put(ucp_ep_h ep, const void* local, size_t bytes, ucs_memory_type_t type,
               uint64_t remote_addr, ucp_rkey_h rkey, Request* out, ucp_mem_h memh) {
   const ucp_request_param_t param = memory_param(type, memh);
-  TCA_CHECK(Request::adopt(ucp_put_nbx(ep, local, bytes, remote_addr, rkey, &param),
-                           "ucp_put_nbx", out));
+  TCA_CHECK(
+      Request::adopt(ucp_put_nbx(ep, local, bytes, remote_addr, rkey, &param), "ucp_put_nbx", out));
   return TCA_SUCCESS;
 }
 
-tcaResult get(ucp_ep_h ep, void* local, size_t bytes, ucs_memory_type_t type,
-              uint64_t remote_addr, ucp_rkey_h rkey, Request* out, ucp_mem_h memh) {
+tcaResult get(ucp_ep_h ep, void* local, size_t bytes, ucs_memory_type_t type, uint64_t remote_addr,
+              ucp_rkey_h rkey, Request* out, ucp_mem_h memh) {
   const ucp_request_param_t param = memory_param(type, memh);
-  TCA_CHECK(Request::adopt(ucp_get_nbx(ep, local, bytes, remote_addr, rkey, &param),
-                           "ucp_get_nbx", out));
+  TCA_CHECK(
+      Request::adopt(ucp_get_nbx(ep, local, bytes, remote_addr, rkey, &param), "ucp_get_nbx", out));
   return TCA_SUCCESS;
 }
 
@@ -114,8 +115,8 @@ tcaResult flush(ucp_ep_h ep, Request* out) {
 
 tcaResult flush(const Worker& worker, Request* out) {
   const ucp_request_param_t param{};
-  TCA_CHECK(Request::adopt(ucp_worker_flush_nbx(worker.get(), &param), "ucp_worker_flush_nbx",
-                           out));
+  TCA_CHECK(
+      Request::adopt(ucp_worker_flush_nbx(worker.get(), &param), "ucp_worker_flush_nbx", out));
   return TCA_SUCCESS;
 }
 

@@ -59,8 +59,8 @@ tcaResult wait_all(const Worker& worker, std::vector<Request>& requests, const W
 tcaResult put(ucp_ep_h ep, const void* local, size_t bytes, ucs_memory_type_t type,
               uint64_t remote_addr, ucp_rkey_h rkey, Request* out, ucp_mem_h memh = nullptr);
 // `bytes` from the peer's `remote_addr` into `local`; complete once the data is here.
-tcaResult get(ucp_ep_h ep, void* local, size_t bytes, ucs_memory_type_t type,
-              uint64_t remote_addr, ucp_rkey_h rkey, Request* out, ucp_mem_h memh = nullptr);
+tcaResult get(ucp_ep_h ep, void* local, size_t bytes, ucs_memory_type_t type, uint64_t remote_addr,
+              ucp_rkey_h rkey, Request* out, ucp_mem_h memh = nullptr);
 // Complete once every operation issued earlier on `ep` is complete at its target.
 tcaResult flush(ucp_ep_h ep, Request* out);
 // The same for every endpoint of `worker`.

@@ -17,10 +17,10 @@ tcaResult result_of(ucs_status_t status);
 
 // Fails the current function when the ucs_status_t expression `call` is not UCS_OK; the message
 // is the formatted rest of the arguments followed by UCX's status string.
-#define TCA_UCX_CHECK(call, ...)                                                          \
-  do {                                                                                    \
-    const ucs_status_t tca_ucx_status_ = (call);                                          \
-    if (tca_ucx_status_ != UCS_OK)                                                        \
-      TCA_FAIL(::tca::ucx::result_of(tca_ucx_status_), "{} failed: {}",                   \
-               ::fmt::format(__VA_ARGS__), ucs_status_string(tca_ucx_status_));           \
+#define TCA_UCX_CHECK(call, ...)                                                \
+  do {                                                                          \
+    const ucs_status_t tca_ucx_status_ = (call);                                \
+    if (tca_ucx_status_ != UCS_OK)                                              \
+      TCA_FAIL(::tca::ucx::result_of(tca_ucx_status_), "{} failed: {}",         \
+               ::fmt::format(__VA_ARGS__), ucs_status_string(tca_ucx_status_)); \
   } while (0)

@@ -77,9 +77,9 @@ class UcxRun final : public PreparedRun {
   UcxTransport& transport_;
   std::vector<Op> ops_;
   std::vector<Probe> probes_;
-  std::vector<int> owners_;   // distinct owners of the probed regions
-  std::vector<int> renewed_;  // the owners this start announces itself to
-  std::vector<int> targets_;  // distinct peers of the operations (this rank for copies)
+  std::vector<int> owners_;            // distinct owners of the probed regions
+  std::vector<int> renewed_;           // the owners this start announces itself to
+  std::vector<int> targets_;           // distinct peers of the operations (this rank for copies)
   std::vector<ucx::Request> pending_;  // operations started and not yet waited for
   std::vector<int> touched_;           // the ranks this start has sent operations to so far
   // Peers of operations on GPU memory. Such data moves through protocols of its own (CUDA IPC
@@ -99,8 +99,10 @@ tcaResult UcxRun::key_of(const PeerRegion& remote, ucp_rkey_h* out) const {
   }
   const auto* imported = static_cast<const UcxRemoteRegion*>(remote.state[transport_.id()]);
   if (imported == nullptr)
-    TCA_FAIL(TCA_ERROR_UNREACHABLE, "region {} of rank {} has no UCX key in its handle (its "
-             "owner's UCX could not register it)", remote.id, remote.owner);
+    TCA_FAIL(TCA_ERROR_UNREACHABLE,
+             "region {} of rank {} has no UCX key in its handle (its "
+             "owner's UCX could not register it)",
+             remote.id, remote.owner);
   *out = imported->key.get();
   return TCA_SUCCESS;
 }
@@ -118,8 +120,10 @@ tcaResult UcxRun::add(const Transfer& transfer) {
   const PeerRegion& local = pull ? dst : src;
   const PeerRegion& remote = pull ? src : dst;
   if (!transport_.can_reach(transfer.peer, local.kind, remote.kind))
-    TCA_FAIL(TCA_ERROR_UNREACHABLE, "the ucx transport cannot reach rank {}'s memory from rank "
-             "{}: {}", transfer.peer, me,
+    TCA_FAIL(TCA_ERROR_UNREACHABLE,
+             "the ucx transport cannot reach rank {}'s memory from rank "
+             "{}: {}",
+             transfer.peer, me,
              transport_.unreachable_reason(transfer.peer, local.kind, remote.kind));
 
   RmaOp op;

@@ -192,11 +192,10 @@ tcaResult UcxTransport::register_region(PeerRegion& own, WireHandle* wire) {
   const bool gpu = own.kind == TCA_MEM_GPU;
   if (gpu && !cuda_[context_.rank()]) return TCA_SUCCESS;  // unreachable through UCX
   auto region = std::make_unique<UcxOwnRegion>();
-  void* base = own.mapped != nullptr ? static_cast<void*>(own.mapped)
-                                     : reinterpret_cast<void*>(own.address);
-  TCA_CHECK(ucx::MemoryRegion::map(ucp_, base, own.bytes,
-                                   gpu ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST,
-                                   &region->memory));
+  void* base =
+      own.mapped != nullptr ? static_cast<void*>(own.mapped) : reinterpret_cast<void*>(own.address);
+  TCA_CHECK(ucx::MemoryRegion::map(
+      ucp_, base, own.bytes, gpu ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST, &region->memory));
   std::vector<uint8_t> key;
   TCA_CHECK(region->memory.pack_rkey(&key));
   TCA_CHECK(append_handle_record(*wire, id(), key.data(), key.size()));
@@ -226,8 +225,8 @@ tcaResult UcxTransport::attach(PeerRegion& remote) {
   // record's length.
   const std::vector<uint8_t> key(record, record + bytes);
   auto imported = std::make_unique<UcxRemoteRegion>();
-  TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[remote.owner], key.data(), key.size(),
-                                   &imported->key));
+  TCA_CHECK(
+      ucx::RemoteKey::unpack(endpoints_[remote.owner], key.data(), key.size(), &imported->key));
   remote.state[id()] = imported.get();
   imported_.push_back(std::move(imported));
   return TCA_SUCCESS;
@@ -245,9 +244,9 @@ tcaResult UcxTransport::post_words(int owner, uint64_t offset, const uint64_t* v
   while (!posted_.empty() && posted_.front().request.test() != UCS_INPROGRESS) posted_.pop_front();
   PostedWord& word = posted_.emplace_back();
   std::copy(values, values + count, word.values);
-  const tcaResult result = ucx::put(endpoints_[owner], word.values, count * sizeof(uint64_t),
-                                    UCS_MEMORY_TYPE_HOST, control_address(owner, offset),
-                                    control_key(owner), &word.request);
+  const tcaResult result =
+      ucx::put(endpoints_[owner], word.values, count * sizeof(uint64_t), UCS_MEMORY_TYPE_HOST,
+               control_address(owner, offset), control_key(owner), &word.request);
   if (result != TCA_SUCCESS || word.request.test() != UCS_INPROGRESS) posted_.pop_back();
   return result == TCA_SUCCESS ? TCA_SUCCESS : append_frame(result, __FILE__, __LINE__);
 }
@@ -349,9 +348,9 @@ tcaResult UcxTransport::read_record(int owner, uint64_t id, RegionRecord* out, b
 tcaResult UcxTransport::notify(int peer, int slot, uint64_t value) {
   const ucx::WorkerUse use(progress_);
   if (peer == context_.rank()) {  // only this rank writes its own cells for itself
-    __atomic_store_n(reinterpret_cast<uint64_t*>(context_.control_block() +
-                                                 notify_cell_offset(peer, slot)),
-                     value, __ATOMIC_RELEASE);
+    __atomic_store_n(
+        reinterpret_cast<uint64_t*>(context_.control_block() + notify_cell_offset(peer, slot)),
+        value, __ATOMIC_RELEASE);
     return TCA_SUCCESS;
   }
   if (!controls(peer))
@@ -362,8 +361,10 @@ tcaResult UcxTransport::notify(int peer, int slot, uint64_t value) {
 }
 
 tcaResult UcxTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
-  TCA_FAIL(TCA_ERROR_UNSUPPORTED, "region {} of rank {}: the ucx transport maps no peer memory; "
-           "use tcaPut or a descriptor instead of PIO", region.id, region.owner);
+  TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+           "region {} of rank {}: the ucx transport maps no peer memory; "
+           "use tcaPut or a descriptor instead of PIO",
+           region.id, region.owner);
 }
 
 tcaResult UcxTransport::fence() {

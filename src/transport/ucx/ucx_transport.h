@@ -77,8 +77,7 @@ class UcxTransport final : public Transport {
   tcaResult region_alive(const PeerRegion& region, bool* alive) override;
   tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
                         uint64_t* issued) override;
-  tcaResult prepare(const std::vector<Transfer>& run,
-                    std::unique_ptr<PreparedRun>* out) override;
+  tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override;
   tcaResult notify(int peer, int slot, uint64_t value) override;
   tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override;
   tcaResult fence() override;
@@ -128,24 +127,24 @@ class UcxTransport final : public Transport {
   tcaResult teardown();
 
   Context& context_;
-  bool ready_ = false;               // UCX runs on every rank and every endpoint exists
-  std::string unusable_;             // why not, where it does not
-  std::vector<uint8_t> cuda_;        // per rank: its UCX registers CUDA memory
+  bool ready_ = false;         // UCX runs on every rank and every endpoint exists
+  std::string unusable_;       // why not, where it does not
+  std::vector<uint8_t> cuda_;  // per rank: its UCX registers CUDA memory
   ucx::UcpContext ucp_;
   ucx::Worker worker_;
   ucx::Endpoints endpoints_;
   ucx::MemoryRegion control_memory_;
-  std::vector<uint64_t> control_blocks_;     // every rank's control-block address
-  std::vector<ucx::RemoteKey> control_keys_; // ... and its key, for the endpoint to it
-  struct Announced {  // this rank's runs into one owner's memory
+  std::vector<uint64_t> control_blocks_;      // every rank's control-block address
+  std::vector<ucx::RemoteKey> control_keys_;  // ... and its key, for the endpoint to it
+  struct Announced {                          // this rank's runs into one owner's memory
     uint64_t begun = 0;
-    uint64_t epoch = 0;     // of the last begun
-    uint64_t begun_ns = 0;  // when it was put
+    uint64_t epoch = 0;      // of the last begun
+    uint64_t begun_ns = 0;   // when it was put
     uint64_t done_due = 0;   // runs ended
     uint64_t done_sent = 0;  // the done count last put
     uint64_t due_since_ns = 0;
   };
-  std::vector<Announced> announced_;  // per owner
+  std::vector<Announced> announced_;                       // per owner
   std::map<uint64_t, std::unique_ptr<UcxOwnRegion>> own_;  // by region id
   std::vector<std::unique_ptr<UcxRemoteRegion>> imported_;
   // Words put and not yet complete, oldest first (a deque: their addresses never move).

@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
 #include <tca/tca.h>
 #ifdef TCA_CONSUMER_MPI
 #include <mpi.h>
@@ -48,8 +47,10 @@ int main(void) {
   CHECK(tcaNotify(next, 0));
   CHECK(tcaWaitDMARecvDesc(previous, 0, NULL));
   const int right = *buffer == 1000u + (uint64_t)previous;
-  if (right) printf("consumer (C): rank %d of %d: ok\n", rank, size);
-  else fprintf(stderr, "consumer (C): rank %d received %llu\n", rank, (unsigned long long)*buffer);
+  if (right)
+    printf("consumer (C): rank %d of %d: ok\n", rank, size);
+  else
+    fprintf(stderr, "consumer (C): rank %d received %llu\n", rank, (unsigned long long)*buffer);
   CHECK(tcaBarrier());
   CHECK(tcaDestroyHandle(&mine));
   CHECK(tcaFree(buffer));

@@ -17,7 +17,8 @@
 namespace {
 
 void check(tcaResult result, const char* call) {
-  if (result != TCA_SUCCESS) throw std::runtime_error(std::string(call) + ": " + tcaGetLastErrorMessage());
+  if (result != TCA_SUCCESS)
+    throw std::runtime_error(std::string(call) + ": " + tcaGetLastErrorMessage());
 }
 
 int ring() {
@@ -44,8 +45,11 @@ int ring() {
   check(tcaNotify(next, 0), "tcaNotify");
   check(tcaWaitDMARecvDesc(previous, 0, nullptr), "tcaWaitDMARecvDesc");
   const bool right = *buffer == 2000u + static_cast<std::uint64_t>(previous);
-  if (right) std::printf("consumer (C++): rank %d of %d: ok\n", rank, size);
-  else std::fprintf(stderr, "consumer (C++): rank %d received %llu\n", rank, static_cast<unsigned long long>(*buffer));
+  if (right)
+    std::printf("consumer (C++): rank %d of %d: ok\n", rank, size);
+  else
+    std::fprintf(stderr, "consumer (C++): rank %d received %llu\n", rank,
+                 static_cast<unsigned long long>(*buffer));
   check(tcaBarrier(), "tcaBarrier");
   check(tcaDestroyHandle(&mine), "tcaDestroyHandle");
   check(tcaFree(memory), "tcaFree");
