@@ -42,6 +42,19 @@ TEST(ErrorStrings, UnknownCodeStillGetsAString) {
   }
 }
 
+TEST(Version, LibraryAndHeadersAgreeBeforeInit) {
+  int major = -1, minor = -1, patch = -1;
+  ASSERT_EQ(TCA_SUCCESS, tcaGetVersion(&major, &minor, &patch));
+  EXPECT_EQ(TCA_VERSION_MAJOR, major);
+  EXPECT_EQ(TCA_VERSION_MINOR, minor);
+  EXPECT_EQ(TCA_VERSION_PATCH, patch);
+  EXPECT_EQ(TCA_VERSION_CODE, 10000 * major + 100 * minor + patch);
+  const std::string text =
+      std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  EXPECT_EQ(text, TCA_VERSION_STRING);
+  EXPECT_EQ(TCA_SUCCESS, tcaGetVersion(nullptr, &minor, nullptr));  // any pointer may be NULL
+}
+
 TEST(Lifecycle, CallsBeforeInitAreRejected) {
   int value = 0;
   void* pointer = nullptr;

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tca/tca_version.h" /* TCA_VERSION_MAJOR, _MINOR, _PATCH, _STRING (generated) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,9 +32,6 @@ extern "C" {
 #else
 #define TCA_API
 #endif
-
-#define TCA_VERSION_MAJOR 0
-#define TCA_VERSION_MINOR 1
 
 typedef enum tcaResult {
   TCA_SUCCESS = 0,
@@ -122,6 +121,9 @@ typedef struct tcaConfig {
  * needs (TCA_MPI_GUARD: under mpirun --enable-recovery a rank dying during an MPI call then
  * fails that call with TCA_ERROR_PEER_FAILED, and tcaFinalize returns without waiting for it). */
 TCA_API tcaResult tcaInit(void);
+/* The release of the library this program runs with (any of the pointers may be NULL); callable
+ * at any time, before tcaInit too. The headers' release is TCA_VERSION_* (tca/tca_version.h). */
+TCA_API tcaResult tcaGetVersion(int* major, int* minor, int* patch);
 TCA_API tcaResult tcaInitWithConfig(const tcaConfig* config);
 TCA_API tcaResult tcaFinalize(void); /* collective */
 TCA_API tcaResult tcaRank(int* rank);

@@ -61,6 +61,13 @@ extern "C" {
 
 tcaResult tcaInit(void) { return tcaInitWithConfig(nullptr); }
 
+tcaResult tcaGetVersion(int* major, int* minor, int* patch) {
+  if (major != nullptr) *major = TCA_VERSION_MAJOR;
+  if (minor != nullptr) *minor = TCA_VERSION_MINOR;
+  if (patch != nullptr) *patch = TCA_VERSION_PATCH;
+  return TCA_SUCCESS;
+}
+
 tcaResult tcaInitWithConfig(const tcaConfig* config) {
   if (tca::g_context != nullptr) TCA_FAIL(TCA_ERROR_ALREADY_INITIALIZED, "tcaInit called twice");
   TCA_CHECK(Context::create(config, &tca::g_context));
