@@ -55,6 +55,47 @@ TEST(Version, LibraryAndHeadersAgreeBeforeInit) {
   EXPECT_EQ(TCA_SUCCESS, tcaGetVersion(nullptr, &minor, nullptr));  // any pointer may be NULL
 }
 
+// The settings table through the C API, before tcaInit: values, origins, refusals.
+TEST(Settings, EverySettingWithItsValueAndOrigin) {
+  int count = 0;
+  ASSERT_EQ(TCA_SUCCESS, tcaGetSettingCount(&count));
+  ASSERT_GT(count, 5);
+  int timeout = -1;
+  std::set<std::string> names;
+  for (int i = 0; i < count; ++i) {
+    tcaSettingInfo info{};
+    ASSERT_EQ(TCA_SUCCESS, tcaGetSetting(i, &info));
+    ASSERT_NE(nullptr, info.name);
+    ASSERT_NE(nullptr, info.value);
+    ASSERT_NE(nullptr, info.accepted);
+    ASSERT_NE(nullptr, info.meaning);
+    EXPECT_TRUE(names.insert(info.name).second) << info.name << " twice";
+    if (std::string(info.name) == "TCA_TIMEOUT_MS") timeout = i;
+  }
+  ASSERT_GE(timeout, 0);
+  tcaSettingInfo info{};
+  unsetenv("TCA_TIMEOUT_MS");
+  ASSERT_EQ(TCA_SUCCESS, tcaGetSetting(timeout, &info));
+  EXPECT_EQ(0, info.from_environment);
+  EXPECT_EQ(1, info.valid);
+  EXPECT_STREQ(info.default_value, info.value);
+  setenv("TCA_TIMEOUT_MS", "1234", 1);
+  ASSERT_EQ(TCA_SUCCESS, tcaGetSetting(timeout, &info));
+  EXPECT_EQ(1, info.from_environment);
+  EXPECT_EQ(1, info.valid);
+  EXPECT_STREQ("1234", info.value);
+  setenv("TCA_TIMEOUT_MS", "soon", 1);
+  ASSERT_EQ(TCA_SUCCESS, tcaGetSetting(timeout, &info));
+  EXPECT_EQ(1, info.from_environment);
+  EXPECT_EQ(0, info.valid);
+  EXPECT_STREQ("soon", info.value);
+  unsetenv("TCA_TIMEOUT_MS");
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetSetting(count, &info));
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetSetting(-1, &info));
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetSetting(0, nullptr));
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetSettingCount(nullptr));
+}
+
 TEST(Lifecycle, CallsBeforeInitAreRejected) {
   int value = 0;
   void* pointer = nullptr;

@@ -125,6 +125,21 @@ TCA_API tcaResult tcaInit(void);
  * at any time, before tcaInit too. The headers' release is TCA_VERSION_* (tca/tca_version.h). */
 TCA_API tcaResult tcaGetVersion(int* major, int* minor, int* patch);
 TCA_API tcaResult tcaInitWithConfig(const tcaConfig* config);
+
+/* ---- settings: every environment variable the library reads (docs/SETTINGS.md) ---- */
+typedef struct tcaSettingInfo {
+  const char* name;          /* e.g. "TCA_TIMEOUT_MS" */
+  const char* value;         /* in effect: the environment's, else the default ("": unset) */
+  const char* default_value; /* "" where unset means something other than a value */
+  const char* accepted;      /* what it accepts, in words */
+  const char* meaning;
+  int from_environment; /* 1: the environment sets it, 0: the default applies */
+  int valid;            /* 0: the environment's value is refused (tcaInit fails naming it) */
+} tcaSettingInfo;
+/* Callable at any time, before tcaInit too. The strings of `info` stay valid until this
+ * thread's next tcaGetSetting call. */
+TCA_API tcaResult tcaGetSettingCount(int* count);
+TCA_API tcaResult tcaGetSetting(int index, tcaSettingInfo* info);
 TCA_API tcaResult tcaFinalize(void); /* collective */
 TCA_API tcaResult tcaRank(int* rank);
 TCA_API tcaResult tcaSize(int* size);
