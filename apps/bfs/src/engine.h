@@ -5,11 +5,29 @@
 
 #include <cstdint>
 
+#include <vector>
+
 #include "common.h"
+#include "direction.h"
 #include "exchange.h"
 #include "timeline.h"
 
 namespace bfs {
+
+struct LevelRecord {
+  Direction direction = Direction::kTopDown;
+  int64_t frontier = 0;       // vertices in the frontier the level starts from
+  int64_t frontier_arcs = 0;  // their arcs
+  PhaseSeconds seconds{};     // compute, flag, out of the level
+};
+
+// What a search's level loop starts from.
+struct LoopStart {
+  SearchSettings settings;
+  uint64_t vertices = 0;     // of the graph (the heuristic's N)
+  int64_t root_degree = 0;   // the root's arcs: the first frontier's
+  uint64_t total_arcs = 0;   // of the graph
+};
 
 class Engine {
  public:
@@ -27,6 +45,15 @@ class Engine {
   // times marked on the timeline. This form makes the calls one by one; the GPU engine replays
   // them as one CUDA graph where the exchange only enqueues work.
   virtual Counts run_level(Exchange& exchange, Direction direction, int level, int parity);
+  // The whole level loop after begin_search, where the engine runs it itself: fills `levels`
+  // (one record per level, the last one found nothing new) and `reached` (vertices in the tree),
+  // with the times on the timeline, and returns true once the tree is complete. False where it
+  // does not (then the caller chooses the directions and calls run_level level by level).
+  virtual bool run_levels(Exchange& exchange, const LoopStart& start,
+                          std::vector<LevelRecord>& levels, int64_t& reached) {
+    (void)exchange, (void)start, (void)levels, (void)reached;
+    return false;
+  }
   // Waits until everything enqueued has completed (GPU ranks; CPU ranks are always done).
   virtual void synchronize() = 0;
   virtual Timeline& timeline() = 0;

@@ -73,6 +73,16 @@ class StreamOrdered {
   virtual void enqueue_counts() = 0;
   // The sums, once the stream has reached the end of what enqueue_counts enqueued.
   virtual Counts host_sums() const = 0;
+
+  // For levels whose direction the GPU chooses (the GPU engine's pipelined loop):
+  // Enqueues the gather of frontier(parity), which does nothing where the word at `skip` (GPU
+  // memory) is non-zero when it runs, if the exchange can skip it there (tca: the collective run
+  // by a kernel of tca-bfs's, tca/tca_coll_device.cuh); else it always runs.
+  virtual void enqueue_gather(int parity, const unsigned long long* skip) = 0;
+  // Enqueues the counts' allreduce alone: the sums stay in GPU memory, at device_sums().
+  virtual void enqueue_reduce() = 0;
+  // kCountWords int64 in GPU memory: the summed counts once the allreduce has run.
+  virtual const int64_t* device_sums() const = 0;
 };
 
 struct ExchangeSetup {

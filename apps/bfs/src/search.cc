@@ -10,21 +10,8 @@ namespace bfs {
 Direction choose_direction(Direction current, const SearchSettings& settings, int64_t frontier,
                            int64_t previous_frontier, int64_t frontier_arcs,
                            int64_t unexplored_arcs, uint64_t vertices) {
-  switch (settings.mode) {
-    case DirectionMode::kTopDown:
-      return Direction::kTopDown;
-    case DirectionMode::kBottomUp:
-      return Direction::kBottomUp;
-    case DirectionMode::kAuto:
-      break;
-  }
-  if (current == Direction::kTopDown) {
-    const bool heavy = static_cast<double>(frontier_arcs) >
-                       static_cast<double>(unexplored_arcs) / settings.alpha;
-    return heavy ? Direction::kBottomUp : Direction::kTopDown;
-  }
-  const bool small = static_cast<double>(frontier) < static_cast<double>(vertices) / settings.beta;
-  return small && frontier < previous_frontier ? Direction::kTopDown : Direction::kBottomUp;
+  return next_direction(current, settings.mode, settings.alpha, settings.beta, frontier,
+                        previous_frontier, frontier_arcs, unexplored_arcs, vertices);
 }
 
 SearchResult run_search(Engine& engine, Exchange& exchange, vertex_t root, int64_t root_degree,
@@ -37,33 +24,42 @@ SearchResult run_search(Engine& engine, Exchange& exchange, vertex_t root, int64
   engine.begin_search(root);
   timeline.mark(Phase::kCompute, 0);
 
-  Direction direction = Direction::kTopDown;
-  int64_t frontier = 1, previous = 0, frontier_arcs = root_degree;
-  int64_t unexplored = static_cast<int64_t>(total_arcs) - root_degree;
-  int64_t reached = 1;
-  int parity = 0, level = 0;
-  for (;;) {
-    direction = choose_direction(direction, settings, frontier, previous, frontier_arcs,
-                                 unexplored, vertices);
-    LevelRecord record;
-    record.direction = direction;
-    record.frontier = frontier;
-    record.frontier_arcs = frontier_arcs;
-    result.per_level.push_back(record);
-    const Counts next = engine.run_level(exchange, direction, level, parity);
-    if (next.vertices == 0) break;
-    reached += next.vertices;
-    previous = frontier;
-    frontier = next.vertices;
-    frontier_arcs = next.arcs;
-    unexplored -= next.arcs;
-    parity ^= 1;
-    ++level;
+  LoopStart start;
+  start.settings = settings;
+  start.vertices = vertices;
+  start.root_degree = root_degree;
+  start.total_arcs = total_arcs;
+  if (engine.run_levels(exchange, start, result.per_level, result.reached)) {
+    result.levels = static_cast<int>(result.per_level.size());
+  } else {
+    Direction direction = Direction::kTopDown;
+    int64_t frontier = 1, previous = 0, frontier_arcs = root_degree;
+    int64_t unexplored = static_cast<int64_t>(total_arcs) - root_degree;
+    int64_t reached = 1;
+    int parity = 0, level = 0;
+    for (;;) {
+      direction = choose_direction(direction, settings, frontier, previous, frontier_arcs,
+                                   unexplored, vertices);
+      LevelRecord record;
+      record.direction = direction;
+      record.frontier = frontier;
+      record.frontier_arcs = frontier_arcs;
+      result.per_level.push_back(record);
+      const Counts next = engine.run_level(exchange, direction, level, parity);
+      if (next.vertices == 0) break;
+      reached += next.vertices;
+      previous = frontier;
+      frontier = next.vertices;
+      frontier_arcs = next.arcs;
+      unexplored -= next.arcs;
+      parity ^= 1;
+      ++level;
+    }
+    result.levels = level + 1;
+    result.reached = reached;
   }
   engine.synchronize();
   result.seconds = started.seconds();
-  result.levels = level + 1;
-  result.reached = reached;
 
   std::vector<PhaseSeconds> per_level;
   timeline.collect(result.phases, per_level);

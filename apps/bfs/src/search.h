@@ -3,9 +3,8 @@
 // Kernel 2's level loop (shared by both backends): direction-optimizing, level-synchronous BFS.
 //
 // Each level starts in the direction Beamer, Asanovic and Patterson's heuristic picks
-// ("Direction-optimizing breadth-first search", SC 2012): from top-down to bottom-up when the
-// frontier's arcs m_f exceed the arcs still unexplored m_u divided by alpha, and back to top-down
-// when the frontier holds fewer than N / beta vertices and is shrinking.
+// (direction.h). Engines that can run the whole loop themselves (Engine::run_levels: the GPU
+// engine, with the direction chosen on the device) do; the others are driven level by level.
 #pragma once
 
 #include <cstdint>
@@ -16,21 +15,6 @@
 #include "timeline.h"
 
 namespace bfs {
-
-enum class DirectionMode { kAuto, kTopDown, kBottomUp };
-
-struct SearchSettings {
-  double alpha = 14;
-  double beta = 24;
-  DirectionMode mode = DirectionMode::kAuto;
-};
-
-struct LevelRecord {
-  Direction direction = Direction::kTopDown;
-  int64_t frontier = 0;       // vertices in the frontier the level starts from
-  int64_t frontier_arcs = 0;  // their arcs
-  PhaseSeconds seconds{};     // compute, flag, out of the level
-};
 
 struct SearchResult {
   vertex_t root = 0;

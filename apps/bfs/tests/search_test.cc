@@ -121,5 +121,24 @@ TEST(KronceckerGraphs, EveryWayAgreesOnTheLevels) {
   expect_search(edges, 2048, root, Expected{expected, nedge});
 }
 
+TEST(Direction, TheHeuristicOfHostAndGpu) {
+  // next_direction is what the host loop and the GPU's pipelined levels both run.
+  const Direction td = Direction::kTopDown, bu = Direction::kBottomUp;
+  const DirectionMode automatic = DirectionMode::kAuto;
+  // Forced modes ignore the counts.
+  EXPECT_EQ(next_direction(bu, DirectionMode::kTopDown, 14, 24, 1 << 20, 1, 1 << 30, 1, 1 << 20), td);
+  EXPECT_EQ(next_direction(td, DirectionMode::kBottomUp, 14, 24, 1, 0, 1, 1 << 30, 1 << 20), bu);
+  // Top-down stays while m_f <= m_u / alpha, goes bottom-up past it.
+  EXPECT_EQ(next_direction(td, automatic, 14, 24, 10, 1, 1400, 14 * 1400, 1 << 20), td);
+  EXPECT_EQ(next_direction(td, automatic, 14, 24, 10, 1, 1401, 14 * 1400, 1 << 20), bu);
+  // Bottom-up goes back only when the frontier is below N / beta and shrinking.
+  EXPECT_EQ(next_direction(bu, automatic, 14, 24, 100, 200, 0, 0, 24 * 101), td);
+  EXPECT_EQ(next_direction(bu, automatic, 14, 24, 100, 50, 0, 0, 24 * 101), bu);
+  EXPECT_EQ(next_direction(bu, automatic, 14, 24, 101, 200, 0, 0, 24 * 101), bu);
+  // choose_direction is the same function on the settings.
+  SearchSettings settings;
+  EXPECT_EQ(choose_direction(td, settings, 10, 1, 1401, 14 * 1400, 1 << 20), bu);
+}
+
 }  // namespace
 }  // namespace bfs

@@ -28,7 +28,9 @@ __global__ void generate_kernel(KroneckerGenerator generator, uint64_t first, ui
 }
 
 // The engine's settings from the environment: TCA_BFS_LANES (lanes per vertex in bottom-up
-// steps: 1, 2, 4, 8, 16 or 32) and TCA_BFS_GRAPHS (0: levels launched call by call).
+// steps: 1, 2, 4, 8, 16 or 32), TCA_BFS_GRAPHS (0: levels launched call by call) and
+// TCA_BFS_AHEAD (pipelined levels launched ahead of the host: 1 or 2; 0: the host chooses each
+// level's direction after a round trip).
 EngineTuning engine_tuning() {
   EngineTuning tuning;
   if (const char* text = std::getenv("TCA_BFS_LANES")) {
@@ -42,6 +44,12 @@ EngineTuning engine_tuning() {
     const std::string value(text);
     if (value != "0" && value != "1") throw Error("TCA_BFS_GRAPHS=" + value + ": 0 or 1");
     tuning.graphs = value == "1";
+  }
+  if (const char* text = std::getenv("TCA_BFS_AHEAD")) {
+    const std::string value(text);
+    if (value != "0" && value != "1" && value != "2")
+      throw Error("TCA_BFS_AHEAD=" + value + ": 0, 1 or 2 levels ahead");
+    tuning.ahead = std::stoi(value);
   }
   return tuning;
 }
@@ -64,9 +72,14 @@ class DeviceBackend final : public Backend {
   Memory memory() const override { return Memory::kDevice; }
   void* stream() override { return stream_; }
   std::string describe() const override {
+    std::string levels = "call by call";
+    if (tuning_.graphs)
+      levels = tuning_.ahead > 0
+                   ? "as CUDA graphs with tca and nccl, directions chosen on the GPU, " +
+                         std::to_string(tuning_.ahead) + " level(s) launched ahead"
+                   : "as CUDA graphs with tca and nccl, directions chosen by the host";
     return "gpu (" + name_ + "), " + std::to_string(tuning_.lanes) +
-           " lane(s) per bottom-up vertex, levels " +
-           (tuning_.graphs ? "as CUDA graphs with tca and nccl" : "call by call");
+           " lane(s) per bottom-up vertex, levels " + levels;
   }
 
   void generate(const KroneckerGenerator& generator, const EdgeListInfo& info) override {

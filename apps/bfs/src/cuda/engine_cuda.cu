@@ -5,14 +5,6 @@
 #include <cstdio>
 
 namespace bfs {
-namespace {
-
-constexpr unsigned kFull = 0xFFFFFFFFu;
-constexpr int kThreads = 256;
-constexpr uint64_t kChunkArcs = 256;  // arcs of a top-down chunk (one warp's work item)
-
-// scalars_ words.
-enum Scalar { kChunkCount = 0, kLevel = 1, kTupleEnds = 2, kScalars = 4 };
 
 struct StepArgs {
   const uint64_t* row_offsets;  // the graph's rows (local vertices)
@@ -30,6 +22,31 @@ struct StepArgs {
   uint64_t local_vertices;
   uint64_t words;         // 32-bit words of this rank's block
   uint64_t global_words;  // 32-bit words of the gathered frontier
+  bool gated;  // pipelined levels: the kernels run only in the direction the GPU chose
+};
+
+namespace {
+
+constexpr unsigned kFull = 0xFFFFFFFFu;
+constexpr int kThreads = 256;
+constexpr uint64_t kChunkArcs = 256;  // arcs of a top-down chunk (one warp's work item)
+
+// scalars_ words. The level loop's state (pipelined levels) from kDirection on: the direction
+// of the level being run, whether the search is done, the frontier the level starts from (its
+// vertices and arcs), the frontier before it, the arcs not yet explored, and the count of
+// pipelined graphs run.
+enum Scalar {
+  kChunkCount = 0,
+  kLevel = 1,
+  kTupleEnds = 2,  // and 3 (add_counts writes two words)
+  kDirection = 4,
+  kDone = 5,
+  kFrontier = 6,
+  kPrevious = 7,
+  kFrontierArcs = 8,
+  kUnexplored = 9,
+  kSequence = 10,
+  kScalars = 16
 };
 
 __device__ __forceinline__ uint64_t global_thread() {
@@ -48,6 +65,13 @@ __device__ __forceinline__ uint32_t valid_bits32(uint64_t word, uint64_t count) 
   if (first >= count) return 0;
   const uint64_t left = count - first;
   return left >= 32 ? kFull : (1u << left) - 1;
+}
+
+// Pipelined levels: whether this direction's kernels sit out the level (the GPU chose the other
+// direction, or the search is done). Every thread reads the same words, so whole grids leave.
+__device__ __forceinline__ bool sits_out(const StepArgs& a, Direction direction) {
+  return a.gated && (a.scalars[kDone] != 0 ||
+                     a.scalars[kDirection] != static_cast<unsigned long long>(direction));
 }
 
 // Adds the block's counts to the level's (every thread of the block calls it once).
@@ -86,8 +110,60 @@ __global__ void prepare_kernel(unsigned long long* counts, unsigned long long* s
   if (advance) ++scalars[kLevel];
 }
 
+// Pipelined levels: the state of a search's first level (after root_kernel).
+__global__ void init_kernel(unsigned long long* counts, unsigned long long* scalars,
+                            long long root_degree, long long unexplored, Heuristic h) {
+  counts[0] = 0;
+  counts[1] = 0;
+  scalars[kChunkCount] = 0;
+  scalars[kLevel] = 0;
+  scalars[kDone] = 0;
+  scalars[kFrontier] = 1;
+  scalars[kPrevious] = 0;
+  scalars[kFrontierArcs] = static_cast<unsigned long long>(root_degree);
+  scalars[kUnexplored] = static_cast<unsigned long long>(unexplored);
+  scalars[kDirection] = static_cast<unsigned long long>(
+      next_direction(Direction::kTopDown, static_cast<DirectionMode>(h.mode), h.alpha, h.beta, 1,
+                     0, root_degree, unexplored, h.vertices));
+}
+
+// Pipelined levels: the end of a level, after the counts' allreduce. Tells the host what the
+// level found and how it ran (slot: new vertices, their arcs, the level's direction, frontier and
+// frontier arcs, then the graph's sequence number last), then prepares the next level: done if
+// nothing was new, else the heuristic's direction and the next level number; counts emptied.
+__global__ void finish_kernel(const long long* sums, unsigned long long* counts,
+                              unsigned long long* scalars, volatile long long* slot, Heuristic h) {
+  const long long found = sums[0], arcs = sums[1];
+  const bool done = scalars[kDone] != 0 || found == 0;
+  slot[0] = done ? 0 : found;
+  slot[1] = done ? 0 : arcs;
+  slot[2] = static_cast<long long>(scalars[kDirection]);
+  slot[3] = static_cast<long long>(scalars[kFrontier]);
+  slot[4] = static_cast<long long>(scalars[kFrontierArcs]);
+  __threadfence_system();
+  slot[5] = static_cast<long long>(++scalars[kSequence]);
+  counts[0] = 0;
+  counts[1] = 0;
+  scalars[kChunkCount] = 0;
+  if (done) {
+    scalars[kDone] = 1;
+    return;
+  }
+  const long long frontier = static_cast<long long>(scalars[kFrontier]);
+  const long long unexplored = static_cast<long long>(scalars[kUnexplored]) - arcs;
+  scalars[kPrevious] = static_cast<unsigned long long>(frontier);
+  scalars[kFrontier] = static_cast<unsigned long long>(found);
+  scalars[kFrontierArcs] = static_cast<unsigned long long>(arcs);
+  scalars[kUnexplored] = static_cast<unsigned long long>(unexplored);
+  scalars[kDirection] = static_cast<unsigned long long>(next_direction(
+      static_cast<Direction>(scalars[kDirection]), static_cast<DirectionMode>(h.mode), h.alpha,
+      h.beta, found, frontier, arcs, unexplored, h.vertices));
+  ++scalars[kLevel];
+}
+
 template <int kLanes>
 __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
+  if (sits_out(a, Direction::kBottomUp)) return;
   constexpr int kGroups = 32 / kLanes;
   const int lane = threadIdx.x & 31;
   const int group = lane / kLanes, member = lane % kLanes;
@@ -147,7 +223,12 @@ __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
 }
 
 // The gathered frontier as chunks of at most kChunkArcs top-down arcs: (vertex << 32) | index.
+// Pipelined levels also empty this rank's block of the next frontier here (top_down_kernel sets
+// its bits; the levels called by the host clear it with a memset instead).
 __global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
+  if (sits_out(a, Direction::kTopDown)) return;
+  if (a.gated)
+    for (uint64_t i = global_thread(); i < a.words; i += global_threads()) a.next[i] = 0;
   const int lane = threadIdx.x & 31;
   for (uint64_t base = global_thread() - lane; base < a.global_words; base += global_threads()) {
     const uint64_t word = base + lane;
@@ -175,6 +256,7 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
 }
 
 __global__ void __launch_bounds__(kThreads) top_down_kernel(StepArgs a) {
+  if (sits_out(a, Direction::kTopDown)) return;
   const int lane = threadIdx.x & 31;
   const int level = static_cast<int>(a.scalars[kLevel]);
   const uint64_t count = a.scalars[kChunkCount];
@@ -239,10 +321,15 @@ CudaEngine::CudaEngine(const DeviceGraph& graph, Exchange& exchange, cudaStream_
       chunks_(graph.partition.padded() + graph.local_arcs / kChunkArcs + 1),
       scalars_(kScalars),
       sum_host_(1),
+      slots_((1 + kCopies) * kSlotWords),
       timeline_(stream) {
   check_cuda(cudaMemset(scalars_.data(), 0, scalars_.bytes()), "cudaMemset");
+  for (size_t i = 0; i < slots_.size(); ++i) slots_.data()[i] = 0;
+  check_cuda(cudaHostGetDevicePointer(reinterpret_cast<void**>(&slots_device_), slots_.data(), 0),
+             "cudaHostGetDevicePointer");
   ordered_ = tuning.graphs ? dynamic_cast<StreamOrdered*>(&exchange) : nullptr;
-  if (ordered_ == nullptr) return;
+  // Pipelined levels capture their graphs at the first search, which brings the heuristic.
+  if (ordered_ == nullptr || tuning.ahead > 0) return;
   try {
     for (int d = 0; d < 2; ++d)
       for (int parity = 0; parity < 2; ++parity)
@@ -261,17 +348,21 @@ CudaEngine::CudaEngine(const DeviceGraph& graph, Exchange& exchange, cudaStream_
 CudaEngine::~CudaEngine() { release_graphs(); }
 
 void CudaEngine::release_graphs() {
+  const auto release = [](LevelGraph& g) {
+    if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
+    for (cudaEvent_t& e : g.marks)
+      if (e != nullptr) cudaEventDestroy(e);
+    g = LevelGraph{};
+  };
   for (auto& by_direction : graphs_)
     for (auto& by_parity : by_direction)
-      for (LevelGraph& g : by_parity) {
-        if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
-        for (cudaEvent_t& e : g.marks)
-          if (e != nullptr) cudaEventDestroy(e);
-        g = LevelGraph{};
-      }
+      for (LevelGraph& g : by_parity) release(g);
+  for (LevelGraph& g : pipeline_) release(g);
+  pipeline_ready_ = false;
 }
 
-void CudaEngine::capture(LevelGraph& g, Direction direction, int parity, bool gathers) {
+template <class Gather, class Step, class Flag>
+void CudaEngine::capture(LevelGraph& g, Gather gather, Step step, Flag flag) {
   for (cudaEvent_t& e : g.marks) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
   const auto mark = [&](int i) {
     check_cuda(cudaEventRecordWithFlags(g.marks[i], stream_, cudaEventRecordExternal),
@@ -282,11 +373,11 @@ void CudaEngine::capture(LevelGraph& g, Direction direction, int parity, bool ga
   cudaGraph_t graph = nullptr;
   try {
     mark(0);
-    if (gathers) exchange_.gather_frontier(parity);
+    gather();
     mark(1);
-    enqueue_step(direction, parity, gathers);
+    step();
     mark(2);
-    ordered_->enqueue_counts();
+    flag();
     mark(3);
   } catch (...) {
     cudaStreamEndCapture(stream_, &graph);
@@ -297,6 +388,62 @@ void CudaEngine::capture(LevelGraph& g, Direction direction, int parity, bool ga
   const cudaError_t made = cudaGraphInstantiate(&g.exec, graph, 0);
   cudaGraphDestroy(graph);
   check_cuda(made, "cudaGraphInstantiate");
+}
+
+void CudaEngine::capture(LevelGraph& g, Direction direction, int parity, bool gathers) {
+  capture(
+      g,
+      [&] {
+        if (gathers) exchange_.gather_frontier(parity);
+      },
+      [&] { enqueue_step(direction, parity, gathers); }, [&] { ordered_->enqueue_counts(); });
+}
+
+bool CudaEngine::capture_pipeline(const Heuristic& h) {
+  for (LevelGraph& g : pipeline_) {
+    if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
+    for (cudaEvent_t& e : g.marks)
+      if (e != nullptr) cudaEventDestroy(e);
+    g = LevelGraph{};
+  }
+  try {
+    for (int copy = 0; copy <= kCopies; ++copy) {
+      // Copy 0 runs level 0 (no gather: every rank set the root itself); copy c > 0 runs the
+      // levels c, c + kCopies, ..., whose frontier parity is that of c.
+      const int parity = copy & 1;
+      const bool gathers = copy > 0;
+      long long* slot = slots_device_ + copy * kSlotWords;
+      capture(
+          pipeline_[copy],
+          [&] {
+            if (gathers) ordered_->enqueue_gather(parity, scalars_.data() + kDone);
+          },
+          [&] { enqueue_gated_step(parity); },
+          [&] {
+            ordered_->enqueue_reduce();
+            finish_kernel<<<1, 1, 0, stream_>>>(
+                reinterpret_cast<const long long*>(ordered_->device_sums()),
+                reinterpret_cast<unsigned long long*>(exchange_.counts()), scalars_.data(), slot,
+                h);
+            check_cuda(cudaGetLastError(), "finish_kernel");
+          });
+    }
+  } catch (const Error& e) {
+    // Every rank captures the same calls, so every rank falls back alike.
+    for (LevelGraph& g : pipeline_) {
+      if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
+      g.exec = nullptr;
+    }
+    cudaGetLastError();
+    pipeline_failed_ = true;
+    if (graph_.rank == 0)
+      std::fprintf(stderr, "# levels chosen by the host: capturing pipelined levels failed (%s)\n",
+                   e.what());
+    return false;
+  }
+  captured_ = h;
+  pipeline_ready_ = true;
+  return true;
 }
 
 void CudaEngine::begin_search(vertex_t root) {
@@ -319,7 +466,7 @@ void CudaEngine::step(Direction direction, int level, int parity) {
   enqueue_step(direction, parity, level > 0);
 }
 
-void CudaEngine::enqueue_step(Direction direction, int parity, bool advance) {
+StepArgs CudaEngine::step_args(int parity, bool gated) const {
   const DeviceGraph& g = graph_;
   StepArgs a;
   a.row_offsets = g.row_offsets.data();
@@ -337,27 +484,51 @@ void CudaEngine::enqueue_step(Direction direction, int parity, bool advance) {
   a.local_vertices = g.local_vertices;
   a.words = block_words_;
   a.global_words = g.partition.padded() / 32;
+  a.gated = gated;
+  return a;
+}
+
+namespace {
+
+void launch_bottom_up_lanes(int lanes, const StepArgs& a, cudaStream_t stream) {
+  switch (lanes) {
+    case 1: launch_bottom_up<1>(a, stream); break;
+    case 2: launch_bottom_up<2>(a, stream); break;
+    case 8: launch_bottom_up<8>(a, stream); break;
+    case 16: launch_bottom_up<16>(a, stream); break;
+    case 32: launch_bottom_up<32>(a, stream); break;
+    default: launch_bottom_up<4>(a, stream); break;
+  }
+  check_cuda(cudaGetLastError(), "bottom_up_kernel");
+}
+
+void launch_top_down(const StepArgs& a, cudaStream_t stream) {
+  const int grid = grid_for(SIZE_MAX / 2, kThreads);  // every multiprocessor: sizes are on the GPU
+  chunk_kernel<<<grid_for(a.global_words, kThreads), kThreads, 0, stream>>>(a);
+  check_cuda(cudaGetLastError(), "chunk_kernel");
+  top_down_kernel<<<grid, kThreads, 0, stream>>>(a);
+  check_cuda(cudaGetLastError(), "top_down_kernel");
+}
+
+}  // namespace
+
+void CudaEngine::enqueue_step(Direction direction, int parity, bool advance) {
+  const StepArgs a = step_args(parity, false);
   prepare_kernel<<<1, 1, 0, stream_>>>(a.counts, a.scalars, advance);
   check_cuda(cudaGetLastError(), "prepare_kernel");
   if (direction == Direction::kBottomUp) {
-    switch (tuning_.lanes) {
-      case 1: launch_bottom_up<1>(a, stream_); break;
-      case 2: launch_bottom_up<2>(a, stream_); break;
-      case 8: launch_bottom_up<8>(a, stream_); break;
-      case 16: launch_bottom_up<16>(a, stream_); break;
-      case 32: launch_bottom_up<32>(a, stream_); break;
-      default: launch_bottom_up<4>(a, stream_); break;
-    }
-    check_cuda(cudaGetLastError(), "bottom_up_kernel");
+    launch_bottom_up_lanes(tuning_.lanes, a, stream_);
     return;
   }
   check_cuda(cudaMemsetAsync(a.next, 0, block_words_ * sizeof(uint32_t), stream_),
              "cudaMemsetAsync");
-  const int grid = grid_for(SIZE_MAX / 2, kThreads);  // every multiprocessor: sizes are on the GPU
-  chunk_kernel<<<grid_for(a.global_words, kThreads), kThreads, 0, stream_>>>(a);
-  check_cuda(cudaGetLastError(), "chunk_kernel");
-  top_down_kernel<<<grid, kThreads, 0, stream_>>>(a);
-  check_cuda(cudaGetLastError(), "top_down_kernel");
+  launch_top_down(a, stream_);
+}
+
+void CudaEngine::enqueue_gated_step(int parity) {
+  const StepArgs a = step_args(parity, true);
+  launch_top_down(a, stream_);
+  launch_bottom_up_lanes(tuning_.lanes, a, stream_);
 }
 
 double CudaEngine::elapsed(cudaEvent_t from, cudaEvent_t to) const {
@@ -366,14 +537,9 @@ double CudaEngine::elapsed(cudaEvent_t from, cudaEvent_t to) const {
   return ms * 1e-3;
 }
 
-Counts CudaEngine::run_level(Exchange& exchange, Direction direction, int level, int parity) {
-  if (ordered_ == nullptr || &exchange != &exchange_)
-    return Engine::run_level(exchange, direction, level, parity);
-  const LevelGraph& g = graphs_[static_cast<int>(direction)][parity][level > 0 ? 1 : 0];
-  if (level == 0) previous_end_ = timeline_.last_event();
-  check_cuda(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
-  synchronize();
-  // The graph's nodes, and the host's turn since the level before (its counts' round trip).
+void CudaEngine::add_level_times(const LevelGraph& g, int level) {
+  // The graph's nodes, and the turn since the level before (the counts' way to the next level:
+  // the host's round trip where the host chooses, the gap between two graphs where the GPU does).
   const double turn = elapsed(previous_end_, g.marks[0]);
   if (level > 0) {
     timeline_.add(Phase::kFlag, level - 1, turn);
@@ -384,7 +550,72 @@ Counts CudaEngine::run_level(Exchange& exchange, Direction direction, int level,
   timeline_.add(Phase::kCompute, level, elapsed(g.marks[1], g.marks[2]));
   timeline_.add(Phase::kFlag, level, elapsed(g.marks[2], g.marks[3]));
   previous_end_ = g.marks[3];
+}
+
+Counts CudaEngine::run_level(Exchange& exchange, Direction direction, int level, int parity) {
+  const LevelGraph& g = graphs_[static_cast<int>(direction)][parity][level > 0 ? 1 : 0];
+  if (ordered_ == nullptr || &exchange != &exchange_ || g.exec == nullptr)
+    return Engine::run_level(exchange, direction, level, parity);
+  if (level == 0) previous_end_ = timeline_.last_event();
+  check_cuda(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+  synchronize();
+  add_level_times(g, level);
   return ordered_->host_sums();
+}
+
+bool CudaEngine::run_levels(Exchange& exchange, const LoopStart& start,
+                            std::vector<LevelRecord>& records, int64_t& reached) {
+  if (tuning_.ahead <= 0 || ordered_ == nullptr || &exchange != &exchange_ || pipeline_failed_)
+    return false;
+  Heuristic h;
+  h.alpha = start.settings.alpha;
+  h.beta = start.settings.beta;
+  h.mode = static_cast<int>(start.settings.mode);
+  h.vertices = start.vertices;
+  if ((!pipeline_ready_ || !(h == captured_)) && !capture_pipeline(h)) return false;
+  const long long unexplored =
+      static_cast<long long>(start.total_arcs) - static_cast<long long>(start.root_degree);
+  init_kernel<<<1, 1, 0, stream_>>>(reinterpret_cast<unsigned long long*>(exchange_.counts()),
+                                    scalars_.data(), start.root_degree, unexplored, h);
+  check_cuda(cudaGetLastError(), "init_kernel");
+  previous_end_ = timeline_.last_event();
+  const unsigned long long first = launches_;  // the sequence number of level 0's graph, less 1
+  int launched = -1;
+  reached = 1;
+  int last = 0;
+  for (int level = 0;; ++level) {
+    // Levels after the last one find the search done and do nothing.
+    while (launched < level + tuning_.ahead) {
+      check_cuda(cudaGraphLaunch(pipelined(++launched).exec, stream_), "cudaGraphLaunch");
+      ++launches_;
+    }
+    const LevelGraph& g = pipelined(level);
+    check_cuda(cudaEventSynchronize(g.marks[3]), "cudaEventSynchronize");
+    const volatile long long* told = slot(level);
+    const long long expected = static_cast<long long>(first + level + 1);
+    while (told[5] != expected) {  // the event covers the slot's writes; this only makes sure
+      const cudaError_t state = cudaStreamQuery(stream_);
+      if (state != cudaSuccess && state != cudaErrorNotReady) check_cuda(state, "cudaStreamQuery");
+      if (state == cudaSuccess && told[5] != expected)
+        throw Error("pipelined level " + std::to_string(level) + ": the GPU's sequence number " +
+                    std::to_string(told[5]) + " is not the expected " + std::to_string(expected));
+    }
+    LevelRecord record;
+    record.direction = told[2] != 0 ? Direction::kBottomUp : Direction::kTopDown;
+    record.frontier = told[3];
+    record.frontier_arcs = told[4];
+    const long long found = told[0];
+    records.push_back(record);
+    add_level_times(g, level);
+    last = level;
+    if (found == 0) break;
+    reached += found;
+  }
+  // What the levels launched past the last cost is the flag's: they ran before it was known.
+  synchronize();
+  if (launched > last) timeline_.add(Phase::kFlag, last, elapsed(pipelined(last).marks[3],
+                                                                 pipelined(launched).marks[3]));
+  return true;
 }
 
 void CudaEngine::synchronize() {

@@ -12,13 +12,28 @@
 // vertices (warp-aggregated atomics give each warp of the first kernel its place); a warp
 // expands one chunk at a time, coalesced, and a vertex joins by an atomic OR on the visited
 // bitmap. Every size lives in GPU memory, so a level needs nothing from the host.
-// A level (gather of the frontier, step, counts allreduce, copy of the counts to the host) is
-// one CUDA graph where the exchange only enqueues work (tca, nccl): eight graphs (direction x
-// frontier parity x whether the level gathers first), captured once, one launch per level.
-// The level number lives in GPU memory too, counted by the graph itself.
+// A level (gather of the frontier, step, counts allreduce) is one CUDA graph where the exchange
+// only enqueues work (tca, nccl). The level number lives in GPU memory too, counted by the graph
+// itself.
+//
+// Pipelined levels (the default, TCA_BFS_AHEAD=1 or 2): the direction heuristic runs on the GPU,
+// in a one-thread kernel after the counts' allreduce that also moves the level number on and
+// says when the search is done; each level's graph launches both directions' kernels, and the
+// ones of the other direction (or of a level after the last) return at once. The graphs no
+// longer depend on the host's decision, so the host launches levels ahead of the GPU and only
+// reads, from pinned memory, what each level found: no host round trip between two levels.
+// A level after the last one finds the search done and skips its gather (tca: the gather runs
+// as a kernel of ours that can skip it) and its step. Five graphs: the first level, then four
+// copies in turn (so that a level's timing events are read before its copy is launched again).
+//
+// TCA_BFS_AHEAD=0: the host chooses each level's direction from the counts of the level before,
+// which come to the host at the end of each level (one synchronization per level); eight graphs
+// (direction x frontier parity x whether the level gathers first).
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <vector>
 
 #include "cuda/cuda_util.h"
 #include "cuda/device_graph.h"
@@ -30,7 +45,20 @@ namespace bfs {
 struct EngineTuning {
   int lanes = 1;       // lanes per vertex in bottom-up steps: 1, 2, 4, 8, 16 or 32
   bool graphs = true;  // levels as CUDA graphs where the exchange allows
+  int ahead = 1;       // pipelined levels launched before the host reads a level's counts (0: none)
 };
+
+// The direction heuristic's parameters, as the GPU's kernels take them.
+struct Heuristic {
+  double alpha = 0, beta = 0;
+  int mode = 0;  // DirectionMode
+  uint64_t vertices = 0;
+  bool operator==(const Heuristic& o) const {
+    return alpha == o.alpha && beta == o.beta && mode == o.mode && vertices == o.vertices;
+  }
+};
+
+struct StepArgs;  // what a step's kernels take (engine_cuda.cu)
 
 class CudaEngine final : public Engine {
  public:
@@ -43,6 +71,8 @@ class CudaEngine final : public Engine {
   void begin_search(vertex_t root) override;
   void step(Direction direction, int level, int parity) override;
   Counts run_level(Exchange& exchange, Direction direction, int level, int parity) override;
+  bool run_levels(Exchange& exchange, const LoopStart& start, std::vector<LevelRecord>& levels,
+                  int64_t& reached) override;
   void synchronize() override;
   Timeline& timeline() override { return timeline_; }
   uint64_t visited_tuple_ends() override;
@@ -53,9 +83,26 @@ class CudaEngine final : public Engine {
     cudaEvent_t marks[4] = {};  // start, after the gather, after the step, after the counts
   };
 
+  // Pipelined levels: the first level's graph, then kCopies graphs taken in turn.
+  static constexpr int kCopies = 4;
+  static constexpr int kSlotWords = 8;  // what a pipelined level tells the host (finish_kernel)
+
   // Enqueues a step; `advance`: the level number moves on first (every level but the first).
   void enqueue_step(Direction direction, int parity, bool advance);
+  // Enqueues both directions' step kernels, each doing nothing unless the GPU chose its direction.
+  void enqueue_gated_step(int parity);
+  StepArgs step_args(int parity, bool gated) const;
+  // Captures a level's graph: the marks around the gather, the step and the flag.
+  template <class Gather, class Step, class Flag>
+  void capture(LevelGraph& graph, Gather gather, Step step, Flag flag);
   void capture(LevelGraph& graph, Direction direction, int parity, bool gathers);
+  bool capture_pipeline(const Heuristic& heuristic);
+  LevelGraph& pipelined(int level) { return pipeline_[level == 0 ? 0 : 1 + (level - 1) % kCopies]; }
+  const volatile long long* slot(int level) const {
+    return slots_.data() + (level == 0 ? 0 : 1 + (level - 1) % kCopies) * kSlotWords;
+  }
+  // The times of a level's graph, and the turn since the level before, on the timeline.
+  void add_level_times(const LevelGraph& graph, int level);
   void release_graphs();
   double elapsed(cudaEvent_t from, cudaEvent_t to) const;
 
@@ -69,10 +116,16 @@ class CudaEngine final : public Engine {
   int32_t* levels_;
   DeviceArray<uint32_t> visited_;
   DeviceArray<uint64_t> chunks_;  // top-down: (vertex, chunk) of the frontier's arcs
-  DeviceArray<unsigned long long> scalars_;  // chunk count, level, tuple-end sum
+  DeviceArray<unsigned long long> scalars_;  // chunk count, level, tuple-end sum, loop state
   PinnedArray<unsigned long long> sum_host_;
+  PinnedArray<long long> slots_;  // kSlotWords per pipelined graph, written by the GPU
   CudaTimeline timeline_;
   LevelGraph graphs_[2][2][2];  // [direction][parity][gathers]
+  LevelGraph pipeline_[1 + kCopies];
+  long long* slots_device_ = nullptr;
+  Heuristic captured_;
+  bool pipeline_ready_ = false, pipeline_failed_ = false;
+  unsigned long long launches_ = 0;  // pipelined graphs launched (the GPU counts them too)
   cudaEvent_t previous_end_ = nullptr;
 };
 

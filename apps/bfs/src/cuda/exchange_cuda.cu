@@ -4,8 +4,10 @@
 // in the engine's stream, MPI stages them through pinned host memory (MPI here is not
 // CUDA-aware), NCCL (loaded at run time) moves them in the stream.
 #include <tca/tca_coll_cuda.h>
+#include <tca/tca_coll_device.cuh>
 #include <tca/tca_cuda.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "agree.h"
@@ -23,6 +25,15 @@ namespace {
 constexpr size_t kAlign = 256;
 
 size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// One iteration of a GPU collective run by this kernel's blocks (tca/tca_coll_device.cuh), or
+// none where *skip is non-zero: every rank reads the same value there (it follows from summed
+// counts), so every rank runs the same iterations.
+__global__ void __launch_bounds__(1024)
+    collective_unless_kernel(tcaDeviceColl coll, const unsigned long long* skip) {
+  if (*skip != 0) return;
+  tcaDeviceCollRun(coll);  // a failure is kept in the object: the next host call reports it
+}
 
 // The buffers' places in one block of GPU memory.
 struct DeviceLayout {
@@ -105,6 +116,19 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
     check_tca(tcaCollNew(&levels_coll_, TCA_COLL_ALLGATHER, TCA_INT32, TCA_SUM, per_,
                          levels_ + rank * per_, levels_, &config),
               "tcaCollNew (levels allgather)");
+    // The frontier gathers as kernels of ours, which can skip them (enqueue_gather); where tca
+    // cannot give a kernel the program (ranks on other hosts), the stream form runs instead.
+    for (int parity = 0; parity < 2; ++parity) {
+      int blocks = 0, min_threads = 0, ll = 0, channels = 0;
+      if (tcaCollDeviceHandle(frontier_coll_[parity], &frontier_device_[parity], &blocks,
+                              &min_threads) != TCA_SUCCESS ||
+          tcaCollGetProtocol(frontier_coll_[parity], &ll, &channels) != TCA_SUCCESS) {
+        frontier_device_[parity] = nullptr;
+        continue;
+      }
+      frontier_blocks_[parity] = blocks;
+      frontier_threads_[parity] = std::max(min_threads, ll != 0 ? 512 : 1024);
+    }
   }
 
   ~TcaDeviceExchange() override {
@@ -125,13 +149,33 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
     enqueue_fetch();
   }
   Counts host_sums() const override { return fetched(); }
+  void enqueue_gather(int parity, const unsigned long long* skip) override {
+    if (frontier_device_[parity] == nullptr) return gather_frontier(parity);
+    collective_unless_kernel<<<frontier_blocks_[parity], frontier_threads_[parity], 0, stream_>>>(
+        frontier_device_[parity], skip);
+    check_cuda(cudaGetLastError(), "collective_unless_kernel (frontier)");
+  }
+  void enqueue_reduce() override {
+    check_tca(tcaCollStartStream(counts_coll_, stream_), "tcaCollStartStream (counts)");
+  }
+  const int64_t* device_sums() const override { return sums_; }
   void gather_tree() override {
+    // Iterations run by our kernels report a failure (a peer's timeout) at the next host call.
+    for (int parity = 0; parity < 2; ++parity) {
+      if (frontier_device_[parity] == nullptr) continue;
+      int blocks = 0, min_threads = 0;
+      check_tca(tcaCollDeviceHandle(frontier_coll_[parity], &frontier_device_[parity], &blocks,
+                                    &min_threads),
+                "tcaCollDeviceHandle (frontier)");
+    }
     check_tca(tcaCollStartStream(parents_coll_, stream_), "tcaCollStartStream (parents)");
     check_tca(tcaCollStartStream(levels_coll_, stream_), "tcaCollStartStream (levels)");
   }
 
  private:
   void* base_ = nullptr;
+  tcaDeviceColl frontier_device_[2] = {nullptr, nullptr};
+  int frontier_blocks_[2] = {0, 0}, frontier_threads_[2] = {0, 0};
   tcaColl frontier_coll_[2] = {nullptr, nullptr};
   tcaColl counts_coll_ = nullptr, parents_coll_ = nullptr, levels_coll_ = nullptr;
 };
@@ -249,6 +293,12 @@ class NcclDeviceExchange final : public DeviceExchange, public StreamOrdered {
     enqueue_fetch();
   }
   Counts host_sums() const override { return fetched(); }
+  void enqueue_gather(int parity, const unsigned long long*) override { gather_frontier(parity); }
+  void enqueue_reduce() override {
+    check(nccl_->all_reduce(counts_, sums_, kCountWords, ncclInt64, ncclSum, stream_),
+          "ncclAllReduce (counts)");
+  }
+  const int64_t* device_sums() const override { return sums_; }
   void gather_tree() override {
     const uint64_t first = setup_.rank * per_;
     check(nccl_->all_gather(parents_ + first, parents_, per_, ncclInt64, stream_),
