@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/handle.h"  // the layout an attacker reads from the source
+#include "base/handle.h"  // the layout an attacker reads from the source
 #include "tca/tca_coll.h"
 #include "test_util.h"
 
@@ -113,7 +113,7 @@ tcaHandle handle_of(const WireHandle& wire) {
   return handle;
 }
 
-// ---- transport records, as the layout in core/handle.h frames them ----
+// ---- transport records, as the layout in base/handle.h frames them ----
 
 struct Record {
   uint8_t id = 0;

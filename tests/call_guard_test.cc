@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace tca {
 namespace {

@@ -17,12 +17,12 @@
 
 #include "base/blake2b.h"
 #include "base/crc64.h"
+#include "base/error.h"
+#include "base/handle.h"
+#include "base/region.h"
+#include "base/settings.h"
 #include "coll/schedule.h"
-#include "core/error.h"
-#include "core/handle.h"
 #include "core/path_choice.h"
-#include "core/region.h"
-#include "core/settings.h"
 #include "transport/registry.h"
 #ifdef TCA_HAVE_CUDA
 #include "transport/cuda/calibration.h"

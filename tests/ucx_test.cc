@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "bootstrap/bootstrap.h"
-#include "core/error.h"
 #include "transport/ucx/endpoints.h"
 #include "transport/ucx/memory.h"
 #include "transport/ucx/request.h"

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <utility>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace tca {
 namespace {

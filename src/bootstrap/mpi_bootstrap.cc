@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "base/log.h"
+#include "base/settings.h"
 #include "bootstrap/bootstrap.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/settings.h"
 
 namespace tca {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "base/trace.h"
 #include "coll/status.h"
-#include "core/trace.h"
 
 using tca::coll::Action;
 using tca::coll::Buffer;

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "base/settings.h"
 #include "coll/status.h"
-#include "core/settings.h"
 #include "tca/detail/coll_program.h"
 #include "tca/tca_coll_cuda.h"
 #include "tca/tca_cuda.h"

@@ -6,4 +6,4 @@
 // other tca call. This header is the collectives' only way into the library's internals.
 #pragma once
 
-#include "core/error.h"
+#include "base/error.h"

@@ -4,11 +4,11 @@
 #include <cstring>
 #include <memory>
 
+#include "base/error.h"
+#include "base/trace.h"
 #include "core/context.h"
 #include "core/desc.h"
-#include "core/error.h"
 #include "core/reserved.h"
-#include "core/trace.h"
 
 namespace tca {
 namespace {

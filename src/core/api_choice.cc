@@ -3,8 +3,8 @@
 // The public C API of the choice between transports (tcaAutoTransport).
 #include <string>
 
+#include "base/error.h"
 #include "core/context.h"
-#include "core/error.h"
 
 extern "C" {
 

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
-#include "core/settings.h"
+#include "base/error.h"
+#include "base/settings.h"
 
 namespace {
 

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/error.h"
+#include "base/log.h"
+#include "base/settings.h"
 #include "core/context.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/settings.h"
 
 namespace tca {
 namespace {

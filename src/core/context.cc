@@ -15,9 +15,9 @@
 #include <fstream>
 #include <functional>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "core/settings.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/settings.h"
 #include "core/wake.h"
 #include "transport/registry.h"
 

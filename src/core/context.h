@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/host_memory.h"
+#include "base/region.h"
 #include "bootstrap/bootstrap.h"
 #include "core/desc.h"
-#include "core/host_memory.h"
 #include "core/path_choice.h"
-#include "core/region.h"
 #include "domain/memory_domain.h"
 #include "tca/tca.h"
 #include "transport/transport.h"

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
+#include "base/error.h"
+#include "base/trace.h"
 #include "core/context.h"
-#include "core/error.h"
 #include "core/reserved.h"
-#include "core/trace.h"
 
 namespace tca {
 

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/cache_file.h"
-#include "core/error.h"
-#include "core/settings.h"
+#include "base/cache_file.h"
+#include "base/error.h"
+#include "base/settings.h"
 
 namespace tca {
 

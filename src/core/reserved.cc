@@ -2,7 +2,7 @@
 // Copyright (c) the tca authors
 #include "core/reserved.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace tca {
 namespace {

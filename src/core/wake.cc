@@ -10,7 +10,7 @@
 #include <climits>
 #include <ctime>
 
-#include "core/region.h"
+#include "base/region.h"
 
 namespace tca {
 namespace {

@@ -2,7 +2,7 @@
 // Copyright (c) the tca authors
 // Sleeping waits for ranks that outnumber their host's cores: a waiter that has found nothing
 // for a while (it yields the core first, which is quicker while the wait is short) sleeps on the
-// wake word of its own control block (a shared futex, core/region.h), and a same-host sender that
+// wake word of its own control block (a shared futex, base/region.h), and a same-host sender that
 // raised one of its notifications wakes it. Senders pay one load when nobody sleeps.
 #pragma once
 

@@ -6,9 +6,9 @@
 
 #include <cstring>
 
+#include "base/error.h"
+#include "base/log.h"
 #include "core/context.h"
-#include "core/error.h"
-#include "core/log.h"
 
 namespace tca {
 namespace {

@@ -4,9 +4,9 @@
 // memory is registrable where this process can read and write it, never tca's own blocks.
 #include <map>
 
+#include "base/error.h"
+#include "base/host_memory.h"
 #include "core/context.h"
-#include "core/error.h"
-#include "core/host_memory.h"
 #include "domain/memory_domain.h"
 
 namespace tca {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "core/region.h"
+#include "base/region.h"
 #include "tca/tca.h"
 
 namespace tca {

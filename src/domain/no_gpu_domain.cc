@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // The GPU memory domain of builds without CUDA: there is no GPU memory to allocate or register.
-#include "core/error.h"
+#include "base/error.h"
 #include "domain/memory_domain.h"
 
 namespace tca {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/region.h"
+#include "base/region.h"
 #include "tca/tca.h"
 
 namespace tca {
@@ -58,7 +58,7 @@ class Transport {
   // `peer`'s memory of kind `remote` (either end may be the writer).
   virtual bool can_reach(int peer, tcaMemKind local, tcaMemKind remote) const = 0;
   // Whether it can also carry the control traffic to `peer`: region records, liveness,
-  // notifications and in-flight announcements in the peer's control block (core/region.h).
+  // notifications and in-flight announcements in the peer's control block (base/region.h).
   virtual bool controls(int peer) const = 0;
   // Makes this rank's region reachable by peers (e.g. attach it to an RMA window) and appends
   // to `wire` (not yet sealed) what peers need to reach it, if anything (append_handle_record).
@@ -69,7 +69,7 @@ class Transport {
   virtual tcaResult attach(PeerRegion& remote) = 0;
   // Reads the owner's liveness cell: false once the owner freed or deregistered it.
   virtual tcaResult region_alive(const PeerRegion& region, bool* alive) = 0;
-  // Reads the record of `owner`'s region `id` from its control block (core/region.h): *found is
+  // Reads the record of `owner`'s region `id` from its control block (base/region.h): *found is
   // false where no live region has that id, *issued the highest id the owner has issued.
   virtual tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
                                 uint64_t* issued) = 0;

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "core/cache_file.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/settings.h"
+#include "base/cache_file.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/settings.h"
 #include "transport/cuda/cuda_util.h"
 
 namespace tca {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // The C API of tca/tca_cuda.h: argument checks, then the CUDA transport does the work.
+#include "base/error.h"
 #include "core/context.h"
 #include "core/desc.h"
-#include "core/error.h"
 #include "core/reserved.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"

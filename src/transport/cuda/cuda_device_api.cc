@@ -9,10 +9,10 @@
 #include <cstring>
 #include <set>
 
+#include "base/error.h"
+#include "base/log.h"
+#include "base/settings.h"
 #include "core/context.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/settings.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
 

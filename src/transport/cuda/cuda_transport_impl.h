@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/host_memory.h"
+#include "base/host_memory.h"
 #include "domain/cuda_domain.h"
 #include "transport/cuda/calibration.h"
 #include "transport/cuda/cuda_util.h"
@@ -126,7 +126,7 @@ class CudaTransportImpl final : public Transport {
   tcaResult host_kick(GpuChain& chain, const std::vector<uint64_t>* values);
   // Every host kick so far is complete.
   tcaResult wait_host_kicks();
-  // Announces a host kick into `owners`' memory in their control blocks (core/region.h: begun),
+  // Announces a host kick into `owners`' memory in their control blocks (base/region.h: begun),
   // before the kick checks their regions' liveness.
   void announce_kick(const std::vector<int>& owners);
   // Marks every announced host kick done at its owners once all host kicks are complete (with

@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace tca {
 

@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/cuda/cuda_util.h"
 #include "transport/cuda/resident.h"
 

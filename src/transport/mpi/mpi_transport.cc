@@ -21,11 +21,11 @@
 #include <variant>
 #include <vector>
 
+#include "base/error.h"
+#include "base/host_memory.h"
+#include "base/log.h"
 #include "bootstrap/bootstrap.h"
 #include "core/context.h"
-#include "core/error.h"
-#include "core/host_memory.h"
-#include "core/log.h"
 #include "core/wake.h"
 #include "transport/transport.h"
 
@@ -221,7 +221,7 @@ class MpiTransport final : public Transport {
   // Fails with TCA_ERROR_UNREACHABLE when `peer` is another rank and there is no window.
   tcaResult check_reachable(int peer) const;
   // Writes the next begun (or, with `done`, the current) count of this rank's transfers into
-  // `owner`'s in-flight cell (core/region.h); completed by the caller's next flush to `owner`.
+  // `owner`'s in-flight cell (base/region.h); completed by the caller's next flush to `owner`.
   tcaResult announce(int owner, bool done);
   // Reads `words` words at `disp` of `owner`'s control block and waits for them.
   tcaResult get_words(int owner, MPI_Aint disp, uint64_t* words, int count);

@@ -14,9 +14,9 @@
 #include <memory>
 #include <vector>
 
+#include "base/error.h"
+#include "base/host_memory.h"
 #include "core/context.h"
-#include "core/error.h"
-#include "core/host_memory.h"
 #include "core/wake.h"
 #include "transport/transport.h"
 
@@ -50,7 +50,7 @@ struct LivenessCheck {
   int owner;
 };
 
-// This rank's in-flight cells (core/region.h) in the control block of one owner it reaches.
+// This rank's in-flight cells (base/region.h) in the control block of one owner it reaches.
 struct Announcement {
   std::atomic<uint64_t>* begun;
   std::atomic<uint64_t>* done;

@@ -8,7 +8,7 @@
 #include <thread>
 #include <utility>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/ucx/status.h"
 
 namespace tca::ucx {

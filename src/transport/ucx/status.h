@@ -6,7 +6,7 @@
 
 #include <ucs/type/status.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace tca::ucx {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <variant>
 
+#include "base/error.h"
 #include "core/context.h"
-#include "core/error.h"
 #include "transport/ucx/ucx_transport.h"
 
 namespace tca {

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <utility>
 
+#include "base/error.h"
+#include "base/handle.h"
+#include "base/log.h"
 #include "core/context.h"
-#include "core/error.h"
-#include "core/handle.h"
-#include "core/log.h"
 #include "transport/ucx/status.h"
 
 namespace tca {

@@ -2,7 +2,7 @@
 // Copyright (c) the tca authors
 // The trace writer: events are formatted into a buffer and written to DIR/rank-R.trace when the
 // buffer fills and at tcaFinalize.
-#include "core/trace.h"
+#include "base/trace.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,8 +16,8 @@
 #include <mutex>
 #include <utility>
 
-#include "core/error.h"
-#include "core/settings.h"
+#include "base/error.h"
+#include "base/settings.h"
 #include "tca/tca_trace.h"
 
 namespace tca::trace {
@@ -123,7 +123,7 @@ const char* kind_name(tcaMemKind kind) { return kind == TCA_MEM_GPU ? "gpu" : "c
 tcaResult open(int rank, int world, uint64_t host_hash) {
   std::string folder;
   bool set = false;
-  TCA_CHECK(setting_text("TCA_TRACE", &folder, &set));  // core/settings.cc's table
+  TCA_CHECK(setting_text("TCA_TRACE", &folder, &set));  // base/settings.cc's table
   if (!set || folder.empty()) return TCA_SUCCESS;
   TCA_CHECK(make_folder(folder));
   Writer& w = writer();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "core/settings.h"
+#include "base/settings.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace tca {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "core/cache_file.h"
+#include "base/cache_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/settings.h"
+#include "base/error.h"
+#include "base/settings.h"
 
 namespace tca {
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "core/log.h"
+#include "base/log.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
 
-#include "core/error.h"
-#include "core/settings.h"
+#include "base/error.h"
+#include "base/settings.h"
 
 namespace tca {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "core/host_memory.h"
+#include "base/host_memory.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace tca {
 namespace {

@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 
-#include "core/handle.h"
+#include "base/handle.h"
 #include "tca/tca.h"
 
 namespace tca {

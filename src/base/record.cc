@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// The region records of the control block (core/region.h): written by the owner, read by every
+// The region records of the control block (base/region.h): written by the owner, read by every
 // transport that reaches it.
 #include <atomic>
 #include <cstring>
 
-#include "core/region.h"
+#include "base/region.h"
 
 namespace tca {
 namespace {

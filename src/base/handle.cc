@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "core/handle.h"
+#include "base/handle.h"
 
 #include <cstring>
 
 #include "base/blake2b.h"
 #include "base/crc64.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace tca {
 namespace {

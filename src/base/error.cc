@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "core/error.h"
+#include "base/error.h"
 
 #include <cstring>
 
