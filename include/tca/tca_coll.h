@@ -29,9 +29,9 @@
 extern "C" {
 #endif
 
-#define TCA_COLL_FIRST_SLOT TCA_USER_NOTIFY_SLOTS /* collectives use slots [32, TCA_NOTIFY_SLOTS) \
-                                                   */
-#define TCA_COLL_CHANNEL TCA_USER_DMA_CHANNELS    /* and this DMA channel (3) */
+/* Collectives use notification slots [32, TCA_NOTIFY_SLOTS) and DMA channel 3. */
+#define TCA_COLL_FIRST_SLOT TCA_USER_NOTIFY_SLOTS
+#define TCA_COLL_CHANNEL TCA_USER_DMA_CHANNELS
 
 typedef enum tcaDataType {
   TCA_INT32 = 0,

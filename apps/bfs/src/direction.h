@@ -27,9 +27,8 @@ struct SearchSettings {
 // from: `frontier` vertices with `frontier_arcs` arcs, the frontier before it, the arcs not yet
 // explored, and the graph's vertices.
 BFS_HD Direction next_direction(Direction current, DirectionMode mode, double alpha, double beta,
-                                int64_t frontier, int64_t previous_frontier,
-                                int64_t frontier_arcs, int64_t unexplored_arcs,
-                                uint64_t vertices) {
+                                int64_t frontier, int64_t previous_frontier, int64_t frontier_arcs,
+                                int64_t unexplored_arcs, uint64_t vertices) {
   if (mode == DirectionMode::kTopDown) return Direction::kTopDown;
   if (mode == DirectionMode::kBottomUp) return Direction::kBottomUp;
   if (current == Direction::kTopDown) {

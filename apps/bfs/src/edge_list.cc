@@ -116,8 +116,9 @@ std::vector<Edge> read_edges(MPI_Comm comm, const std::string& path, EdgeFormat 
     InputFile file(path);
     const uint64_t bytes = file.size();
     if (bytes % record != 0)
-      throw Error(path + ": its size, " + std::to_string(bytes) + " bytes, is not a whole number of " +
-                  std::to_string(record) + "-byte " + edge_format_name(format) + " records");
+      throw Error(path + ": its size, " + std::to_string(bytes) +
+                  " bytes, is not a whole number of " + std::to_string(record) + "-byte " +
+                  edge_format_name(format) + " records");
     if (bytes == 0) throw Error(path + ": the file holds no edges");
     info.vertices = vertices;
     info.tuples = bytes / record;

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <vector>
 
 #include "common.h"
@@ -24,9 +23,9 @@ struct LevelRecord {
 // What a search's level loop starts from.
 struct LoopStart {
   SearchSettings settings;
-  uint64_t vertices = 0;     // of the graph (the heuristic's N)
-  int64_t root_degree = 0;   // the root's arcs: the first frontier's
-  uint64_t total_arcs = 0;   // of the graph
+  uint64_t vertices = 0;    // of the graph (the heuristic's N)
+  int64_t root_degree = 0;  // the root's arcs: the first frontier's
+  uint64_t total_arcs = 0;  // of the graph
 };
 
 class Engine {

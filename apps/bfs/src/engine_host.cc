@@ -131,12 +131,13 @@ void HostEngine::top_down(int level, const uint64_t* frontier, uint64_t* next) {
 
 uint64_t HostEngine::visited_tuple_ends() {
   std::vector<uint64_t> sums(pool_.size(), 0);
-  pool_.parallel_for(graph_.local_vertices, 1 << 16, [&](uint64_t first, uint64_t last, int thread) {
-    uint64_t sum = 0;
-    for (uint64_t v = first; v < last; ++v)
-      if (parents_[v] != -1) sum += graph_.tuple_ends[v];
-    sums[thread] += sum;
-  });
+  pool_.parallel_for(graph_.local_vertices, 1 << 16,
+                     [&](uint64_t first, uint64_t last, int thread) {
+                       uint64_t sum = 0;
+                       for (uint64_t v = first; v < last; ++v)
+                         if (parents_[v] != -1) sum += graph_.tuple_ends[v];
+                       sums[thread] += sum;
+                     });
   uint64_t total = 0;
   for (const uint64_t s : sums) total += s;
   return total;

@@ -36,7 +36,7 @@ class HostEngine final : public Engine {
   const HostGraph& graph_;
   Exchange& exchange_;
   ThreadPool& pool_;
-  uint64_t block_words_;      // words of this rank's bitmap block
+  uint64_t block_words_;       // words of this rank's bitmap block
   uint64_t block_first_word_;  // where it starts in a global bitmap
   std::vector<uint64_t> visited_;
   int64_t* parents_;  // this rank's block of the exchange's tree

@@ -65,7 +65,8 @@ class TcaHostExchange final : public Exchange {
   }
 
   ~TcaHostExchange() override {
-    for (tcaColl c : {frontier_coll_[0], frontier_coll_[1], counts_coll_, parents_coll_, levels_coll_})
+    for (tcaColl c :
+         {frontier_coll_[0], frontier_coll_[1], counts_coll_, parents_coll_, levels_coll_})
       if (c != nullptr) tcaCollFree(c);
     if (base_ != nullptr) tcaFree(base_);
   }

@@ -79,7 +79,9 @@ std::vector<uint64_t> bucket_arcs(const Edge* edges, uint64_t count, const Parti
   const int ranks = partition.ranks();
   const uint64_t blocks = std::min<uint64_t>(std::max<uint64_t>(1, count / 4096),
                                              static_cast<uint64_t>(pool.size()) * 8);
-  const auto block_range = [&](uint64_t b) { return even_share(count, static_cast<int>(b), static_cast<int>(blocks)); };
+  const auto block_range = [&](uint64_t b) {
+    return even_share(count, static_cast<int>(b), static_cast<int>(blocks));
+  };
   std::vector<uint64_t> block_counts(blocks * ranks, 0);
   pool.parallel_for(blocks, 1, [&](uint64_t first, uint64_t last, int) {
     for (uint64_t b = first; b < last; ++b) {
@@ -121,8 +123,7 @@ std::vector<uint64_t> exchange_arcs(MPI_Comm comm, std::vector<uint64_t> send,
                                     const std::vector<uint64_t>& counts) {
   const int ranks = static_cast<int>(counts.size());
   std::vector<uint64_t> recv_counts(ranks);
-  check_mpi(MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T,
-                         comm),
+  check_mpi(MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm),
             "MPI_Alltoall");
   if (ranks == 1) return send;  // moved out
   const std::vector<uint64_t> send_offsets = prefix_offsets(counts);
@@ -197,7 +198,8 @@ HostGraph build_graph(MPI_Comm comm, const std::vector<Edge>& edges, const Parti
   graph.local_vertices = partition.count(graph.rank);
   std::vector<uint64_t> counts;
   std::vector<uint64_t> arcs;
-  collectively(comm, [&] { arcs = bucket_arcs(edges.data(), edges.size(), partition, pool, counts); });
+  collectively(comm,
+               [&] { arcs = bucket_arcs(edges.data(), edges.size(), partition, pool, counts); });
   std::vector<uint64_t> received = exchange_arcs(comm, std::move(arcs), counts);
   collectively(comm, [&] { build_local_graph(received, graph, pool); });
   const uint64_t mine = graph.columns.size();

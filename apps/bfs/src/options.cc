@@ -13,7 +13,8 @@ void add_options(tca_harness::Cli& cli, Options& o) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the generator and of the search keys")
       ->capture_default_str();
-  app.add_option("--edges", o.edges_file, "read the input tuples from FILE instead (needs --vertices)");
+  app.add_option("--edges", o.edges_file,
+                 "read the input tuples from FILE instead (needs --vertices)");
   app.add_option("--edge-format", o.edge_format,
                  "records of --edges and --write-edges: int64 (16 B) or packed48 (12 B)")
       ->check(CLI::IsMember({"int64", "packed48"}))
@@ -38,7 +39,8 @@ void add_options(tca_harness::Cli& cli, Options& o) {
   app.add_option("--threads", o.threads, "threads per CPU rank (0: the host's cores / its ranks)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  app.add_option("--alpha", o.alpha, "top-down -> bottom-up when frontier arcs > unexplored / alpha")
+  app.add_option("--alpha", o.alpha,
+                 "top-down -> bottom-up when frontier arcs > unexplored / alpha")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--beta", o.beta, "bottom-up -> top-down when frontier < N / beta")
@@ -62,8 +64,7 @@ void check_options(const Options& o) {
     throw CLI::ValidationError("--scale", "give --scale (generated graph) or --edges FILE");
   if (from_file && o.scale != 0)
     throw CLI::ValidationError("--scale", "--scale generates a graph; --edges reads one: not both");
-  if (!from_file && o.vertices != 0)
-    throw CLI::ValidationError("--vertices", "only with --edges");
+  if (!from_file && o.vertices != 0) throw CLI::ValidationError("--vertices", "only with --edges");
   if (!o.write_edges.empty() && o.write_edges == o.edges_file)
     throw CLI::ValidationError("--write-edges", "would overwrite the --edges file");
 }

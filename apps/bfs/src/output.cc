@@ -110,7 +110,8 @@ ordered_json run_json(const CommRun& run, const Options& o) {
   row["comm_tree_time"] = total[3];
   row["validated"] = validated_count(run);
   ordered_json searches = ordered_json::array();
-  for (const SearchRecord& r : run.searches) searches.push_back(search_json(r, o.validate, o.levels));
+  for (const SearchRecord& r : run.searches)
+    searches.push_back(search_json(r, o.validate, o.levels));
   row["searches"] = searches;
   return row;
 }
@@ -119,7 +120,9 @@ void print_levels(FILE* out, const CommRun& run) {
   for (const SearchRecord& r : run.searches) {
     std::fprintf(out, "# levels of the search from %u (--comm %s)\n", r.result.root,
                  run.comm.c_str());
-    std::fprintf(out, "#  level  direction       frontier    frontier_arcs  compute(us)  flag(us)   out(us)\n");
+    std::fprintf(
+        out,
+        "#  level  direction       frontier    frontier_arcs  compute(us)  flag(us)   out(us)\n");
     for (size_t l = 0; l < r.result.per_level.size(); ++l) {
       const LevelRecord& level = r.result.per_level[l];
       std::fprintf(out, "   %5zu  %-9s  %13lld  %15lld  %11.1f  %8.1f  %8.1f\n", l,
@@ -132,7 +135,8 @@ void print_levels(FILE* out, const CommRun& run) {
 
 void print_comparison(const RunSummary& s, bool json) {
   tca_harness::Table table(json, true);
-  table.comment("the comms of this run on the same graph and search keys; times are means per search");
+  table.comment(
+      "the comms of this run on the same graph and search keys; times are means per search");
   table.set_columns({{"comm", 6, tca_harness::Align::kLeft},
                      {"searches", 8},
                      {"valid", 5},
@@ -155,9 +159,8 @@ void print_comparison(const RunSummary& s, bool json) {
     const double n = static_cast<double>(run.searches.size());
     table.row({run.comm, static_cast<int64_t>(run.searches.size()),
                static_cast<int64_t>(validated_count(run)),
-               tca_harness::summarize(teps).harmonic_mean * 1e-9,
-               tca_harness::median(time) * 1e3, total[0] / n * 1e3, total[1] / n * 1e3,
-               total[2] / n * 1e3, total[3] / n * 1e3});
+               tca_harness::summarize(teps).harmonic_mean * 1e-9, tca_harness::median(time) * 1e3,
+               total[0] / n * 1e3, total[1] / n * 1e3, total[2] / n * 1e3, total[3] / n * 1e3});
   }
 }
 
@@ -165,12 +168,11 @@ void print_text(const RunSummary& s, const Options& o) {
   FILE* out = o.json ? stderr : stdout;
   std::fprintf(out, "# tca-bfs: Graph500 Benchmark 1 (BFS), %d ranks, %s\n", s.ranks,
                s.device.c_str());
-  std::fprintf(out, "# graph: %llu vertices, %llu input tuples (%s), %llu arcs kept; search keys %s\n",
-               static_cast<unsigned long long>(s.vertices),
-               static_cast<unsigned long long>(s.tuples),
-               s.generated ? ("Kronecker, seed " + std::to_string(s.seed)).c_str()
-                           : o.edges_file.c_str(),
-               static_cast<unsigned long long>(s.arcs), s.keys.c_str());
+  std::fprintf(
+      out, "# graph: %llu vertices, %llu input tuples (%s), %llu arcs kept; search keys %s\n",
+      static_cast<unsigned long long>(s.vertices), static_cast<unsigned long long>(s.tuples),
+      s.generated ? ("Kronecker, seed " + std::to_string(s.seed)).c_str() : o.edges_file.c_str(),
+      static_cast<unsigned long long>(s.arcs), s.keys.c_str());
   std::fprintf(out, "SCALE: %d\nedgefactor: %lld\n", s.scale, static_cast<long long>(s.edgefactor));
   std::fprintf(out, "graph_generation: %g\nnum_mpi_processes: %d\nconstruction_time: %g\n",
                s.generation_time, s.ranks, s.construction_time);
@@ -180,9 +182,11 @@ void print_text(const RunSummary& s, const Options& o) {
       continue;
     }
     std::fprintf(out, "comm: %s\nNBFS: %zu\n", run.comm.c_str(), run.searches.size());
-    for (const Field& f : graph500_fields(run)) std::fprintf(out, "%s: %g\n", f.key.c_str(), f.value);
+    for (const Field& f : graph500_fields(run))
+      std::fprintf(out, "%s: %g\n", f.key.c_str(), f.value);
     const PhaseSeconds total = phase_totals(run);
-    std::fprintf(out, "compute_time: %g\ncomm_flag_time: %g\ncomm_out_time: %g\ncomm_tree_time: %g\n",
+    std::fprintf(out,
+                 "compute_time: %g\ncomm_flag_time: %g\ncomm_out_time: %g\ncomm_tree_time: %g\n",
                  total[0], total[1], total[2], total[3]);
     if (o.validate) std::fprintf(out, "validated: %d\n", validated_count(run));
     if (o.levels) print_levels(out, run);

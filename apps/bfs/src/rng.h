@@ -69,7 +69,8 @@ class FeistelPermutation {
   FeistelPermutation(uint64_t n, uint64_t key) : n_(n) {
     while (half_bits_ < 32 && (half_bits_ == 0 || (uint64_t{1} << (2 * half_bits_)) < n))
       ++half_bits_;
-    for (int round = 0; round < kRounds; ++round) keys_[round] = mix64(key + round * 0x632BE59BD9B4E019ull);
+    for (int round = 0; round < kRounds; ++round)
+      keys_[round] = mix64(key + round * 0x632BE59BD9B4E019ull);
   }
 
   BFS_HD uint64_t size() const { return n_; }

@@ -59,8 +59,7 @@ std::vector<int64_t> read_roots_file(const std::string& path) {
     std::string extra;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (!(fields >> id) || (fields >> extra))
-      throw Error(path + ":" + std::to_string(number) + ": '" + line +
-                  "' is not one vertex id");
+      throw Error(path + ":" + std::to_string(number) + ": '" + line + "' is not one vertex id");
     roots.push_back(id);
   }
   if (roots.empty()) throw Error(path + ": no vertex ids in the --roots file");

@@ -39,8 +39,9 @@ bool use_gpu(const std::string& device, const World& world) {
   const bool here = device_available();
   if (device == "cpu") return false;
   if (device == "auto") return tca_harness::all_ranks(here, world.comm);
-  agree(world.comm, here ? "" : "--device gpu: rank " + std::to_string(world.rank) +
-                                    " has no GPU (or this build has no CUDA)");
+  agree(world.comm, here ? ""
+                         : "--device gpu: rank " + std::to_string(world.rank) +
+                               " has no GPU (or this build has no CUDA)");
   return true;
 }
 
@@ -61,8 +62,8 @@ EdgeListInfo load_input(const Options& o, const World& world, Backend& backend, 
     info.share = even_share(info.tuples, world.rank, world.ranks);
     collectively(world.comm, [&] { backend.generate(generator, info); });
   } else {
-    std::vector<Edge> edges = read_edges(world.comm, o.edges_file, parse_edge_format(o.edge_format),
-                                         o.vertices, info);
+    std::vector<Edge> edges =
+        read_edges(world.comm, o.edges_file, parse_edge_format(o.edge_format), o.vertices, info);
     collectively(world.comm, [&] { backend.take(std::move(edges), info); });
   }
   s.generation_time = max_over_ranks(world.comm, timer.seconds());
@@ -71,8 +72,8 @@ EdgeListInfo load_input(const Options& o, const World& world, Backend& backend, 
   s.tuples = info.tuples;
   s.scale = o.edges_file.empty() ? o.scale : 0;
   while (s.generated == false && (uint64_t{1} << s.scale) < info.vertices) ++s.scale;
-  s.edgefactor = o.edges_file.empty() ? o.edgefactor
-                                       : static_cast<int64_t>(info.tuples / info.vertices);
+  s.edgefactor =
+      o.edges_file.empty() ? o.edgefactor : static_cast<int64_t>(info.tuples / info.vertices);
   return info;
 }
 
@@ -161,18 +162,19 @@ CommRun run_comm(RunContext& c, CommKind kind) {
   for (size_t i = 0; i < c.keys.size(); ++i) {
     SearchRecord record = search_once(c, *engine, *exchange, c.keys[i], settings);
     if (!c.options.parents_out.empty() && !c.parents_file) write_first_parents(c, *exchange);
-    progress.update(i + 1, tca_harness::format(
-                               "root %u: %d levels, %.3f ms, %.3f GTEPS%s", record.result.root,
-                               record.result.levels, record.result.seconds * 1e3,
-                               record.teps * 1e-9,
-                               !c.options.validate ? "" : record.validated ? ", valid" : ", WRONG"));
+    progress.update(i + 1, tca_harness::format("root %u: %d levels, %.3f ms, %.3f GTEPS%s",
+                                               record.result.root, record.result.levels,
+                                               record.result.seconds * 1e3, record.teps * 1e-9,
+                                               !c.options.validate ? ""
+                                               : record.validated  ? ", valid"
+                                                                   : ", WRONG"));
     run.searches.push_back(std::move(record));
   }
   int valid = 0;
   for (const SearchRecord& r : run.searches) valid += r.validated ? 1 : 0;
-  progress.finish(c.options.validate ? tca_harness::format("done, %d of %zu valid", valid,
-                                                           run.searches.size())
-                                     : std::string("done"));
+  progress.finish(c.options.validate
+                      ? tca_harness::format("done, %d of %zu valid", valid, run.searches.size())
+                      : std::string("done"));
   return run;
 }
 
@@ -194,8 +196,8 @@ RunSummary run_benchmark(MPI_Comm comm, const Options& o) {
 
   Partition partition;
   collectively(comm, [&] {
-    partition = make_partition(o.edges_file.empty() ? uint64_t{1} << o.scale : o.vertices,
-                               world.ranks);
+    partition =
+        make_partition(o.edges_file.empty() ? uint64_t{1} << o.scale : o.vertices, world.ranks);
   });
   const EdgeListInfo info = load_input(o, world, *backend, s);
   if (!o.write_edges.empty()) {
@@ -216,7 +218,8 @@ RunSummary run_benchmark(MPI_Comm comm, const Options& o) {
       given ? given_keys(comm, partition, world.rank, o.roots, o.roots_file, backend->degrees())
             : sample_keys(comm, partition, world.rank, o.seed, o.nbfs, backend->degrees());
   s.keys = given ? "given" : "sampled from seed " + std::to_string(o.seed);
-  if (keys.empty()) throw AgreedError("the graph has no vertex joined to another: nothing to search");
+  if (keys.empty())
+    throw AgreedError("the graph has no vertex joined to another: nothing to search");
 
   std::unique_ptr<SharedOutputFile> parents_file;
   RunContext context{o, world, *backend, partition, keys, s, parents_file};

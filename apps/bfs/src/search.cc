@@ -5,7 +5,6 @@
 #include "tca/tca_trace.h"
 #include "tca_harness/timer.h"
 
-
 namespace bfs {
 Direction choose_direction(Direction current, const SearchSettings& settings, int64_t frontier,
                            int64_t previous_frontier, int64_t frontier_arcs,

@@ -7,9 +7,8 @@
 
 #include <string>
 
-#include "tca_harness/check.h"
-
 #include "common.h"
+#include "tca_harness/check.h"
 
 namespace bfs {
 

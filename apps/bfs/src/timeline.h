@@ -25,7 +25,7 @@ using PhaseSeconds = std::array<double, kPhases>;
 class Timeline {
  public:
   virtual ~Timeline() = default;
-  virtual void start() = 0;                     // the timeline begins
+  virtual void start() = 0;                       // the timeline begins
   virtual void mark(Phase phase, int level) = 0;  // the time since the previous mark
   // A segment measured otherwise (the GPU engine's CUDA graphs time their own nodes).
   void add(Phase phase, int level, double seconds) { added_.push_back({phase, level, seconds}); }

@@ -31,8 +31,8 @@ std::string describe_tuple(uint64_t index, const Edge& e, const TreeLookup& tree
   std::ostringstream text;
   const TreeEntry u = tree(static_cast<uint64_t>(e.u)), v = tree(static_cast<uint64_t>(e.v));
   text << "input tuple " << index << " (" << e.u << ", " << e.v << ") joins vertex " << e.u
-       << " (parent " << u.parent << ", level " << u.level << ") and vertex " << e.v
-       << " (parent " << v.parent << ", level " << v.level << ")";
+       << " (parent " << u.parent << ", level " << u.level << ") and vertex " << e.v << " (parent "
+       << v.parent << ", level " << v.level << ")";
   return text.str();
 }
 
@@ -51,8 +51,7 @@ std::string describe_checks(unsigned failed) {
 Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const TreeLookup& tree) {
   Validation result;
   unsigned local = mine.tuple_failed | mine.vertex_failed;
-  check_mpi(MPI_Allreduce(&local, &result.failed, 1, MPI_UNSIGNED, MPI_BOR, comm),
-            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&local, &result.failed, 1, MPI_UNSIGNED, MPI_BOR, comm), "MPI_Allreduce");
   const uint64_t in_tree = mine.tuples_in_tree;
   check_mpi(MPI_Allreduce(&in_tree, &result.tuples_in_tree, 1, MPI_UINT64_T, MPI_SUM, comm),
             "MPI_Allreduce");
@@ -80,19 +79,21 @@ std::vector<int32_t> host_tree_levels(MPI_Comm comm, const Partition& partition,
     int changed_round = 0;
     for (bool changed = true; changed;) {
       std::vector<char> changed_by(pool.size(), 0);
-      pool.parallel_for(partition.count(rank), 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
-        for (uint64_t i = first; i < last; ++i) {
-          const uint64_t g = first_global + i;
-          if (__atomic_load_n(&tree_levels[g], __ATOMIC_RELAXED) >= 0 || parents[g] == -1) continue;
-          const int64_t p = parents[g];
-          const int32_t above =
-              is_vertex(p, n) ? __atomic_load_n(&tree_levels[p], __ATOMIC_RELAXED) : -1;
-          const int32_t t = tree_level_of(static_cast<int64_t>(g), root, p, above);
-          if (t < 0) continue;
-          __atomic_store_n(&tree_levels[g], t, __ATOMIC_RELAXED);
-          changed_by[thread] = 1;
-        }
-      });
+      pool.parallel_for(
+          partition.count(rank), 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
+            for (uint64_t i = first; i < last; ++i) {
+              const uint64_t g = first_global + i;
+              if (__atomic_load_n(&tree_levels[g], __ATOMIC_RELAXED) >= 0 || parents[g] == -1)
+                continue;
+              const int64_t p = parents[g];
+              const int32_t above =
+                  is_vertex(p, n) ? __atomic_load_n(&tree_levels[p], __ATOMIC_RELAXED) : -1;
+              const int32_t t = tree_level_of(static_cast<int64_t>(g), root, p, above);
+              if (t < 0) continue;
+              __atomic_store_n(&tree_levels[g], t, __ATOMIC_RELAXED);
+              changed_by[thread] = 1;
+            }
+          });
       changed = std::count(changed_by.begin(), changed_by.end(), 1) > 0;
       if (changed) changed_round = 1;
     }
@@ -148,7 +149,8 @@ Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
                          const std::vector<Edge>& edges, uint64_t first_tuple, vertex_t root,
                          const int64_t* parents, const int32_t* levels, ThreadPool& pool) {
   const uint64_t n = partition.vertices(), first_global = partition.first(rank);
-  const std::vector<int32_t> tree_levels = host_tree_levels(comm, partition, rank, root, parents, pool);
+  const std::vector<int32_t> tree_levels =
+      host_tree_levels(comm, partition, rank, root, parents, pool);
 
   std::vector<uint64_t> found(partition.padded() / 64, 0);
   std::vector<LocalVerdict> partial(pool.size());
@@ -172,9 +174,8 @@ Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
 
   LocalVerdict total = merge(partial);
   total.vertices = n;
-  return finish_validation(comm, total, [&](uint64_t g) {
-    return TreeEntry{parents[g], levels[g]};
-  });
+  return finish_validation(comm, total,
+                           [&](uint64_t g) { return TreeEntry{parents[g], levels[g]}; });
 }
 
 }  // namespace bfs

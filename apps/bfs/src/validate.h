@@ -19,8 +19,8 @@
 namespace bfs {
 
 struct Validation {
-  unsigned failed = 0;        // CheckBit of every check that failed on some rank
-  std::string detail;         // the first failure, in words (empty when none)
+  unsigned failed = 0;          // CheckBit of every check that failed on some rank
+  std::string detail;           // the first failure, in words (empty when none)
   uint64_t tuples_in_tree = 0;  // input tuples with both ends in the tree
   bool ok() const { return failed == 0; }
 };

@@ -39,8 +39,8 @@ BFS_HD bool is_vertex(int64_t id, uint64_t vertices) {
 
 struct TupleVerdict {
   unsigned failed = 0;
-  bool in_tree = false;       // both ends in the tree
-  bool parent_of_u = false;   // the tuple is u's tree edge (u's parent is v)
+  bool in_tree = false;      // both ends in the tree
+  bool parent_of_u = false;  // the tuple is u's tree edge (u's parent is v)
   bool parent_of_v = false;
 };
 

@@ -44,7 +44,8 @@ void write_raw(const std::string& path, const std::string& bytes) {
 }
 
 TEST(EdgeRecords, RoundTripInBothFormats) {
-  const Edge edges[] = {{0, 0}, {1, 2}, {0xFFFFFFFFll, 0x100000000ll}, {0xABCDEF012345ll, 0x123456789ABCll}};
+  const Edge edges[] = {
+      {0, 0}, {1, 2}, {0xFFFFFFFFll, 0x100000000ll}, {0xABCDEF012345ll, 0x123456789ABCll}};
   for (const EdgeFormat format : {EdgeFormat::kInt64, EdgeFormat::kPacked48}) {
     for (const Edge& e : edges) {
       unsigned char record[16] = {};
@@ -70,7 +71,8 @@ TEST(EdgeFiles, WrittenByAllRanksReadBackBySharesInBothFormats) {
     info.tuples = all.size();
     info.share = even_share(all.size(), world_rank(), world_size());
     write_edges(MPI_COMM_WORLD, file.path(), format,
-                std::vector<Edge>(all.begin() + info.share.first, all.begin() + info.share.last), info);
+                std::vector<Edge>(all.begin() + info.share.first, all.begin() + info.share.last),
+                info);
     EdgeListInfo read_info;
     const std::vector<Edge> mine = read_edges(MPI_COMM_WORLD, file.path(), format, 512, read_info);
     EXPECT_EQ(read_info.tuples, all.size());
@@ -91,7 +93,8 @@ TEST(EdgeFiles, TheSameFileWhateverTheRanks) {
   info.tuples = all.size();
   info.share = even_share(all.size(), world_rank(), world_size());
   write_edges(MPI_COMM_WORLD, together.path(), EdgeFormat::kPacked48,
-              std::vector<Edge>(all.begin() + info.share.first, all.begin() + info.share.last), info);
+              std::vector<Edge>(all.begin() + info.share.first, all.begin() + info.share.last),
+              info);
   if (world_rank() == 0) {
     EdgeListInfo whole = info;
     whole.share = Range{0, all.size()};
@@ -118,14 +121,17 @@ void expect_read_fails(const std::string& path, EdgeFormat format, uint64_t vert
 TEST(EdgeFiles, BadFilesAreRefusedWithTheValue) {
   TempPath file("bad");
   write_raw(file.path(), std::string(16 * 3 + 5, '\0'));
-  expect_read_fails(file.path(), EdgeFormat::kInt64, 10, "its size, 53 bytes, is not a whole number of 16-byte int64 records");
+  expect_read_fails(file.path(), EdgeFormat::kInt64, 10,
+                    "its size, 53 bytes, is not a whole number of 16-byte int64 records");
   write_raw(file.path(), std::string(12 * 4 + 1, '\0'));
-  expect_read_fails(file.path(), EdgeFormat::kPacked48, 10, "49 bytes, is not a whole number of 12-byte packed48");
+  expect_read_fails(file.path(), EdgeFormat::kPacked48, 10,
+                    "49 bytes, is not a whole number of 12-byte packed48");
   // Tuple 2 names vertex 10 in a graph of 10 vertices.
   std::string bytes(16 * 4, '\0');
   bytes[2 * 16 + 8] = 10;
   write_raw(file.path(), bytes);
-  expect_read_fails(file.path(), EdgeFormat::kInt64, 10, "record 2 has vertex id 10, outside [0, 10)");
+  expect_read_fails(file.path(), EdgeFormat::kInt64, 10,
+                    "record 2 has vertex id 10, outside [0, 10)");
   expect_read_fails(file.path() + ".missing", EdgeFormat::kInt64, 10, "cannot open");
 }
 

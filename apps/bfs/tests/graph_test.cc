@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // Kernel 1: the distributed CSR against a reference built from the whole tuple list.
+#include "graph.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
-#include "graph.h"
 #include "test_graph.h"
 
 namespace bfs {

@@ -59,12 +59,14 @@ std::vector<int32_t> unreached(uint64_t vertices) { return std::vector<int32_t>(
 TEST(KnownGraphs, Path) {
   const uint64_t n = 1100;  // longer than one rank's block (512): the path crosses ranks
   std::vector<Edge> edges;
-  for (uint64_t i = 0; i + 1 < n; ++i) edges.push_back({static_cast<int64_t>(i), static_cast<int64_t>(i + 1)});
+  for (uint64_t i = 0; i + 1 < n; ++i)
+    edges.push_back({static_cast<int64_t>(i), static_cast<int64_t>(i + 1)});
   Expected from_end{unreached(n), static_cast<int64_t>(n - 1)};
   for (uint64_t i = 0; i < n; ++i) from_end.levels[i] = static_cast<int32_t>(i);
   expect_search(edges, n, 0, from_end);
   Expected from_middle{unreached(n), static_cast<int64_t>(n - 1)};
-  for (uint64_t i = 0; i < n; ++i) from_middle.levels[i] = static_cast<int32_t>(i > 600 ? i - 600 : 600 - i);
+  for (uint64_t i = 0; i < n; ++i)
+    from_middle.levels[i] = static_cast<int32_t>(i > 600 ? i - 600 : 600 - i);
   expect_search(edges, n, 600, from_middle);
 }
 
@@ -126,7 +128,8 @@ TEST(Direction, TheHeuristicOfHostAndGpu) {
   const Direction td = Direction::kTopDown, bu = Direction::kBottomUp;
   const DirectionMode automatic = DirectionMode::kAuto;
   // Forced modes ignore the counts.
-  EXPECT_EQ(next_direction(bu, DirectionMode::kTopDown, 14, 24, 1 << 20, 1, 1 << 30, 1, 1 << 20), td);
+  EXPECT_EQ(next_direction(bu, DirectionMode::kTopDown, 14, 24, 1 << 20, 1, 1 << 30, 1, 1 << 20),
+            td);
   EXPECT_EQ(next_direction(td, DirectionMode::kBottomUp, 14, 24, 1, 0, 1, 1 << 30, 1 << 20), bu);
   // Top-down stays while m_f <= m_u / alpha, goes bottom-up past it.
   EXPECT_EQ(next_direction(td, automatic, 14, 24, 10, 1, 1400, 14 * 1400, 1 << 20), td);

@@ -109,7 +109,8 @@ std::vector<Edge> share_of(const std::vector<Edge>& all, const Range& share) {
 
 }  // namespace
 
-TestGraph::TestGraph(const std::vector<Edge>& all_edges, uint64_t vertices, const std::string& device)
+TestGraph::TestGraph(const std::vector<Edge>& all_edges, uint64_t vertices,
+                     const std::string& device)
     : TestGraph(share_of(all_edges, whole_list_info(all_edges.size(), vertices).share),
                 whole_list_info(all_edges.size(), vertices), device) {}
 

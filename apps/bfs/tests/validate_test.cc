@@ -49,7 +49,8 @@ class PlantedErrors : public ::testing::Test {
         tree.adjacency[e.v].insert(e.u);
       }
       for (uint64_t v = 0; v < kVertices; ++v)
-        if (tree.parents[v] >= 0 && tree.parents[v] != static_cast<int64_t>(v)) ++tree.children[tree.parents[v]];
+        if (tree.parents[v] >= 0 && tree.parents[v] != static_cast<int64_t>(v))
+          ++tree.children[tree.parents[v]];
       Plant plant{};
       ASSERT_TRUE(find(tree, root, plant)) << "no place for the planted error in this graph";
       graph.plant(plant.vertex, plant.parent, plant.level);
@@ -67,79 +68,91 @@ class PlantedErrors : public ::testing::Test {
 };
 
 TEST_F(PlantedErrors, CycleFailsCheck1) {
-  expect_fails([](const Tree& t, int64_t, Plant& p) {
-    for (uint64_t c = 0; c < kVertices; ++c) {
-      const int64_t v = t.parents[c];
-      if (v < 0 || t.levels[v] < 2 || v == static_cast<int64_t>(c)) continue;
-      p = Plant{static_cast<uint64_t>(v), static_cast<int64_t>(c), t.levels[v]};  // v <-> c
-      return true;
-    }
-    return false;
-  }, kCheckTree, false);
+  expect_fails(
+      [](const Tree& t, int64_t, Plant& p) {
+        for (uint64_t c = 0; c < kVertices; ++c) {
+          const int64_t v = t.parents[c];
+          if (v < 0 || t.levels[v] < 2 || v == static_cast<int64_t>(c)) continue;
+          p = Plant{static_cast<uint64_t>(v), static_cast<int64_t>(c), t.levels[v]};  // v <-> c
+          return true;
+        }
+        return false;
+      },
+      kCheckTree, false);
 }
 
 TEST_F(PlantedErrors, ParentOnTheSameLevelFailsCheck2) {
-  expect_fails([](const Tree& t, int64_t root, Plant& p) {
-    for (uint64_t v = 0; v < kVertices; ++v) {
-      if (t.levels[v] < 1 || static_cast<int64_t>(v) == root) continue;
-      for (const int64_t w : t.adjacency[v])
-        if (w != static_cast<int64_t>(v) && t.levels[w] == t.levels[v]) {
-          p = Plant{v, w, t.levels[v]};
-          return true;
+  expect_fails(
+      [](const Tree& t, int64_t root, Plant& p) {
+        for (uint64_t v = 0; v < kVertices; ++v) {
+          if (t.levels[v] < 1 || static_cast<int64_t>(v) == root) continue;
+          for (const int64_t w : t.adjacency[v])
+            if (w != static_cast<int64_t>(v) && t.levels[w] == t.levels[v]) {
+              p = Plant{v, w, t.levels[v]};
+              return true;
+            }
         }
-    }
-    return false;
-  }, kCheckTreeLevels);
+        return false;
+      },
+      kCheckTreeLevels);
 }
 
 TEST_F(PlantedErrors, LevelTwoAwayFromANeighbourFailsCheck3) {
-  expect_fails([](const Tree& t, int64_t, Plant& p) {
-    for (uint64_t v = 0; v < kVertices; ++v) {
-      if (t.levels[v] < 1 || t.children[v] != 0) continue;
-      for (const int64_t x : t.adjacency[v])
-        if (t.levels[x] == t.levels[v] + 1) {
-          p = Plant{v, x, t.levels[v] + 2};
-          return true;
+  expect_fails(
+      [](const Tree& t, int64_t, Plant& p) {
+        for (uint64_t v = 0; v < kVertices; ++v) {
+          if (t.levels[v] < 1 || t.children[v] != 0) continue;
+          for (const int64_t x : t.adjacency[v])
+            if (t.levels[x] == t.levels[v] + 1) {
+              p = Plant{v, x, t.levels[v] + 2};
+              return true;
+            }
         }
-    }
-    return false;
-  }, kCheckEdgeLevels);
+        return false;
+      },
+      kCheckEdgeLevels);
 }
 
 TEST_F(PlantedErrors, DroppedLeafFailsCheck4) {
-  expect_fails([](const Tree& t, int64_t, Plant& p) {
-    for (uint64_t v = 0; v < kVertices; ++v)
-      if (t.levels[v] >= 1 && t.children[v] == 0) {
-        p = Plant{v, -1, -1};
-        return true;
-      }
-    return false;
-  }, kCheckSpans);
+  expect_fails(
+      [](const Tree& t, int64_t, Plant& p) {
+        for (uint64_t v = 0; v < kVertices; ++v)
+          if (t.levels[v] >= 1 && t.children[v] == 0) {
+            p = Plant{v, -1, -1};
+            return true;
+          }
+        return false;
+      },
+      kCheckSpans);
 }
 
 TEST_F(PlantedErrors, ParentThatIsNoNeighbourFailsCheck5) {
-  expect_fails([](const Tree& t, int64_t, Plant& p) {
-    for (uint64_t v = 0; v < kVertices; ++v) {
-      if (t.levels[v] < 2) continue;
-      for (uint64_t y = 0; y < kVertices; ++y)
-        if (t.levels[y] == t.levels[v] - 1 && !t.adjacency[v].count(static_cast<int64_t>(y))) {
-          p = Plant{v, static_cast<int64_t>(y), t.levels[v]};
-          return true;
+  expect_fails(
+      [](const Tree& t, int64_t, Plant& p) {
+        for (uint64_t v = 0; v < kVertices; ++v) {
+          if (t.levels[v] < 2) continue;
+          for (uint64_t y = 0; y < kVertices; ++y)
+            if (t.levels[y] == t.levels[v] - 1 && !t.adjacency[v].count(static_cast<int64_t>(y))) {
+              p = Plant{v, static_cast<int64_t>(y), t.levels[v]};
+              return true;
+            }
         }
-    }
-    return false;
-  }, kCheckParentEdge);
+        return false;
+      },
+      kCheckParentEdge);
 }
 
 TEST_F(PlantedErrors, RootThatIsNotItsOwnParentFailsCheck1) {
-  expect_fails([](const Tree& t, int64_t root, Plant& p) {
-    for (const int64_t w : t.adjacency[root])
-      if (w != root) {
-        p = Plant{static_cast<uint64_t>(root), w, 0};
-        return true;
-      }
-    return false;
-  }, kCheckTree, false);
+  expect_fails(
+      [](const Tree& t, int64_t root, Plant& p) {
+        for (const int64_t w : t.adjacency[root])
+          if (w != root) {
+            p = Plant{static_cast<uint64_t>(root), w, 0};
+            return true;
+          }
+        return false;
+      },
+      kCheckTree, false);
 }
 
 }  // namespace

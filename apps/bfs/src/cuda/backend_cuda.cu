@@ -111,7 +111,8 @@ class DeviceBackend final : public Backend {
     return std::make_unique<CudaEngine>(graph_, exchange, stream_, tuning_);
   }
   Validation validate(MPI_Comm comm, Exchange& exchange, vertex_t root) override {
-    if (!validator_) validator_ = std::make_unique<DeviceValidator>(graph_.partition, rank_, stream_);
+    if (!validator_)
+      validator_ = std::make_unique<DeviceValidator>(graph_.partition, rank_, stream_);
     return validator_->validate(comm, edges_.data(), edges_.size(), info_.share.first, root,
                                 exchange.parents(), exchange.levels());
   }
@@ -150,7 +151,8 @@ void DeviceBackend::build(MPI_Comm comm, const Partition& partition) {
     // Several ranks: the arcs go to their owners through the host, as on CPU ranks.
     const std::vector<Edge> edges = host_edges();
     std::vector<uint64_t> per_rank;
-    std::vector<uint64_t> bucketed = bucket_arcs(edges.data(), edges.size(), partition, pool_, per_rank);
+    std::vector<uint64_t> bucketed =
+        bucket_arcs(edges.data(), edges.size(), partition, pool_, per_rank);
     const std::vector<uint64_t> received = exchange_arcs(comm, std::move(bucketed), per_rank);
     count = received.size();
     arcs.resize(count);

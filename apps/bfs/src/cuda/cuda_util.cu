@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "cuda/cuda_util.h"
-
 #include <algorithm>
+
+#include "cuda/cuda_util.h"
 
 namespace bfs {
 
@@ -14,7 +14,8 @@ int grid_for(size_t items, int threads_per_block) {
     return std::max(1, count);
   }();
   const size_t needed = (items + threads_per_block - 1) / threads_per_block;
-  return static_cast<int>(std::max<size_t>(1, std::min<size_t>(needed, size_t(multiprocessors) * 8)));
+  return static_cast<int>(
+      std::max<size_t>(1, std::min<size_t>(needed, size_t(multiprocessors) * 8)));
 }
 
 }  // namespace bfs

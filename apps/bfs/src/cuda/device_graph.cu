@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "cuda/device_graph.h"
-
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 
+#include "cuda/device_graph.h"
 #include "graph.h"
 
 namespace bfs {
@@ -64,8 +63,8 @@ __global__ void transpose_kernel(const uint64_t* keys, uint64_t n, uint64_t* out
     out[i] = (keys[i] << 32) | (keys[i] >> 32);
 }
 
-__global__ void degrees_kernel(const uint64_t* row_offsets, const uint64_t* local,
-                               int64_t* degrees, uint64_t count) {
+__global__ void degrees_kernel(const uint64_t* row_offsets, const uint64_t* local, int64_t* degrees,
+                               uint64_t count) {
   for (uint64_t i = grid_thread(); i < count; i += grid_threads())
     degrees[i] = static_cast<int64_t>(row_offsets[local[i] + 1] - row_offsets[local[i]]);
 }
@@ -82,12 +81,13 @@ uint64_t* sort_keys(uint64_t* keys, uint64_t* other, uint64_t count, uint64_t ro
   cub::DoubleBuffer<uint64_t> buffers(keys, other);
   const int end_bit = 32 + bits_for(rows);
   size_t temp_bytes = 0;
-  check_cuda(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, buffers, count, 0, end_bit, stream),
-             "cub::DeviceRadixSort::SortKeys");
+  check_cuda(
+      cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, buffers, count, 0, end_bit, stream),
+      "cub::DeviceRadixSort::SortKeys");
   DeviceArray<unsigned char> temp(temp_bytes);
-  check_cuda(cub::DeviceRadixSort::SortKeys(temp.data(), temp_bytes, buffers, count, 0, end_bit,
-                                            stream),
-             "cub::DeviceRadixSort::SortKeys");
+  check_cuda(
+      cub::DeviceRadixSort::SortKeys(temp.data(), temp_bytes, buffers, count, 0, end_bit, stream),
+      "cub::DeviceRadixSort::SortKeys");
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   return buffers.Current();
 }
@@ -97,7 +97,7 @@ void row_offsets_of(const uint64_t* keys, uint64_t n, uint64_t rows, DeviceArray
                     cudaStream_t stream) {
   offsets.resize(rows + 1);
   row_starts_kernel<<<grid_for(n + 1, kThreads), kThreads, 0, stream>>>(keys, n, rows,
-                                                                          offsets.data());
+                                                                        offsets.data());
   check_cuda(cudaGetLastError(), "row_starts_kernel");
 }
 
@@ -113,7 +113,8 @@ void build_device_graph(DeviceArray<uint64_t>& arcs, uint64_t count, DeviceGraph
                         cudaStream_t stream) {
   const uint64_t rows = graph.local_vertices;
   DeviceArray<uint64_t> other(count);
-  const uint64_t* sorted = count == 0 ? arcs.data() : sort_keys(arcs.data(), other.data(), count, rows, stream);
+  const uint64_t* sorted =
+      count == 0 ? arcs.data() : sort_keys(arcs.data(), other.data(), count, rows, stream);
   uint64_t* spare = sorted == arcs.data() ? other.data() : arcs.data();
 
   // Tuple ends: the run of each row before anything is dropped.

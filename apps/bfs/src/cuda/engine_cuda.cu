@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "cuda/engine_cuda.h"
-
 #include <cstdio>
+
+#include "cuda/engine_cuda.h"
 
 namespace bfs {
 
@@ -22,7 +22,7 @@ struct StepArgs {
   uint64_t local_vertices;
   uint64_t words;         // 32-bit words of this rank's block
   uint64_t global_words;  // 32-bit words of the gathered frontier
-  bool gated;  // pipelined levels: the kernels run only in the direction the GPU chose
+  bool gated;             // pipelined levels: the kernels run only in the direction the GPU chose
 };
 
 namespace {
@@ -123,8 +123,8 @@ __global__ void init_kernel(unsigned long long* counts, unsigned long long* scal
   scalars[kFrontierArcs] = static_cast<unsigned long long>(root_degree);
   scalars[kUnexplored] = static_cast<unsigned long long>(unexplored);
   scalars[kDirection] = static_cast<unsigned long long>(
-      next_direction(Direction::kTopDown, static_cast<DirectionMode>(h.mode), h.alpha, h.beta, 1,
-                     0, root_degree, unexplored, h.vertices));
+      next_direction(Direction::kTopDown, static_cast<DirectionMode>(h.mode), h.alpha, h.beta, 1, 0,
+                     root_degree, unexplored, h.vertices));
 }
 
 // Pipelined levels: the end of a level, after the counts' allreduce. Tells the host what the
@@ -236,7 +236,8 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
     uint32_t mine = 0;
     for (uint32_t rest = bits; rest != 0; rest &= rest - 1) {
       const uint64_t u = word * 32 + (__ffs(rest) - 1);
-      mine += static_cast<uint32_t>((a.td_offsets[u + 1] - a.td_offsets[u] + kChunkArcs - 1) / kChunkArcs);
+      mine += static_cast<uint32_t>((a.td_offsets[u + 1] - a.td_offsets[u] + kChunkArcs - 1) /
+                                    kChunkArcs);
     }
     uint32_t inclusive = mine;
     for (int offset = 1; offset < 32; offset *= 2) {
@@ -281,9 +282,8 @@ __global__ void __launch_bounds__(kThreads) top_down_kernel(StepArgs a) {
   add_counts(a.counts, vertices, arcs);
 }
 
-__global__ void root_kernel(uint32_t* frontier, vertex_t root, int64_t local_root,
-                            int64_t* parents, int32_t* levels, uint32_t* visited,
-                            unsigned long long* scalars) {
+__global__ void root_kernel(uint32_t* frontier, vertex_t root, int64_t local_root, int64_t* parents,
+                            int32_t* levels, uint32_t* visited, unsigned long long* scalars) {
   scalars[kLevel] = 0;
   frontier[root >> 5] |= 1u << (root & 31);
   if (local_root < 0) return;
@@ -341,7 +341,8 @@ CudaEngine::CudaEngine(const DeviceGraph& graph, Exchange& exchange, cudaStream_
     ordered_ = nullptr;
     cudaGetLastError();
     if (graph.rank == 0)
-      std::fprintf(stderr, "# levels launched call by call: capturing them failed (%s)\n", e.what());
+      std::fprintf(stderr, "# levels launched call by call: capturing them failed (%s)\n",
+                   e.what());
   }
 }
 
@@ -492,12 +493,24 @@ namespace {
 
 void launch_bottom_up_lanes(int lanes, const StepArgs& a, cudaStream_t stream) {
   switch (lanes) {
-    case 1: launch_bottom_up<1>(a, stream); break;
-    case 2: launch_bottom_up<2>(a, stream); break;
-    case 8: launch_bottom_up<8>(a, stream); break;
-    case 16: launch_bottom_up<16>(a, stream); break;
-    case 32: launch_bottom_up<32>(a, stream); break;
-    default: launch_bottom_up<4>(a, stream); break;
+    case 1:
+      launch_bottom_up<1>(a, stream);
+      break;
+    case 2:
+      launch_bottom_up<2>(a, stream);
+      break;
+    case 8:
+      launch_bottom_up<8>(a, stream);
+      break;
+    case 16:
+      launch_bottom_up<16>(a, stream);
+      break;
+    case 32:
+      launch_bottom_up<32>(a, stream);
+      break;
+    default:
+      launch_bottom_up<4>(a, stream);
+      break;
   }
   check_cuda(cudaGetLastError(), "bottom_up_kernel");
 }
@@ -613,8 +626,9 @@ bool CudaEngine::run_levels(Exchange& exchange, const LoopStart& start,
   }
   // What the levels launched past the last cost is the flag's: they ran before it was known.
   synchronize();
-  if (launched > last) timeline_.add(Phase::kFlag, last, elapsed(pipelined(last).marks[3],
-                                                                 pipelined(launched).marks[3]));
+  if (launched > last)
+    timeline_.add(Phase::kFlag, last,
+                  elapsed(pipelined(last).marks[3], pipelined(launched).marks[3]));
   return true;
 }
 

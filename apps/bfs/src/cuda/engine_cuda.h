@@ -115,7 +115,7 @@ class CudaEngine final : public Engine {
   int64_t* parents_;
   int32_t* levels_;
   DeviceArray<uint32_t> visited_;
-  DeviceArray<uint64_t> chunks_;  // top-down: (vertex, chunk) of the frontier's arcs
+  DeviceArray<uint64_t> chunks_;             // top-down: (vertex, chunk) of the frontier's arcs
   DeviceArray<unsigned long long> scalars_;  // chunk count, level, tuple-end sum, loop state
   PinnedArray<unsigned long long> sum_host_;
   PinnedArray<long long> slots_;  // kSlotWords per pipelined graph, written by the GPU

@@ -4,11 +4,11 @@
 // in the engine's stream, MPI stages them through pinned host memory (MPI here is not
 // CUDA-aware), NCCL (loaded at run time) moves them in the stream.
 #include <tca/tca_coll_cuda.h>
-#include <tca/tca_coll_device.cuh>
 #include <tca/tca_cuda.h>
 
 #include <algorithm>
 #include <climits>
+#include <tca/tca_coll_device.cuh>
 
 #include "agree.h"
 #include "cuda/cuda_util.h"
@@ -104,8 +104,8 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
     config.memory = TCA_MEM_GPU;
     const int rank = setup.rank;
     for (int parity = 0; parity < 2; ++parity)
-      check_tca(tcaCollNew(&frontier_coll_[parity], TCA_COLL_ALLGATHER, TCA_INT64, TCA_SUM,
-                           words_, frontier_[parity] + rank * words_, frontier_[parity], &config),
+      check_tca(tcaCollNew(&frontier_coll_[parity], TCA_COLL_ALLGATHER, TCA_INT64, TCA_SUM, words_,
+                           frontier_[parity] + rank * words_, frontier_[parity], &config),
                 "tcaCollNew (frontier allgather)");
     check_tca(tcaCollNew(&counts_coll_, TCA_COLL_ALLREDUCE, TCA_INT64, TCA_SUM, kCountWords,
                          counts_, sums_, &config),
@@ -132,7 +132,8 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
   }
 
   ~TcaDeviceExchange() override {
-    for (tcaColl c : {frontier_coll_[0], frontier_coll_[1], counts_coll_, parents_coll_, levels_coll_})
+    for (tcaColl c :
+         {frontier_coll_[0], frontier_coll_[1], counts_coll_, parents_coll_, levels_coll_})
       if (c != nullptr) tcaCollFree(c);
     if (base_ != nullptr) tcaFree(base_);
   }
@@ -187,8 +188,8 @@ std::string tca_gpu_unreachable(const ExchangeSetup& setup) {
     int available = 0;
     if (peer == setup.rank) continue;
     if (tcaPathAvailable(TCA_PATH_CUDA, peer, &available) != TCA_SUCCESS || !available)
-      reason = "tca's CUDA path does not reach rank " + std::to_string(peer) + "'s GPU memory from rank " +
-               std::to_string(setup.rank) + " (ranks sharing a GPU?)";
+      reason = "tca's CUDA path does not reach rank " + std::to_string(peer) +
+               "'s GPU memory from rank " + std::to_string(setup.rank) + " (ranks sharing a GPU?)";
   }
   return tca_harness::agreed_reason(reason, setup.comm,
                                     "tca's CUDA path does not join every pair of ranks");
@@ -228,9 +229,9 @@ class MpiDeviceExchange final : public DeviceExchange {
     wait();
     Counts sums;
     int64_t total[kCountWords];
-    check_mpi(MPI_Allreduce(counts_host_.data(), total, kCountWords, MPI_INT64_T, MPI_SUM,
-                            setup_.comm),
-              "MPI_Allreduce (counts)");
+    check_mpi(
+        MPI_Allreduce(counts_host_.data(), total, kCountWords, MPI_INT64_T, MPI_SUM, setup_.comm),
+        "MPI_Allreduce (counts)");
     sums.vertices = total[0];
     sums.arcs = total[1];
     return sums;
@@ -238,8 +239,10 @@ class MpiDeviceExchange final : public DeviceExchange {
 
   void gather_tree() override {
     const uint64_t first = setup_.rank * per_;
-    copy(parents_host_.data() + first, parents_ + first, per_ * sizeof(int64_t), cudaMemcpyDeviceToHost);
-    copy(levels_host_.data() + first, levels_ + first, per_ * sizeof(int32_t), cudaMemcpyDeviceToHost);
+    copy(parents_host_.data() + first, parents_ + first, per_ * sizeof(int64_t),
+         cudaMemcpyDeviceToHost);
+    copy(levels_host_.data() + first, levels_ + first, per_ * sizeof(int32_t),
+         cudaMemcpyDeviceToHost);
     wait();
     const int count = static_cast<int>(per_);
     check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, parents_host_.data(), count,
@@ -248,8 +251,10 @@ class MpiDeviceExchange final : public DeviceExchange {
     check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, levels_host_.data(), count,
                             MPI_INT32_T, setup_.comm),
               "MPI_Allgather (levels)");
-    copy(parents_, parents_host_.data(), parents_host_.size() * sizeof(int64_t), cudaMemcpyHostToDevice);
-    copy(levels_, levels_host_.data(), levels_host_.size() * sizeof(int32_t), cudaMemcpyHostToDevice);
+    copy(parents_, parents_host_.data(), parents_host_.size() * sizeof(int64_t),
+         cudaMemcpyHostToDevice);
+    copy(levels_, levels_host_.data(), levels_host_.size() * sizeof(int32_t),
+         cudaMemcpyHostToDevice);
   }
 
  private:
@@ -271,7 +276,9 @@ class MpiDeviceExchange final : public DeviceExchange {
 class NcclDeviceExchange final : public DeviceExchange, public StreamOrdered {
  public:
   NcclDeviceExchange(const ExchangeSetup& setup, std::unique_ptr<tca_harness::Nccl> nccl)
-      : DeviceExchange(setup), nccl_(std::move(nccl)), memory_(DeviceLayout(setup.partition).bytes()) {
+      : DeviceExchange(setup),
+        nccl_(std::move(nccl)),
+        memory_(DeviceLayout(setup.partition).bytes()) {
     check_cuda(cudaMemset(memory_.data(), 0, memory_.bytes()), "cudaMemset");
     DeviceLayout(setup.partition)
         .carve(memory_.data(), frontier_, counts_, sums_, parents_, levels_);

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "cuda/timeline_cuda.h"
-
 #include "cuda/cuda_util.h"
+#include "cuda/timeline_cuda.h"
 
 namespace bfs {
 

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "cuda/validate_cuda.h"
-
 #include <vector>
 
 #include "agree.h"
+#include "cuda/validate_cuda.h"
 #include "validate_rules.h"
 
 namespace bfs {
@@ -63,7 +62,8 @@ __global__ void tuple_kernel(const Edge* edges, uint64_t count, const int64_t* p
       atomicMin(verdict + kFirstTuple, static_cast<unsigned long long>(i));
     }
   }
-  for (int offset = 16; offset > 0; offset /= 2) in_tree += __shfl_down_sync(0xFFFFFFFFu, in_tree, offset);
+  for (int offset = 16; offset > 0; offset /= 2)
+    in_tree += __shfl_down_sync(0xFFFFFFFFu, in_tree, offset);
   if ((threadIdx.x & 31) == 0 && in_tree != 0) atomicAdd(verdict + kInTree, in_tree);
 }
 
@@ -74,8 +74,8 @@ __global__ void vertex_kernel(uint64_t first, uint64_t count, uint64_t vertices,
   for (uint64_t i = thread_index(); i < count; i += thread_count()) {
     const uint64_t g = first + i;
     const bool edge = (found[g >> 6] >> (g & 63)) & 1ull;
-    const unsigned failed = check_vertex(static_cast<int64_t>(g), root, vertices, parents, levels,
-                                         tree_levels, edge);
+    const unsigned failed =
+        check_vertex(static_cast<int64_t>(g), root, vertices, parents, levels, tree_levels, edge);
     if (failed == 0) continue;
     atomicOr(verdict + kVertexFailed, static_cast<unsigned long long>(failed));
     atomicMin(verdict + kFirstVertex, static_cast<unsigned long long>(g));
@@ -102,8 +102,9 @@ void DeviceValidator::tree_levels(MPI_Comm comm, vertex_t root, const int64_t* p
   for (;;) {
     int changed_round = 0;
     for (;;) {  // local passes until nothing changes here
-      check_cuda(cudaMemsetAsync(verdict_.data() + kChanged, 0, sizeof(unsigned long long), stream_),
-                 "cudaMemsetAsync");
+      check_cuda(
+          cudaMemsetAsync(verdict_.data() + kChanged, 0, sizeof(unsigned long long), stream_),
+          "cudaMemsetAsync");
       if (count > 0)
         tree_level_kernel<<<grid_for(count, kThreads), kThreads, 0, stream_>>>(
             parents, tree_levels_.data(), first, count, partition_.vertices(), root,
@@ -116,8 +117,8 @@ void DeviceValidator::tree_levels(MPI_Comm comm, vertex_t root, const int64_t* p
       changed_round = 1;
     }
     if (partition_.ranks() == 1) return;
-    copy_sync(staged.data() + rank_ * per, tree_levels_.data() + rank_ * per,
-              per * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
+    copy_sync(staged.data() + rank_ * per, tree_levels_.data() + rank_ * per, per * sizeof(int32_t),
+              cudaMemcpyDeviceToHost, stream_);
     check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, staged.data(),
                             static_cast<int>(per), MPI_INT32_T, comm),
               "MPI_Allgather");
@@ -139,8 +140,8 @@ Validation DeviceValidator::validate(MPI_Comm comm, const Edge* edges, uint64_t 
              "cudaMemcpyAsync");
   check_cuda(cudaMemsetAsync(found_.data(), 0, found_.bytes(), stream_), "cudaMemsetAsync");
   if (count > 0)
-    tuple_kernel<<<grid_for(count, kThreads), kThreads, 0, stream_>>>(edges, count, parents,
-                                                                      levels, found_.data(), verdict);
+    tuple_kernel<<<grid_for(count, kThreads), kThreads, 0, stream_>>>(edges, count, parents, levels,
+                                                                      found_.data(), verdict);
   check_cuda(cudaGetLastError(), "tuple_kernel");
   if (partition_.ranks() > 1) {
     std::vector<unsigned long long> found(found_.size());
@@ -162,9 +163,10 @@ Validation DeviceValidator::validate(MPI_Comm comm, const Edge* edges, uint64_t 
         first, local, partition_.vertices(), root, parents, levels, tree_levels_.data(),
         found_.data(), verdict);
   check_cuda(cudaGetLastError(), "vertex_kernel");
-  check_cuda(cudaMemcpyAsync(verdict_host_.data(), verdict, kVerdictWords * sizeof(unsigned long long),
-                             cudaMemcpyDeviceToHost, stream_),
-             "cudaMemcpyAsync");
+  check_cuda(
+      cudaMemcpyAsync(verdict_host_.data(), verdict, kVerdictWords * sizeof(unsigned long long),
+                      cudaMemcpyDeviceToHost, stream_),
+      "cudaMemcpyAsync");
   check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 
   const unsigned long long* v = verdict_host_.data();
@@ -176,8 +178,8 @@ Validation DeviceValidator::validate(MPI_Comm comm, const Edge* edges, uint64_t 
   mine.first_vertex = v[kFirstVertex];
   if (mine.tuple_failed != 0) {
     mine.first_tuple = first_tuple + v[kFirstTuple];
-    copy_sync(&mine.first_tuple_edge, edges + v[kFirstTuple], sizeof(Edge),
-              cudaMemcpyDeviceToHost, stream_);
+    copy_sync(&mine.first_tuple_edge, edges + v[kFirstTuple], sizeof(Edge), cudaMemcpyDeviceToHost,
+              stream_);
   }
   return finish_validation(comm, mine, [&](uint64_t g) {
     TreeEntry entry;

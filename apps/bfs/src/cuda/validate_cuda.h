@@ -28,7 +28,7 @@ class DeviceValidator {
   Partition partition_;
   int rank_;
   cudaStream_t stream_;
-  DeviceArray<int32_t> tree_levels_;  // padded
+  DeviceArray<int32_t> tree_levels_;       // padded
   DeviceArray<unsigned long long> found_;  // padded bits
   DeviceArray<unsigned long long> verdict_;
   PinnedArray<unsigned long long> verdict_host_;
