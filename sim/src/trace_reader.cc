@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "base/trace_format.h"
 #include "collective_steps.h"
 
 namespace tca_sim {
@@ -53,9 +54,7 @@ const std::string& need(const TraceEvent& e, const std::string& key, const std::
   return found->second;
 }
 
-const char* const kKinds[] = {"kick",        "xfer",      "put",        "get",      "notify",
-                              "wait",        "drain",     "pio",        "fence",    "barrier",
-                              "phase_begin", "phase_end", "coll_begin", "coll_end", "end"};
+namespace words = tca::trace_format;  // spelled as the writer spells them
 
 }  // namespace
 
@@ -71,14 +70,15 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
     std::istringstream head(raw);
     std::string magic, version;
     head >> magic >> version;
-    if (magic != "tca-trace")
-      fail(file, line, "not a tca trace (header must start with 'tca-trace')");
+    if (magic != words::kMagic)
+      fail(file, line,
+           std::string("not a tca trace (header must start with '") + words::kMagic + "')");
     if (version != "1") fail(file, line, "trace format version '" + version + "' is not 1");
     const auto fields = key_values(head, file, line);
     for (const char* key : {"rank", "world", "host", "clock", "start"})
       if (fields.count(key) == 0) fail(file, line, std::string("header without ") + key + "=");
-    if (fields.at("clock") != "steady_ns")
-      fail(file, line, "clock '" + fields.at("clock") + "' is not steady_ns");
+    if (fields.at("clock") != words::kClock)
+      fail(file, line, "clock '" + fields.at("clock") + "' is not " + words::kClock);
     trace.rank = static_cast<int>(to_int(fields.at("rank"), file, line, "rank"));
     trace.world = static_cast<int>(to_int(fields.at("world"), file, line, "world"));
     if (trace.world < 1 || trace.rank < 0 || trace.rank >= trace.world)
@@ -98,20 +98,21 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
     e.line = line;
     if (!(fields >> t >> e.kind)) fail(file, line, "expected '<time> <event> key=value...'");
     e.t = to_u64(t, file, line, "time");
-    if (std::find(std::begin(kKinds), std::end(kKinds), e.kind) == std::end(kKinds))
+    if (std::find(std::begin(words::kEvents), std::end(words::kEvents), e.kind) ==
+        std::end(words::kEvents))
       fail(file, line, "unknown event '" + e.kind + "'");
     e.fields = key_values(fields, file, line);
     if (e.fields.count("dur")) e.dur = to_u64(e.fields["dur"], file, line, "dur");
-    if (e.kind == "xfer") {
+    if (e.kind == words::kXfer) {
       if (expect_xfers == 0) fail(file, line, "xfer without a kick before it");
       --expect_xfers;
     } else if (expect_xfers != 0) {
       fail(file, line, "kick announced " + std::to_string(expect_xfers) + " more xfer lines");
     }
-    if (e.kind == "kick") expect_xfers = to_u64(need(e, "n", file), file, line, "n");
-    if (!trace.events.empty() && e.t < trace.events.back().t && e.kind != "xfer")
+    if (e.kind == words::kKick) expect_xfers = to_u64(need(e, "n", file), file, line, "n");
+    if (!trace.events.empty() && e.t < trace.events.back().t && e.kind != words::kXfer)
       fail(file, line, "time goes backwards");
-    if (e.kind == "end") ended = true;
+    if (e.kind == words::kEnd) ended = true;
     trace.events.push_back(std::move(e));
   }
   if (expect_xfers != 0) fail(file, line, "the file ends inside a kick's xfer lines");
@@ -256,16 +257,16 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
   for (int r = 0; segments && r < world; ++r) {
     const auto& events = traces[r].events;
     for (size_t i = 0; i < events.size(); ++i) {
-      if (events[i].kind == "notify") {
+      if (events[i].kind == words::kNotify) {
         const int dst = static_cast<int>(
             to_int(need(events[i], "dst", traces[r].file), traces[r].file, events[i].line, "dst"));
         const int slot = static_cast<int>(to_int(need(events[i], "slot", traces[r].file),
                                                  traces[r].file, events[i].line, "slot"));
         raised[{r, dst, slot}].push_back("");
       }
-      if (events[i].kind != "kick") continue;
+      if (events[i].kind != words::kKick) continue;
       std::vector<Message> chain;
-      for (size_t j = i + 1; j < events.size() && events[j].kind == "xfer"; ++j)
+      for (size_t j = i + 1; j < events.size() && events[j].kind == words::kXfer; ++j)
         chain.push_back(message_of(events[j], r, traces[r].file));
       const std::string shape =
           kick_shape(chain, i + 1 < events.size() ? events[i + 1] : events[i]);
@@ -311,17 +312,17 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
     bool device_collective = false;  // inside a collective whose steps a GPU program ran
     for (size_t i = 0; i < events.size(); ++i) {
       const TraceEvent& e = events[i];
-      if (e.kind == "xfer") continue;                   // taken with their kick
-      if (e.kind == "coll_end" && device_collective) {  // its time is the modelled steps'
+      if (e.kind == words::kXfer) continue;                  // taken with their kick
+      if (e.kind == words::kCollEnd && device_collective) {  // its time is the modelled steps'
         cursor = std::max(cursor, e.t);
         device_collective = false;
       }
       gap_to(e.t);
       Step s;
       bool emit = true;
-      if (e.kind == "kick") {
+      if (e.kind == words::kKick) {
         s.kind = Step::kKick;
-        for (size_t j = i + 1; j < events.size() && events[j].kind == "xfer"; ++j)
+        for (size_t j = i + 1; j < events.size() && events[j].kind == words::kXfer; ++j)
           s.messages.push_back(message_of(events[j], r, trace.file));
         out.transfers += static_cast<long>(s.messages.size());
         ++out.kicks;
@@ -336,26 +337,26 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
           program.push_back(begin);
           segment_begin = e.t;
         }
-      } else if (e.kind == "put" || e.kind == "get") {
+      } else if (e.kind == words::kPut || e.kind == words::kGet) {
         s.kind = Step::kPut;
         s.messages.push_back(message_of(e, r, trace.file));
         ++out.transfers;
-      } else if (e.kind == "notify") {
+      } else if (e.kind == words::kNotify) {
         s.kind = Step::kNotify;
         s.peer = static_cast<int>(to_int(need(e, "dst", trace.file), trace.file, e.line, "dst"));
         s.slot = static_cast<int>(to_int(need(e, "slot", trace.file), trace.file, e.line, "slot"));
-      } else if (e.kind == "wait") {
+      } else if (e.kind == words::kWait) {
         s.kind = Step::kWait;
         s.peer = static_cast<int>(to_int(need(e, "from", trace.file), trace.file, e.line, "from"));
         s.slot = static_cast<int>(to_int(need(e, "slot", trace.file), trace.file, e.line, "slot"));
         ++out.waits;
-      } else if (e.kind == "drain") {
+      } else if (e.kind == words::kDrain) {
         s.kind = Step::kDrain;
-      } else if (e.kind == "barrier") {
+      } else if (e.kind == words::kBarrier) {
         s.kind = Step::kBarrier;
-      } else if (e.kind == "phase_begin" || e.kind == "phase_end" || e.kind == "coll_begin" ||
-                 e.kind == "coll_end") {
-        const bool begin = e.kind == "phase_begin" || e.kind == "coll_begin";
+      } else if (e.kind == words::kPhaseBegin || e.kind == words::kPhaseEnd ||
+                 e.kind == words::kCollBegin || e.kind == words::kCollEnd) {
+        const bool begin = e.kind == words::kPhaseBegin || e.kind == words::kCollBegin;
         std::string name;
         if (e.kind.rfind("coll", 0) == 0) {
           if (begin) coll_stack.push_back("coll." + need(e, "op", trace.file));
@@ -376,7 +377,7 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
           ++total.count;
           open[name].pop_back();
         }
-      } else if (e.kind == "end") {
+      } else if (e.kind == words::kEnd) {
         emit = false;
         const double end = static_cast<double>(
                                trace.start + e.t -
@@ -388,7 +389,7 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
       }
       if (!emit) continue;
       program.push_back(s);
-      if (e.kind == "coll_begin" &&
+      if (e.kind == words::kCollBegin &&
           steps_of(e, trace.file) == "device") {  // inside the collective's phase
         append_device_steps(e, r, world, trace.file, program);
         ++out.device_collectives;

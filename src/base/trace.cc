@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "base/settings.h"
+#include "base/trace_format.h"
 #include "tca/tca_trace.h"
 
 namespace tca::trace {
@@ -138,8 +139,9 @@ tcaResult open(int rank, int world, uint64_t host_hash) {
   w.pending.clear();
   w.buffer.clear();
   fmt::format_to(std::back_inserter(w.buffer),
-                 "tca-trace {} rank={} world={} host={:016x} clock=steady_ns start={} pid={}\n",
-                 kFormatVersion, rank, world, host_hash, w.start, getpid());
+                 "{} {} rank={} world={} host={:016x} clock={} start={} pid={}\n",
+                 trace_format::kMagic, kFormatVersion, rank, world, host_hash, trace_format::kClock,
+                 w.start, getpid());
   g_enabled = true;
   return TCA_SUCCESS;
 }
@@ -149,7 +151,7 @@ void close() {
   std::lock_guard<std::mutex> lock(w.mutex);
   g_enabled = false;
   if (w.file == nullptr) return;
-  line(w, now_ns(), "end", "");
+  line(w, now_ns(), trace_format::kEnd, "");
   flush_locked(w);
   std::fclose(w.file);
   w.file = nullptr;
@@ -161,9 +163,10 @@ void kick(uint64_t begin, uint64_t end, uint64_t chain, int channel,
   std::lock_guard<std::mutex> lock(w.mutex);
   if (w.file == nullptr) return;
   const uint64_t id = ++w.kicks;
-  line(w, begin, "kick", " dur={} id={} chain={:x} channel={} n={}", end - begin, id, chain,
-       channel, chain_transfers.size());
-  for (const TransferRecord& t : chain_transfers) transfer_line(w, begin, "xfer", id, 0, t);
+  line(w, begin, trace_format::kKick, " dur={} id={} chain={:x} channel={} n={}", end - begin, id,
+       chain, channel, chain_transfers.size());
+  for (const TransferRecord& t : chain_transfers)
+    transfer_line(w, begin, trace_format::kXfer, id, 0, t);
 }
 
 void put_or_get(uint64_t begin, const char* what, const TransferRecord& transfer) {
@@ -176,7 +179,7 @@ void put_or_get(uint64_t begin, const char* what, const TransferRecord& transfer
 
 void notify(uint64_t begin, int dst_rank, int slot, const char* path) {
   const uint64_t end = now_ns();
-  emit(begin, "notify", " dur={} dst={} slot={} path={}", end - begin, dst_rank, slot,
+  emit(begin, trace_format::kNotify, " dur={} dst={} slot={} path={}", end - begin, dst_rank, slot,
        path_word(path));
 }
 
@@ -205,40 +208,43 @@ void wait(uint64_t begin, int peer, int slot, int from) {
       w.pending.erase(pending);
     }
   }
-  line(w, begin, "wait", " dur={} peer={} slot={} from={}", end - begin, peer, slot, from);
+  line(w, begin, trace_format::kWait, " dur={} peer={} slot={} from={}", end - begin, peer, slot,
+       from);
 }
 
 void drain(uint64_t begin, int channel) {
   const uint64_t end = now_ns();
-  emit(begin, "drain", " dur={} channel={}", end - begin, channel);
+  emit(begin, trace_format::kDrain, " dur={} channel={}", end - begin, channel);
 }
 
 void pio(int owner, uint64_t offset, uint64_t bytes, tcaMemKind kind, const char* path) {
-  emit(now_ns(), "pio", " owner={} offset={} bytes={} kind={} path={}", owner, offset, bytes,
-       kind_name(kind), path_word(path));
+  emit(now_ns(), trace_format::kPio, " owner={} offset={} bytes={} kind={} path={}", owner, offset,
+       bytes, kind_name(kind), path_word(path));
 }
 
 void fence(uint64_t begin) {
   const uint64_t end = now_ns();
-  emit(begin, "fence", " dur={}", end - begin);
+  emit(begin, trace_format::kFence, " dur={}", end - begin);
 }
 
 void barrier(uint64_t begin) {
   const uint64_t end = now_ns();
-  emit(begin, "barrier", " dur={}", end - begin);
+  emit(begin, trace_format::kBarrier, " dur={}", end - begin);
 }
 
 void phase(bool begin, const char* name) {
-  emit(now_ns(), begin ? "phase_begin" : "phase_end", " name={}", word(name));
+  emit(now_ns(), begin ? trace_format::kPhaseBegin : trace_format::kPhaseEnd, " name={}",
+       word(name));
 }
 
 void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks,
                       tcaMemKind memory, const char* steps) {
-  emit(now_ns(), "coll_begin", " op={} algorithm={} bytes={} ranks={} memory={} steps={}",
-       path_word(kind), path_word(algorithm), bytes, ranks, kind_name(memory), path_word(steps));
+  emit(now_ns(), trace_format::kCollBegin,
+       " op={} algorithm={} bytes={} ranks={} memory={} steps={}", path_word(kind),
+       path_word(algorithm), bytes, ranks, kind_name(memory), path_word(steps));
 }
 
-void collective_end() { emit(now_ns(), "coll_end", ""); }
+void collective_end() { emit(now_ns(), trace_format::kCollEnd, ""); }
 
 }  // namespace tca::trace
 

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/trace.h"
+#include "base/trace_format.h"
 #include "core/context.h"
 #include "core/desc.h"
 #include "core/reserved.h"
@@ -303,7 +304,7 @@ tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_
   transfer.dst_offset = dst_offset;
   transfer.dst_pitch = transfer.src_pitch = transfer.width = bytes;
   transfer.peer = transfer.dst->owner;
-  return tca::run_traced(*context, transfer, "put");
+  return tca::run_traced(*context, transfer, tca::trace_format::kPut);
 }
 
 tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t bytes) {
@@ -318,7 +319,7 @@ tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t byte
   transfer.src_offset = src_offset;
   transfer.dst_pitch = transfer.src_pitch = transfer.width = bytes;
   transfer.peer = transfer.src->owner;
-  return tca::run_traced(*context, transfer, "get");
+  return tca::run_traced(*context, transfer, tca::trace_format::kGet);
 }
 
 tcaResult tcaPIOPointer(void** ptr, const tcaHandle* handle, size_t offset, size_t bytes) {
