@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cuda_util.h"
 #include "base/settings.h"
 #include "coll/status.h"
 #include "tca/detail/coll_program.h"
@@ -112,13 +113,6 @@ bool read_later(const std::vector<Op>& ops, size_t first, Place place, size_t by
   return false;
 }
 
-#define TCA_CUDA_OK(call)                                                                  \
-  do {                                                                                     \
-    const cudaError_t tca_cuda_error_ = (call);                                            \
-    if (tca_cuda_error_ != cudaSuccess)                                                    \
-      TCA_FAIL(TCA_ERROR_TRANSPORT, "{}: {}", #call, cudaGetErrorString(tca_cuda_error_)); \
-  } while (0)
-
 // Environment overrides, which must be equal on every rank.
 tcaResult protocol_from_environment(tcaCollKind kind, size_t result_bytes, bool* inline_protocol) {
   std::string choice;
@@ -184,7 +178,7 @@ class Engine final : public DeviceEngine {
     TCA_CHECK(ring_server(&served_call_));
     if (!served_call_) {
       TCA_CHECK(enqueue(stream_));
-      TCA_CUDA_OK(cudaEventRecord(done_, stream_));
+      TCA_CUDA_CHECK(cudaEventRecord(done_, stream_));
     }
     running_ = true;
     return TCA_SUCCESS;
@@ -198,7 +192,7 @@ class Engine final : public DeviceEngine {
         const cudaError_t state = cudaEventQuery(server_ended_);
         if (state == cudaErrorNotReady || completed() >= rung_) return TCA_SUCCESS;
         running_ = false;
-        TCA_CUDA_OK(state);
+        TCA_CUDA_CHECK(state);
         TCA_FAIL(TCA_ERROR_TRANSPORT, "the resident kernel ended without serving iteration {}",
                  rung_);
       }
@@ -206,7 +200,7 @@ class Engine final : public DeviceEngine {
       const cudaError_t state = cudaEventQuery(done_);
       if (state == cudaErrorNotReady) return TCA_SUCCESS;
       running_ = false;
-      TCA_CUDA_OK(state);
+      TCA_CUDA_CHECK(state);
     }
     running_ = false;
     *done = true;
@@ -225,7 +219,7 @@ class Engine final : public DeviceEngine {
   }
   tcaResult enqueue(void* stream) override {
     TCA_CHECK(check_no_failure());
-    TCA_CUDA_OK(launch_program(program_host_, threads_, static_cast<cudaStream_t>(stream)));
+    TCA_CUDA_CHECK(launch_program(program_host_, threads_, static_cast<cudaStream_t>(stream)));
     return TCA_SUCCESS;
   }
   tcaResult device_handle(void** program, int* blocks) override {
@@ -237,7 +231,7 @@ class Engine final : public DeviceEngine {
   bool inline_protocol() const override { return inline_; }
   int channels() const override { return channels_; }
   tcaResult copy(void* dst, const void* src, size_t bytes) override {
-    TCA_CUDA_OK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    TCA_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
     return TCA_SUCCESS;
   }
   tcaResult release() override;
@@ -264,7 +258,7 @@ class Engine final : public DeviceEngine {
     if (bell_.ptr == nullptr) return TCA_SUCCESS;
     const cudaError_t legacy = cudaStreamQuery(cudaStreamLegacy);
     if (legacy == cudaErrorNotReady) return TCA_SUCCESS;
-    TCA_CUDA_OK(legacy);
+    TCA_CUDA_CHECK(legacy);
     volatile Doorbell* bell = volatile_bell();
     bell->requested = ++rung_;
     std::atomic_thread_fence(std::memory_order_seq_cst);  // the ring before the look at leaving
@@ -275,11 +269,11 @@ class Engine final : public DeviceEngine {
         if (looks > 4096) sched_yield();
         continue;
       }
-      TCA_CUDA_OK(state);
+      TCA_CUDA_CHECK(state);
       bell->leaving = 0;
-      TCA_CUDA_OK(
+      TCA_CUDA_CHECK(
           launch_server(program_host_, threads_, bell_device_, resident_idle_ns_, server_stream_));
-      TCA_CUDA_OK(cudaEventRecord(server_ended_, server_stream_));
+      TCA_CUDA_CHECK(cudaEventRecord(server_ended_, server_stream_));
       server_launched_ = true;
       break;
     }
@@ -673,8 +667,8 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   void* scratch = nullptr;
   TCA_CHECK(tcaMalloc(&scratch, scratch_bytes, TCA_MEM_GPU));
   scratch_ = static_cast<unsigned char*>(scratch);
-  TCA_CUDA_OK(cudaMemset(scratch_, 0, scratch_bytes));
-  TCA_CUDA_OK(cudaDeviceSynchronize());
+  TCA_CUDA_CHECK(cudaMemset(scratch_, 0, scratch_bytes));
+  TCA_CUDA_CHECK(cudaDeviceSynchronize());
   TCA_CHECK(tcaCreateHandle(&scratch_handle_, scratch_, scratch_bytes, TCA_MEM_GPU));
   TCA_CHECK(tcaCreateHandle(&recv_handle_, buffers.recv, buffers.recv_bytes, TCA_MEM_GPU));
   recv_registered_ = true;
@@ -714,22 +708,23 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   const size_t instruction_bytes = align_up(instructions.size() * sizeof(Instruction));
   const size_t segment_bytes = align_up(segments.size() * sizeof(Segment));
   const size_t counter_bytes = align_up(channels_ * sizeof(uint64_t) + sizeof(int));
-  TCA_CUDA_OK(
+  TCA_CUDA_CHECK(
       cudaMalloc(&tables_.ptr, channel_bytes + instruction_bytes + segment_bytes + counter_bytes));
   auto* tables = static_cast<unsigned char*>(tables_.ptr);
-  TCA_CUDA_OK(cudaMemcpy(tables, channel_table.data(), channel_table.size() * sizeof(Channel),
-                         cudaMemcpyHostToDevice));
-  TCA_CUDA_OK(cudaMemcpy(tables + channel_bytes, instructions.data(),
-                         instructions.size() * sizeof(Instruction), cudaMemcpyHostToDevice));
-  TCA_CUDA_OK(cudaMemcpy(tables + channel_bytes + instruction_bytes, segments.data(),
-                         segments.size() * sizeof(Segment), cudaMemcpyHostToDevice));
+  TCA_CUDA_CHECK(cudaMemcpy(tables, channel_table.data(), channel_table.size() * sizeof(Channel),
+                            cudaMemcpyHostToDevice));
+  TCA_CUDA_CHECK(cudaMemcpy(tables + channel_bytes, instructions.data(),
+                            instructions.size() * sizeof(Instruction), cudaMemcpyHostToDevice));
+  TCA_CUDA_CHECK(cudaMemcpy(tables + channel_bytes + instruction_bytes, segments.data(),
+                            segments.size() * sizeof(Segment), cudaMemcpyHostToDevice));
   unsigned char* counters = tables + channel_bytes + instruction_bytes + segment_bytes;
-  TCA_CUDA_OK(cudaMemset(counters, 0, counter_bytes));
-  TCA_CUDA_OK(
+  TCA_CUDA_CHECK(cudaMemset(counters, 0, counter_bytes));
+  TCA_CUDA_CHECK(
       cudaHostAlloc(reinterpret_cast<void**>(&error_.ptr), sizeof(int), cudaHostAllocMapped));
   *error_.ptr = 0;
   int* error_on_device = nullptr;
-  TCA_CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&error_on_device), error_.ptr, 0));
+  TCA_CUDA_CHECK(
+      cudaHostGetDevicePointer(reinterpret_cast<void**>(&error_on_device), error_.ptr, 0));
 
   int timeout_ms = 0;
   TCA_CHECK(tcaGetTimeout(&timeout_ms));
@@ -744,21 +739,21 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   program.channel = reinterpret_cast<const Channel*>(tables);
   program.instruction = reinterpret_cast<const Instruction*>(tables + channel_bytes);
   program.segment = reinterpret_cast<const Segment*>(tables + channel_bytes + instruction_bytes);
-  TCA_CUDA_OK(cudaMalloc(&program_.ptr, sizeof(Program)));
-  TCA_CUDA_OK(cudaMemcpy(program_.ptr, &program, sizeof(Program), cudaMemcpyHostToDevice));
+  TCA_CUDA_CHECK(cudaMalloc(&program_.ptr, sizeof(Program)));
+  TCA_CUDA_CHECK(cudaMemcpy(program_.ptr, &program, sizeof(Program), cudaMemcpyHostToDevice));
   program_host_ = program;
 
   // Host-called iterations follow the legacy default stream (a blocking stream).
-  TCA_CUDA_OK(cudaStreamCreate(&stream_));
-  TCA_CUDA_OK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  TCA_CUDA_CHECK(cudaStreamCreate(&stream_));
+  TCA_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   if (buffers.resident_idle_us != 0 && channels_ == 1) {
-    TCA_CUDA_OK(
+    TCA_CUDA_CHECK(
         cudaHostAlloc(reinterpret_cast<void**>(&bell_.ptr), sizeof(Doorbell), cudaHostAllocMapped));
     std::memset(bell_.ptr, 0, sizeof(Doorbell));
-    TCA_CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&bell_device_), bell_.ptr, 0));
+    TCA_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&bell_device_), bell_.ptr, 0));
     resident_idle_ns_ = uint64_t{buffers.resident_idle_us} * 1000u;
-    TCA_CUDA_OK(cudaStreamCreateWithFlags(&server_stream_, cudaStreamNonBlocking));
-    TCA_CUDA_OK(cudaEventCreateWithFlags(&server_ended_, cudaEventDisableTiming));
+    TCA_CUDA_CHECK(cudaStreamCreateWithFlags(&server_stream_, cudaStreamNonBlocking));
+    TCA_CUDA_CHECK(cudaEventCreateWithFlags(&server_ended_, cudaEventDisableTiming));
   }
   return TCA_SUCCESS;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "base/cuda_util.h"
 #include "coll/local_ops.h"
 #include "coll/status.h"
 
@@ -81,15 +82,6 @@ Launch launch_for(tcaDataType type, tcaRedOp op) {
   return nullptr;
 }
 
-#define TCA_LOCAL_CUDA(call)                                                                 \
-  do {                                                                                       \
-    const cudaError_t tca_error_ = (call);                                                   \
-    if (tca_error_ != cudaSuccess) {                                                         \
-      cudaGetLastError();                                                                    \
-      TCA_FAIL(TCA_ERROR_TRANSPORT, "{} failed: {}", #call, cudaGetErrorString(tca_error_)); \
-    }                                                                                        \
-  } while (0)
-
 class DeviceOps final : public LocalOps {
  public:
   explicit DeviceOps(Launch launch) : launch_(launch) {}
@@ -97,19 +89,19 @@ class DeviceOps final : public LocalOps {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
   tcaResult init() {
-    TCA_LOCAL_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    TCA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     return TCA_SUCCESS;
   }
 
   tcaResult copy(void* dst, const void* src, size_t bytes) override {
-    TCA_LOCAL_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_));
-    TCA_LOCAL_CUDA(cudaStreamSynchronize(stream_));
+    TCA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_));
+    TCA_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return TCA_SUCCESS;
   }
   tcaResult reduce(void* dst, const void* a, const void* b, size_t count) override {
     if (count == 0) return TCA_SUCCESS;
-    TCA_LOCAL_CUDA(launch_(dst, a, b, count, stream_));
-    TCA_LOCAL_CUDA(cudaStreamSynchronize(stream_));
+    TCA_CUDA_CHECK(launch_(dst, a, b, count, stream_));
+    TCA_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return TCA_SUCCESS;
   }
 

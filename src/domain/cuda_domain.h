@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/cuda_util.h"
 #include "domain/memory_domain.h"
-#include "transport/cuda/cuda_util.h"
 
 namespace tca {
 

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "base/cache_file.h"
+#include "base/cuda_util.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
-#include "transport/cuda/cuda_util.h"
 
 namespace tca {
 namespace {

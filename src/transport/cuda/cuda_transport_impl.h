@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/cuda_util.h"
 #include "base/host_memory.h"
 #include "domain/cuda_domain.h"
 #include "transport/cuda/calibration.h"
-#include "transport/cuda/cuda_util.h"
 #include "transport/cuda/engines.h"
 #include "transport/cuda/resident.h"
 #include "transport/transport.h"

@@ -8,8 +8,8 @@
 #include <initializer_list>
 #include <utility>
 
+#include "base/cuda_util.h"
 #include "base/error.h"
-#include "transport/cuda/cuda_util.h"
 #include "transport/cuda/resident.h"
 
 namespace tca {

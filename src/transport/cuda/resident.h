@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "base/cuda_util.h"
 #include "tca/tca.h"
-#include "transport/cuda/cuda_util.h"
 #include "transport/cuda/kernels.h"
 
 namespace tca {

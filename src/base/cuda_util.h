@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// CUDA runtime errors as tca results, and move-only owners of CUDA resources.
+// CUDA runtime errors as tca results (the one macro for them, TCA_CUDA_CHECK), and move-only
+// owners of CUDA resources: what the CUDA domain, the CUDA transport and the GPU collectives share.
 #pragma once
 
 #include <cuda_runtime_api.h>
