@@ -17,12 +17,19 @@
 // synchronization, time / N, as nccl-tests' eager mode) and as a graph (tca.<alg>_graph: N
 // iterations captured in one CUDA graph, replayed, as nccl-tests -G). NCCL, loaded at run time,
 // runs both ways (ref.nccl, ref.nccl_graph). Data is written and checked through host copies.
+//
+// Control between the ranks (barriers, the slowest time, the wrong elements) runs through tca's
+// bootstrap, so the program needs no MPI. ref.mpi is built where MPI is (TCA_BENCH_MPI) and runs
+// where an MPI launcher started the job; elsewhere it is skipped with a note saying why.
+#ifdef TCA_BENCH_MPI
 #include <mpi.h>
+#endif
 #include <tca/tca.h>
 #include <tca/tca_coll.h>
 #include <tca/tca_trace.h>
 
 #include "tca_harness/check.h"
+#include "tca_harness/launch.h"
 #include "tca_harness/options.h"
 #include "tca_harness/ranks.h"
 #include "tca_harness/report.h"
@@ -35,7 +42,7 @@
 #include <cuda_runtime_api.h>
 #include <tca/tca_coll_cuda.h>
 #include <tca/tca_cuda.h>
-#if __has_include(<mpi-ext.h>)
+#if defined(TCA_BENCH_MPI) && __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>  // Open MPI's extensions: MPIX_Query_cuda_support
 #endif
 
@@ -263,6 +270,7 @@ class TcaCollective final : public Implementation {
   [[maybe_unused]] tcaMemKind memory_;
 };
 
+#ifdef TCA_BENCH_MPI
 MPI_Datatype mpi_type(tcaDataType type) {
   switch (type) {
     case TCA_INT32:
@@ -314,6 +322,7 @@ class MpiCollective final : public Implementation {
   Buffers buffers_;
   MPI_Comm comm_;
 };
+#endif  // TCA_BENCH_MPI
 
 #ifdef TCA_HARNESS_CUDA
 // The benchmark's stream on this rank's GPU (made once tcaInit has chosen the device).
@@ -326,6 +335,7 @@ cudaStream_t bench_stream() {
   return stream;
 }
 
+#ifdef TCA_BENCH_MPI
 bool mpi_cuda_aware() {
 #if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
   return MPIX_Query_cuda_support() == 1;
@@ -365,6 +375,7 @@ class StagedMpiCollective final : public Implementation {
   Buffers host_;
   std::unique_ptr<MpiCollective> mpi_;
 };
+#endif  // TCA_BENCH_MPI
 
 // One iteration of a collective, enqueued on a stream.
 class StreamOp {
@@ -490,9 +501,12 @@ class NcclStreamOp final : public StreamOp {
 
 // What the implementations share beyond shape and buffers.
 struct Context {
-  MPI_Comm comm = MPI_COMM_NULL;  // the benchmark's own traffic
-  bool mpi_staged = false;        // GPU memory and an MPI that is not CUDA-aware
-  std::string nccl_missing;       // why ref.nccl* cannot run, or ""
+#ifdef TCA_BENCH_MPI
+  MPI_Comm comm = MPI_COMM_NULL;  // ref.mpi's own communicator, where MPI runs
+#endif
+  std::string mpi_missing;   // why ref.mpi cannot run, or ""
+  bool mpi_staged = false;   // GPU memory and an MPI that is not CUDA-aware
+  std::string nccl_missing;  // why ref.nccl* cannot run, or ""
 #ifdef TCA_HARNESS_NCCL
   std::unique_ptr<tca_harness::Nccl> nccl;
 #endif
@@ -544,17 +558,22 @@ std::string skip_reason(const Impl& impl, const Context& context) {
       g_ranks % 2 != 0)
     return "on an odd rank count it runs as tca.ring";
   if (impl.source == Source::kNccl) return context.nccl_missing;
+  if (impl.source == Source::kMpi) return context.mpi_missing;
   return "";
 }
 
 std::unique_ptr<Implementation> open_impl(const Impl& impl, const Shape& shape,
                                           const Buffers& buffers, const Context& context) {
   if (impl.source == Source::kMpi) {
+#ifdef TCA_BENCH_MPI
 #ifdef TCA_HARNESS_CUDA
     if (context.mpi_staged)
       return std::make_unique<StagedMpiCollective>(shape, buffers, context.comm);
 #endif
     return std::make_unique<MpiCollective>(shape, buffers, context.comm);
+#else
+    die("ref.mpi needs MPI");  // unreachable: skip_reason says why it is skipped
+#endif
   }
   if (impl.form == Form::kHost)
     return std::make_unique<TcaCollective>(shape, buffers, impl.algorithm, impl.resident_idle_us);
@@ -667,9 +686,8 @@ void print_auto_table(const Options& options, const Output& output, tcaCollKind 
 // Seconds per call of one batch on this rank; `wrong` gathers this rank's wrong elements.
 // A traced run (TCA_TRACE) marks each timed batch as the phase `phase` (tca-sim replays it).
 double time_batch(Implementation& impl, const Shape& shape, const Buffers& buffers, int iterations,
-                  bool check_each, int* round, size_t* wrong, MPI_Comm comm,
-                  const std::string& phase) {
-  MPI_Barrier(comm);
+                  bool check_each, int* round, size_t* wrong, const std::string& phase) {
+  tca_harness::barrier();
   if (!check_each) {
     tcaTracePhaseBegin(phase.c_str());
     const double start = tca_harness::now_seconds();
@@ -705,15 +723,11 @@ Row measure(const Impl& impl_spec, const Shape& shape, const Buffers& buffers,
       "." + std::to_string(shape.result_bytes());
   for (int batch = 0; batch < options.batches; ++batch)
     seconds.push_back(time_batch(*impl, shape, buffers, iterations, options.check_every_iteration,
-                                 &round, &wrong, context.comm, phase));
+                                 &round, &wrong, phase));
   if (!options.check_every_iteration) wrong = wrong_elements(shape, buffers, round);
 
-  double mine = tca_harness::median(seconds);
-  double slowest = 0;
-  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, context.comm);
-  unsigned long long wrong_here = wrong;
-  unsigned long long wrong_total = 0;
-  MPI_Allreduce(&wrong_here, &wrong_total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, context.comm);
+  const double slowest = tca_harness::max_over_ranks(tca_harness::median(seconds));
+  const uint64_t wrong_total = tca_harness::sum_over_ranks(wrong);
 
   const double n = g_ranks;
   const double algbw = shape.result_bytes() / slowest / 1e9;
@@ -838,9 +852,11 @@ bool open_gpu(const Options& options, const Output& output, const std::vector<Im
   if (has_gpu != TCA_SUCCESS)
     std::fprintf(stderr, "tca-coll: rank %d: --memory gpu: %s\n", g_rank,
                  describe_failure(has_gpu, "tcaCudaDevice").c_str());
-  if (!all_ranks(has_gpu == TCA_SUCCESS, context->comm)) return false;
+  if (!all_ranks(has_gpu == TCA_SUCCESS)) return false;
 
-  context->mpi_staged = !all_ranks(mpi_cuda_aware(), context->comm);
+#ifdef TCA_BENCH_MPI
+  if (context->mpi_missing.empty()) context->mpi_staged = !all_ranks(mpi_cuda_aware());
+#endif
   output.table.comment(tca_harness::format(
       "memory gpu: tca.<alg>: tcaCollStart + tcaCollWait per call; _stream: N "
       "tcaCollStartStream back to back on one stream, one cudaStreamSynchronize; _graph: "
@@ -848,11 +864,12 @@ bool open_gpu(const Options& options, const Output& output, const std::vector<Im
       "served by a resident kernel (resident_idle_us %u) where the object runs in one "
       "block",
       kBenchResidentIdleUs));
-  output.table.comment(std::string("ref.mpi: ") +
-                       (context->mpi_staged
-                            ? "staged: MPI is not CUDA-aware, each call copies through "
-                              "pinned host buffers (timed)"
-                            : "on the GPU buffers (CUDA-aware MPI)"));
+  if (context->mpi_missing.empty())
+    output.table.comment(std::string("ref.mpi: ") +
+                         (context->mpi_staged
+                              ? "staged: MPI is not CUDA-aware, each call copies through "
+                                "pinned host buffers (timed)"
+                              : "on the GPU buffers (CUDA-aware MPI)"));
   const bool wants_nccl = std::any_of(impls.begin(), impls.end(), [&](const Impl& impl) {
     return impl.source == Source::kNccl && selected(options, impl);
   });
@@ -860,7 +877,7 @@ bool open_gpu(const Options& options, const Output& output, const std::vector<Im
 #ifdef TCA_HARNESS_NCCL
   // NCCL that is missing or refuses the job (two ranks on one GPU) only skips its rows.
   context->nccl = std::make_unique<tca_harness::Nccl>();
-  context->nccl_missing = context->nccl->open(context->comm);
+  context->nccl_missing = context->nccl->open();
   if (!context->nccl_missing.empty()) {
     context->nccl.reset();
     return true;
@@ -878,67 +895,28 @@ bool open_gpu(const Options& options, const Output& output, const std::vector<Im
 }
 #endif
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // The program owns MPI (for its reference rows); tca leaves MPI's lifetime to it.
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  tca_harness::set_program_name("tca-coll");
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
-
-  std::vector<std::string> impl_names;
-  for (const Impl& impl : all_impls(TCA_MEM_GPU)) impl_names.push_back(impl.name);
-  tca_harness::Cli cli{
-      "tca-coll: allreduce and allgather of every tca algorithm next to MPI (and NCCL on GPU "
-      "memory) (run: mpirun -n N tca-coll)"};
-  Options options;
-  add_options(cli, options, impl_names);
-  if (const std::optional<int> code = cli.parse(argc, argv, g_rank, [&] { validate(options); })) {
-    MPI_Finalize();
-    return *code;
-  }
-
-  tcaConfig config{options.transport.c_str(), 0};
-  check(tcaInitWithConfig(&config), "tcaInitWithConfig");
-  Context context;
-  MPI_Comm_dup(MPI_COMM_WORLD, &context.comm);
-
-  const tcaMemKind memory = options.memory == "gpu" ? TCA_MEM_GPU : TCA_MEM_CPU;
-  const tcaDataType type = kTypeNames.at(options.type);
-  const tcaRedOp op = kOpNames.at(options.op);
-  const size_t element = tcaDataTypeSize(type);
-  std::vector<tcaCollKind> kinds;
-  if (options.collective != "allgather") kinds.push_back(TCA_COLL_ALLREDUCE);
-  if (options.collective != "allreduce") kinds.push_back(TCA_COLL_ALLGATHER);
-  const std::vector<Impl> impls = all_impls(memory);
-
-  const char* transport = "self";
-  if (g_ranks > 1) check(tcaPeerTransport((g_rank + 1) % g_ranks, &transport), "tcaPeerTransport");
-  Output output(options, g_rank);
-  output.table.comment(
-      tca_harness::format("tca-coll %d.%d: %d ranks, tca transport %s (to the "
-                          "next rank)",
-                          TCA_VERSION_MAJOR, TCA_VERSION_MINOR, g_ranks, transport));
-#ifdef TCA_HARNESS_CUDA
-  if (memory == TCA_MEM_GPU && !open_gpu(options, output, impls, &context)) {
-    MPI_Comm_free(&context.comm);
-    check(tcaFinalize(), "tcaFinalize");
-    MPI_Finalize();
-    return 1;
-  }
+// ref.mpi's communicator where MPI runs (`missing` is ""), else the reason it is skipped. Either
+// way the report says it: "mpi_reference": {"runs": ..., "reason": ...}.
+void open_mpi(const std::string& missing, Context* context, Output* output) {
+  context->mpi_missing = missing;
+#ifdef TCA_BENCH_MPI
+  if (missing.empty()) MPI_Comm_dup(MPI_COMM_WORLD, &context->comm);
 #endif
+  nlohmann::ordered_json field = {{"runs", missing.empty()}};
+  if (!missing.empty()) field["reason"] = missing;
+  output->report.set("mpi_reference", field);
+}
 
-  // One pair of buffers for every size: send holds the largest contribution, recv the result.
-  Buffers buffers;
-  buffers.memory = memory;
-  const size_t largest = sizes(options).back();
-  check(tcaMalloc(&buffers.send, largest, memory), "tcaMalloc");
-  check(tcaMalloc(&buffers.recv, largest, memory), "tcaMalloc");
-  std::vector<unsigned char> host_copy(memory == TCA_MEM_GPU ? largest : 0);
-  buffers.host = host_copy.data();
+void close_mpi(Context* context) {
+#ifdef TCA_BENCH_MPI
+  if (context->comm != MPI_COMM_NULL) MPI_Comm_free(&context->comm);
+#endif
+  (void)context;
+}
 
+// The comment lines before the table: time, tca.auto's choices over the run's sizes.
+void print_head(const Options& options, const Output& output, tcaMemKind memory,
+                const std::vector<tcaCollKind>& kinds) {
   output.table.comment(tca_harness::format(
       "time: slowest rank's mean per call, median of %d batches%s", options.batches,
       options.check_every_iteration ? "; -c 1: every iteration checked" : ""));
@@ -951,13 +929,21 @@ int main(int argc, char** argv) {
     output.table.comment(
         "notes: tca protocol x channels (tcaCollGetProtocol); ref.mpi staged "
         "through host memory, or on the device buffers");
+}
 
+// Every selected implementation at every size; returns the wrong elements of all rows.
+size_t run_all(const Options& options, const std::vector<tcaCollKind>& kinds,
+               const std::vector<Impl>& impls, const Buffers& buffers, const Context& context,
+               Output* output) {
+  const tcaDataType type = kTypeNames.at(options.type);
+  const tcaRedOp op = kOpNames.at(options.op);
+  const size_t element = tcaDataTypeSize(type);
   size_t total_wrong = 0;
   for (tcaCollKind kind : kinds) {
     for (const Impl& impl : impls) {
       if (!selected(options, impl)) continue;
       if (const std::string reason = skip_reason(impl, context); !reason.empty()) {
-        tca_harness::skip_note(output.table, output.report, impl.name + ": skipped, " + reason);
+        tca_harness::skip_note(output->table, output->report, impl.name + ": skipped, " + reason);
         continue;
       }
       for (size_t bytes : sizes(options)) {
@@ -965,21 +951,96 @@ int main(int argc, char** argv) {
         const Shape shape{kind, type, op, per_rank / element};
         if (shape.count == 0 || shape.count > INT_MAX) continue;
         const Row row = measure(impl, shape, buffers, options, context);
-        report_row(&output, row);
+        report_row(output, row);
         total_wrong += row.wrong;
       }
     }
   }
+  return total_wrong;
+}
+
+// One pair of buffers for every size: send holds the largest contribution, recv the result.
+Buffers allocate_buffers(const Options& options, tcaMemKind memory,
+                         std::vector<unsigned char>* host_copy) {
+  Buffers buffers;
+  buffers.memory = memory;
+  const size_t largest = sizes(options).back();
+  check(tcaMalloc(&buffers.send, largest, memory), "tcaMalloc");
+  check(tcaMalloc(&buffers.recv, largest, memory), "tcaMalloc");
+  host_copy->resize(memory == TCA_MEM_GPU ? largest : 0);
+  buffers.host = host_copy->data();
+  return buffers;
+}
+
+// Starts tca; the ranks and the transport to the next rank head the table.
+void start_tca(const Options& options) {
+  tcaConfig config{options.transport.c_str(), 0};
+  check(tcaInitWithConfig(&config), "tcaInitWithConfig");
+  g_rank = tca_harness::job_rank();
+  g_ranks = tca_harness::job_size();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // MPI only for ref.mpi, and only where an MPI launcher started the job (before tcaInit).
+  const std::string mpi_missing = tca_harness::start_reference_mpi(&argc, &argv);
+  tca_harness::set_program_name("tca-coll");
+
+  std::vector<std::string> impl_names;
+  for (const Impl& impl : all_impls(TCA_MEM_GPU)) impl_names.push_back(impl.name);
+  tca_harness::Cli cli{
+      "tca-coll: allreduce and allgather of every tca algorithm next to MPI (and NCCL on GPU "
+      "memory) (run: tca-run -n N tca-coll, or mpirun -n N tca-coll)"};
+  Options options;
+  add_options(cli, options, impl_names);
+  if (const std::optional<int> code =
+          cli.parse(argc, argv, tca_harness::launch_rank(), [&] { validate(options); })) {
+    tca_harness::finish_reference_mpi();
+    return *code;
+  }
+
+  start_tca(options);
+  const tcaMemKind memory = options.memory == "gpu" ? TCA_MEM_GPU : TCA_MEM_CPU;
+  std::vector<tcaCollKind> kinds;
+  if (options.collective != "allgather") kinds.push_back(TCA_COLL_ALLREDUCE);
+  if (options.collective != "allreduce") kinds.push_back(TCA_COLL_ALLGATHER);
+  const std::vector<Impl> impls = all_impls(memory);
+
+  const char* transport = "self";
+  if (g_ranks > 1) check(tcaPeerTransport((g_rank + 1) % g_ranks, &transport), "tcaPeerTransport");
+  Output output(options, g_rank);
+  const char* bootstrap = "?";
+  check(tcaBootstrapInfo(&bootstrap, nullptr), "tcaBootstrapInfo");
+  output.table.comment(tca_harness::format(
+      "tca-coll %d.%d: %d ranks, tca transport %s (to the next rank), bootstrap %s",
+      TCA_VERSION_MAJOR, TCA_VERSION_MINOR, g_ranks, transport, bootstrap));
+  output.report.set("bootstrap", bootstrap);
+  Context context;
+  open_mpi(mpi_missing, &context, &output);
+#ifdef TCA_HARNESS_CUDA
+  if (memory == TCA_MEM_GPU && !open_gpu(options, output, impls, &context)) {
+    close_mpi(&context);
+    check(tcaFinalize(), "tcaFinalize");
+    tca_harness::finish_reference_mpi();
+    return 1;
+  }
+#endif
+
+  std::vector<unsigned char> host_copy;
+  const Buffers buffers = allocate_buffers(options, memory, &host_copy);
+  print_head(options, output, memory, kinds);
+  const size_t total_wrong = run_all(options, kinds, impls, buffers, context, &output);
   if (options.json) output.report.print();
 
-  MPI_Barrier(context.comm);
+  tca_harness::barrier();
 #ifdef TCA_HARNESS_NCCL
   context.nccl.reset();
 #endif
   check(tcaFree(buffers.send), "tcaFree");
   check(tcaFree(buffers.recv), "tcaFree");
-  MPI_Comm_free(&context.comm);
+  close_mpi(&context);
   check(tcaFinalize(), "tcaFinalize");
-  MPI_Finalize();
+  tca_harness::finish_reference_mpi();
   return total_wrong == 0 ? 0 : 2;
 }

@@ -5,14 +5,17 @@
 // the owner's record read through the transport and checked against the handle, digest and
 // all), then again (the imported region found), and rank 1 withdraws them (tcaDestroyHandle).
 // Each is timed over a batch of handles; the table gives the median and minimum per handle.
-#include <mpi.h>
-
+// Control (handing the handles over, agreeing, gathering the owner's times) runs through tca's
+// bootstrap, so the program needs no MPI.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "tca/tca.h"
+#include "tca_harness/check.h"
+#include "tca_harness/launch.h"
 #include "tca_harness/options.h"
+#include "tca_harness/ranks.h"
 #include "tca_harness/report.h"
 #include "tca_harness/stats.h"
 #include "tca_harness/table.h"
@@ -54,8 +57,9 @@ bool measure_once(const Options& options, int rank, unsigned char* block, Times*
                 "tcaCreateHandle");
     times->create.push_back(timer.seconds() / options.handles);
   }
-  MPI_Bcast(handles.data(), static_cast<int>(count * sizeof(tcaHandle)), MPI_BYTE, 1,
-            MPI_COMM_WORLD);
+  if (!ok(tcaBootstrapBroadcast(handles.data(), count * sizeof(tcaHandle), 1),
+          "tcaBootstrapBroadcast"))
+    return false;
   if (rank == 0) {
     for (int pass = 0; pass < 2 && fine; ++pass) {
       timer.restart();
@@ -79,18 +83,37 @@ bool measure_once(const Options& options, int rank, unsigned char* block, Times*
   return fine;
 }
 
-// Every repetition with `transport` preferred; the rows go to the table and the report. A
-// transport of the default list that this build lacks is skipped with a note (`optional`).
-bool measure(const Options& options, const std::string& transport, bool optional, int rank,
-             const Table& table, tca_harness::Report& report) {
+enum class Start { kStarted, kSkipped, kFailed };
+
+// tcaInit with `transport` preferred, on at least 2 ranks. A transport of the default list that
+// this build lacks is skipped with a note (`optional`).
+Start start(const std::string& transport, bool optional, const Table& table,
+            tca_harness::Report& report, int* rank) {
   tcaConfig config{};
   config.transport = transport.c_str();
   const tcaResult started = tcaInitWithConfig(&config);
   if (optional && started == TCA_ERROR_INVALID_ARGUMENT) {
     tca_harness::skip_note(table, report, transport + ": not a transport of this build");
-    return true;
+    return Start::kSkipped;
   }
-  if (!ok(started, "tcaInitWithConfig")) return false;
+  if (!ok(started, "tcaInitWithConfig")) return Start::kFailed;
+  int size = 0;
+  if (!ok(tcaRank(rank), "tcaRank") || !ok(tcaSize(&size), "tcaSize")) return Start::kFailed;
+  if (size >= 2) return Start::kStarted;
+  std::fprintf(stderr,
+               "tca-handles: needs at least 2 ranks, got %d (run: tca-run -n 2 tca-handles, or "
+               "mpirun -n 2 tca-handles)\n",
+               size);
+  tcaFinalize();
+  return Start::kFailed;
+}
+
+// Every repetition with `transport` preferred; the rows go to the table and the report.
+bool measure(const Options& options, const std::string& transport, bool optional,
+             const Table& table, tca_harness::Report& report) {
+  int rank = 0;
+  const Start started = start(transport, optional, table, report, &rank);
+  if (started != Start::kStarted) return started == Start::kSkipped;
   const char* control = "?";
   bool fine = ok(tcaPeerTransport(rank == 0 ? 1 : 0, &control), "tcaPeerTransport");
   void* block = nullptr;
@@ -101,15 +124,16 @@ bool measure(const Options& options, const std::string& transport, bool optional
     fine = measure_once(options, rank, static_cast<unsigned char*>(block), &into);
     if (r == 0) into = Times{};  // the first round warms caches and connections
   }
-  int all_fine = fine ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &all_fine, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  const bool all_fine = tca_harness::all_ranks(fine);
   // The owner's figures travel to rank 0, which prints.
   std::vector<double> owner_side(2 * options.repetitions, 0.0);
   if (rank == 1 && all_fine) {
     std::copy(times.create.begin(), times.create.end(), owner_side.begin());
     std::copy(times.destroy.begin(), times.destroy.end(), owner_side.begin() + options.repetitions);
   }
-  MPI_Bcast(owner_side.data(), static_cast<int>(owner_side.size()), MPI_DOUBLE, 1, MPI_COMM_WORLD);
+  tca_harness::check(
+      tcaBootstrapBroadcast(owner_side.data(), owner_side.size() * sizeof(double), 1),
+      "tcaBootstrapBroadcast");
   if (block != nullptr) fine = ok(tcaFree(block), "tcaFree") && fine;
   fine = ok(tcaFinalize(), "tcaFinalize") && fine;
   if (!all_fine) return false;
@@ -140,15 +164,16 @@ bool measure(const Options& options, const std::string& transport, bool optional
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // tca starts once per transport; under an MPI launcher, MPI must outlive each tcaFinalize
+  // (it cannot initialize twice), so the program holds it. Elsewhere MPI stays out.
+  tca_harness::start_reference_mpi(&argc, &argv);
+  tca_harness::set_program_name("tca-handles");
+  const int rank = tca_harness::launch_rank();
   Options options;
   tca_harness::Cli cli(
       "tca-handles: the cost of registering a region, of a peer's first and later use of its "
-      "handle, and of withdrawing it, per transport (run: mpirun -n 2 tca-handles)");
+      "handle, and of withdrawing it, per transport (run: tca-run -n 2 tca-handles, or mpirun -n "
+      "2 tca-handles)");
   cli.app()
       .add_option("-n,--handles", options.handles, "handles timed per batch")
       ->check(CLI::Range(1, 2048))
@@ -162,10 +187,8 @@ int main(int argc, char** argv) {
                      "the transport preferred for the run (repeatable; default: shm, mpi and "
                      "ucx where built)");
   cli.add_json(options.json);
-  if (auto code = cli.parse(argc, argv, rank, [&] {
-        if (size < 2) throw CLI::ValidationError("tca-handles needs at least 2 ranks");
-      })) {
-    MPI_Finalize();
+  if (auto code = cli.parse(argc, argv, rank)) {
+    tca_harness::finish_reference_mpi();
     return *code;
   }
   const bool defaults = options.transports.empty();
@@ -189,12 +212,12 @@ int main(int argc, char** argv) {
   table.units();
   int status = 0;
   for (const std::string& transport : options.transports) {
-    if (!measure(options, transport, defaults, rank, table, report)) {
+    if (!measure(options, transport, defaults, table, report)) {
       status = 1;
       break;
     }
   }
   report.print();
-  MPI_Finalize();
+  tca_harness::finish_reference_mpi();
   return status;
 }

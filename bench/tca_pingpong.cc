@@ -9,10 +9,17 @@
 // with cudaMemcpyAsync into the peer's GPU and NCCL send/recv as references in the same run.
 // Before timing a size, one seeded message goes each way into poisoned memory and every byte
 // is checked, so a path that moves nothing (or the wrong bytes) cannot report a fast number.
+//
+// Control between the two ranks (barriers, agreement, handles) runs through tca's bootstrap, so
+// the program needs no MPI. ref.mpi_sendrecv is built where MPI is (TCA_BENCH_MPI) and runs where
+// an MPI launcher started the job; elsewhere it is skipped with a note saying why.
+#ifdef TCA_BENCH_MPI
 #include <mpi.h>
+#endif
 #include <tca/tca.h>
 
 #include "tca_harness/check.h"
+#include "tca_harness/launch.h"
 #include "tca_harness/options.h"
 #include "tca_harness/ranks.h"
 #include "tca_harness/report.h"
@@ -50,7 +57,6 @@ namespace {
 
 constexpr int kChannel = 0;           // DMA channel of every descriptor
 constexpr int kSlot = 0;              // notification slot; ping-pong never has two in flight
-constexpr int kTag = 7;               // tag of the MPI reference messages
 constexpr size_t kBlockBytes = 4096;  // widest block of the *.chain2d paths
 constexpr unsigned char kPoison = 0xA5;
 // Default iterations per batch: about this many bytes each way, within [min, max].
@@ -235,6 +241,9 @@ class PioChannel final : public Channel {
   int peer_;
 };
 
+#ifdef TCA_BENCH_MPI
+constexpr int kTag = 7;  // tag of the MPI reference messages
+
 // Reference: two-sided MPI with the same buffers.
 class MpiSendRecvChannel final : public Channel {
  public:
@@ -258,6 +267,7 @@ class MpiSendRecvChannel final : public Channel {
   int peer_;
   MPI_Comm comm_;
 };
+#endif  // TCA_BENCH_MPI
 
 // Reference: what one core copies on its own (rank 0 only; nothing to wait for).
 class LocalMemcpyChannel final : public Channel {
@@ -478,7 +488,10 @@ class NcclChannel final : public Channel {
 struct Endpoint {
   int rank = 0;
   int peer = 1;
-  MPI_Comm comm = MPI_COMM_NULL;  // the benchmark's own traffic
+#ifdef TCA_BENCH_MPI
+  MPI_Comm comm = MPI_COMM_NULL;  // ref.mpi_sendrecv's own traffic, where MPI runs
+#endif
+  std::string mpi_missing;  // why ref.mpi_sendrecv cannot run, or ""
   size_t buffer_bytes = 0;
   unsigned char* send = nullptr;
   unsigned char* recv = nullptr;
@@ -514,7 +527,7 @@ std::string verify_once(Channel& channel, bool local, tcaMemKind src, tcaMemKind
     const uint64_t message_seed = seed * 2 + static_cast<uint64_t>(sender);
     if (endpoint.rank == sender) fill_message(src, endpoint.send_of(src), layout, message_seed);
     if (endpoint.rank == receiver) poison_message(dst, endpoint.recv_of(dst), layout);
-    MPI_Barrier(endpoint.comm);  // poisoned before anything can arrive
+    tca_harness::barrier();  // poisoned before anything can arrive
     if (endpoint.rank == sender) channel.send();
     if (endpoint.rank == receiver) {
       if (!local) channel.wait_for_peer();
@@ -627,7 +640,7 @@ void add_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
   auto nccl = std::make_shared<tca_harness::Nccl>();
   paths->push_back({"ref.nccl_sendrecv", false, contiguous_layout,
                     [e, nccl] {  // collective: both ranks ask every path
-                      return e->gpu ? nccl->open(e->comm) : std::string("no GPU on both ranks");
+                      return e->gpu ? nccl->open() : std::string("no GPU on both ranks");
                     },
                     [e, nccl](const Layout& layout) -> std::unique_ptr<Channel> {
                       return std::make_unique<NcclChannel>(*nccl, e->gpu_send, e->gpu_recv,
@@ -727,7 +740,7 @@ void add_ucx_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                           buffers.push_back({e->gpu_send, e->buffer_bytes, true});
                           buffers.push_back({e->gpu_recv, e->buffer_bytes, true});
                         }
-                        return ucx->open(e->comm, e->peer, buffers);
+                        return ucx->open(e->peer, buffers);
                       },
                       [ucx, from = index(src, false),
                        to = index(dst, true)](const Layout& layout) -> std::unique_ptr<Channel> {
@@ -766,10 +779,16 @@ std::vector<Path> all_paths(Endpoint& endpoint) {
                    chain(TCA_PATH_MPI)});
   paths.push_back(
       {"mpi.chain2d", false, strided_layout, needs_tca_path(TCA_PATH_MPI, e), chain(TCA_PATH_MPI)});
-  paths.push_back({"ref.mpi_sendrecv", false, contiguous_layout, [] { return std::string(); },
+  paths.push_back({"ref.mpi_sendrecv", false, contiguous_layout, [e] { return e->mpi_missing; },
                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
+#ifdef TCA_BENCH_MPI
                      return std::make_unique<MpiSendRecvChannel>(e->send, e->recv, layout.bytes(),
                                                                  e->peer, e->comm);
+#else
+                     (void)e;
+                     (void)layout;
+                     die("ref.mpi_sendrecv needs MPI");  // unreachable: mpi_missing says why
+#endif
                    }});
   paths.push_back({"ref.memcpy", true, contiguous_layout, [] { return std::string(); },
                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
@@ -831,8 +850,10 @@ void print_header(const Options& options, const Output& output, const char* auto
                   int peer) {
   using tca_harness::format;
   const tca_harness::Table& table = output.table;
-  table.comment(format("tca-pingpong %d.%d: 2 ranks, auto transport between them: %s",
-                       TCA_VERSION_MAJOR, TCA_VERSION_MINOR, auto_transport));
+  const char* bootstrap = "?";
+  check(tcaBootstrapInfo(&bootstrap, nullptr), "tcaBootstrapInfo");
+  table.comment(format("tca-pingpong %d.%d: 2 ranks, auto transport between them: %s, bootstrap %s",
+                       TCA_VERSION_MAJOR, TCA_VERSION_MINOR, auto_transport, bootstrap));
   table.comment(
       format("latency: half a round trip (ref.memcpy: one copy in rank 0), %s of %d "
              "batches",
@@ -874,14 +895,14 @@ bool run_path(const Path& path, const Options& options, const Endpoint& endpoint
     }
     const Layout layout = path.layout(bytes);
     const std::unique_ptr<Channel> channel = path.open(layout);
-    MPI_Barrier(endpoint.comm);  // both descriptors are set before the first kick
+    tca_harness::barrier();  // both descriptors are set before the first kick
 
     const std::string problem =
         verify_once(*channel, path.local, path.src, path.dst, layout, endpoint, ++seed);
     if (!problem.empty())
       std::fprintf(stderr, "tca-pingpong: rank %d: %s, %zu bytes: wrong data: %s\n", endpoint.rank,
                    path_label(path).c_str(), bytes, problem.c_str());
-    if (!tca_harness::all_ranks(problem.empty(), endpoint.comm)) {
+    if (!tca_harness::all_ranks(problem.empty())) {
       output->table.comment(path_label(path) + ": abandoned, it delivered wrong data");
       return false;
     }
@@ -892,7 +913,7 @@ bool run_path(const Path& path, const Options& options, const Endpoint& endpoint
     std::vector<double> seconds;
     for (int repetition = 0; repetition < options.repetitions; ++repetition)
       seconds.push_back(time_batch(*channel, path.local, endpoint.rank, iterations));
-    MPI_Barrier(endpoint.comm);  // the peer is done with the descriptor before it is freed
+    tca_harness::barrier();  // the peer is done with the descriptor before it is freed
 
     if (endpoint.rank == 0) {
       const double latency = summarize(seconds, options.statistic);
@@ -927,7 +948,7 @@ void allocate_buffers(Endpoint* endpoint, size_t bytes) {
 #ifdef TCA_HARNESS_CUDA
   int device = -1;
   const bool has_gpu = tcaCudaDevice(&device) == TCA_SUCCESS;
-  endpoint->gpu = tca_harness::all_ranks(has_gpu, endpoint->comm);
+  endpoint->gpu = tca_harness::all_ranks(has_gpu);
   if (!endpoint->gpu) return;
   check(tcaMalloc(&send, bytes, TCA_MEM_GPU), "tcaMalloc");
   check(tcaMalloc(&recv, bytes, TCA_MEM_GPU), "tcaMalloc");
@@ -942,7 +963,7 @@ void allocate_buffers(Endpoint* endpoint, size_t bytes) {
 }
 
 void free_buffers(Endpoint* endpoint) {
-  MPI_Barrier(endpoint->comm);  // the peer no longer writes into our buffers
+  tca_harness::barrier();  // the peer no longer writes into our buffers
   check(tcaDestroyHandle(&endpoint->send_handle), "tcaDestroyHandle");
   check(tcaDestroyHandle(&endpoint->recv_handle), "tcaDestroyHandle");
   check(tcaFree(endpoint->send), "tcaFree");
@@ -994,16 +1015,64 @@ bool selected(const Options& options, const Path& path) {
          std::find(options.paths.begin(), options.paths.end(), path.name) != options.paths.end();
 }
 
+// Starts tca on exactly 2 ranks: the endpoint, its buffers and, where MPI runs (`mpi_missing` is
+// ""), ref.mpi_sendrecv's communicator. False (after saying why) on another number of ranks.
+bool start(const Options& options, const std::string& mpi_missing, const char* program,
+           Endpoint* endpoint) {
+  check(tcaInit(), "tcaInit");
+  g_rank = tca_harness::job_rank();
+  const int size = tca_harness::job_size();
+  if (size != 2) {
+    if (g_rank == 0)
+      std::fprintf(stderr,
+                   "tca-pingpong: needs exactly 2 ranks, got %d (run: tca-run -n 2 %s, or mpirun "
+                   "-n 2 %s)\n",
+                   size, program, program);
+    check(tcaFinalize(), "tcaFinalize");
+    return false;
+  }
+  endpoint->rank = g_rank;
+  endpoint->peer = 1 - g_rank;
+  endpoint->mpi_missing = mpi_missing;
+#ifdef TCA_BENCH_MPI
+  if (mpi_missing.empty()) MPI_Comm_dup(MPI_COMM_WORLD, &endpoint->comm);
+#endif
+  allocate_buffers(endpoint, buffer_bytes_for(options));
+  return true;
+}
+
+void finish(Endpoint* endpoint) {
+  free_buffers(endpoint);
+#ifdef TCA_BENCH_MPI
+  if (endpoint->comm != MPI_COMM_NULL) MPI_Comm_free(&endpoint->comm);
+#endif
+  check(tcaFinalize(), "tcaFinalize");
+}
+
+// Every selected path both ranks can run; false where one delivered wrong data.
+bool run_paths(const Options& options, Endpoint& endpoint, Output* output) {
+  bool all_verified = true;
+  for (const Path& path : all_paths(endpoint)) {
+    if (!selected(options, path)) continue;
+    const std::string reason =
+        tca_harness::agreed_reason(path.unavailable_reason(), "not available on rank 1");
+    if (!reason.empty()) {
+      tca_harness::skip_note(output->table, output->report,
+                             path_label(path) + ": skipped, " + reason);
+      continue;
+    }
+    all_verified = run_path(path, options, endpoint, output) && all_verified;
+  }
+  return all_verified;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The program owns MPI (for its reference rows); tca then leaves MPI's lifetime to it.
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  // MPI only for ref.mpi_sendrecv, and only where an MPI launcher started the job (before
+  // tcaInit, which then leaves MPI's lifetime to the program).
+  const std::string mpi_missing = tca_harness::start_reference_mpi(&argc, &argv);
   tca_harness::set_program_name("tca-pingpong");
-  int world_size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
 
   Endpoint endpoint;
   std::vector<std::string> path_names;
@@ -1011,53 +1080,33 @@ int main(int argc, char** argv) {
 
   tca_harness::Cli cli{
       "tca-pingpong: ping-pong latency and bandwidth of every tca path between "
-      "two ranks (run: mpirun -n 2 tca-pingpong)"};
+      "two ranks (run: tca-run -n 2 tca-pingpong, or mpirun -n 2 tca-pingpong)"};
   Options options;
   add_options(cli, options, path_names);
-  const std::optional<int> parse_end = cli.parse(argc, argv, g_rank, [&] {
+  const std::optional<int> parse_end = cli.parse(argc, argv, tca_harness::launch_rank(), [&] {
     if (options.min_bytes > options.max_bytes)
       throw CLI::ValidationError("--min-bytes", "must not exceed --max-bytes");
   });
-  if (parse_end) {
-    MPI_Finalize();
-    return *parse_end;
+  if (parse_end || !start(options, mpi_missing, argv[0], &endpoint)) {
+    tca_harness::finish_reference_mpi();
+    return parse_end ? *parse_end : 1;
   }
-  if (world_size != 2) {
-    if (g_rank == 0)
-      std::fprintf(stderr, "tca-pingpong: needs exactly 2 ranks, got %d (run: mpirun -n 2 %s)\n",
-                   world_size, argv[0]);
-    MPI_Finalize();
-    return 1;
-  }
-
-  check(tcaInit(), "tcaInit");
-  endpoint.rank = g_rank;
-  endpoint.peer = 1 - g_rank;
-  MPI_Comm_dup(MPI_COMM_WORLD, &endpoint.comm);
-  allocate_buffers(&endpoint, buffer_bytes_for(options));
 
   const char* auto_transport = "?";
   check(tcaPeerTransport(endpoint.peer, &auto_transport), "tcaPeerTransport");
   Output output(options, g_rank);
+  nlohmann::ordered_json mpi_reference = {{"runs", mpi_missing.empty()}};
+  if (!mpi_missing.empty()) mpi_reference["reason"] = mpi_missing;
+  output.report.set("mpi_reference", mpi_reference);
+  const char* bootstrap = "?";
+  check(tcaBootstrapInfo(&bootstrap, nullptr), "tcaBootstrapInfo");
+  output.report.set("bootstrap", bootstrap);
   print_header(options, output, auto_transport, endpoint.peer);
 
-  bool all_verified = true;
-  for (const Path& path : all_paths(endpoint)) {
-    if (!selected(options, path)) continue;
-    const std::string reason = tca_harness::agreed_reason(path.unavailable_reason(), endpoint.comm,
-                                                          "not available on rank 1");
-    if (!reason.empty()) {
-      tca_harness::skip_note(output.table, output.report,
-                             path_label(path) + ": skipped, " + reason);
-      continue;
-    }
-    all_verified = run_path(path, options, endpoint, &output) && all_verified;
-  }
+  const bool all_verified = run_paths(options, endpoint, &output);
   if (options.json) output.report.print();
 
-  free_buffers(&endpoint);
-  MPI_Comm_free(&endpoint.comm);
-  check(tcaFinalize(), "tcaFinalize");
-  MPI_Finalize();
+  finish(&endpoint);
+  tca_harness::finish_reference_mpi();
   return all_verified ? 0 : 1;
 }

@@ -35,15 +35,8 @@ ucs_memory_type_t memory_type(bool gpu) {
 }
 
 // Each rank's `mine` to the peer, whatever their sizes.
-std::vector<uint8_t> swap_bytes(const std::vector<uint8_t>& mine, MPI_Comm comm, int peer) {
-  uint64_t size = mine.size();
-  uint64_t peer_size = 0;
-  MPI_Sendrecv(&size, 1, MPI_UINT64_T, peer, 0, &peer_size, 1, MPI_UINT64_T, peer, 0, comm,
-               MPI_STATUS_IGNORE);
-  std::vector<uint8_t> theirs(peer_size);
-  MPI_Sendrecv(mine.data(), static_cast<int>(size), MPI_BYTE, peer, 1, theirs.data(),
-               static_cast<int>(peer_size), MPI_BYTE, peer, 1, comm, MPI_STATUS_IGNORE);
-  return theirs;
+std::vector<uint8_t> swap_bytes(const std::vector<uint8_t>& mine, int peer) {
+  return tca_harness::allgather_bytes(mine, tca_harness::tca_control())[static_cast<size_t>(peer)];
 }
 
 void on_endpoint_error(void* failed, ucp_ep_h /*ep*/, ucs_status_t status) {
@@ -72,8 +65,8 @@ struct UcxReference::State {
 
   ~State();
   ucs_status_t init();
-  ucs_status_t connect(MPI_Comm comm, int peer);
-  ucs_status_t register_memory(MPI_Comm comm, int peer);
+  ucs_status_t connect(int peer);
+  ucs_status_t register_memory(int peer);
 };
 
 UcxReference::State::~State() {
@@ -114,7 +107,7 @@ ucs_status_t UcxReference::State::init() {
   return ucp_worker_create(context, &worker_params, &worker);
 }
 
-ucs_status_t UcxReference::State::connect(MPI_Comm comm, int peer) {
+ucs_status_t UcxReference::State::connect(int peer) {
   ucp_worker_attr_t attr{};
   attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
   ucs_status_t status = ucp_worker_query(worker, &attr);
@@ -122,7 +115,7 @@ ucs_status_t UcxReference::State::connect(MPI_Comm comm, int peer) {
   const auto* bytes = reinterpret_cast<const uint8_t*>(attr.address);
   const std::vector<uint8_t> mine(bytes, bytes + attr.address_length);
   ucp_worker_release_address(worker, attr.address);
-  const std::vector<uint8_t> theirs = swap_bytes(mine, comm, peer);
+  const std::vector<uint8_t> theirs = swap_bytes(mine, peer);
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER;
@@ -133,7 +126,7 @@ ucs_status_t UcxReference::State::connect(MPI_Comm comm, int peer) {
   return ucp_ep_create(worker, &params, &ep);
 }
 
-ucs_status_t UcxReference::State::register_memory(MPI_Comm comm, int peer) {
+ucs_status_t UcxReference::State::register_memory(int peer) {
   std::vector<UcxBuffer> all = buffers;
   all.push_back({&flag, sizeof flag, false});
   for (const UcxBuffer& buffer : all) {
@@ -156,7 +149,7 @@ ucs_status_t UcxReference::State::register_memory(MPI_Comm comm, int peer) {
     std::memcpy(mine.data(), &address, sizeof address);
     std::memcpy(mine.data() + sizeof address, packed, packed_size);
     ucp_rkey_buffer_release(packed);
-    const std::vector<uint8_t> theirs = swap_bytes(mine, comm, peer);
+    const std::vector<uint8_t> theirs = swap_bytes(mine, peer);
     RemoteBuffer remote_buffer;
     std::memcpy(&remote_buffer.address, theirs.data(), sizeof remote_buffer.address);
     status = ucp_ep_rkey_unpack(ep, theirs.data() + sizeof(uint64_t), &remote_buffer.rkey);
@@ -169,22 +162,22 @@ ucs_status_t UcxReference::State::register_memory(MPI_Comm comm, int peer) {
 UcxReference::UcxReference() = default;
 UcxReference::~UcxReference() = default;
 
-std::string UcxReference::start(MPI_Comm comm, int peer, const std::vector<UcxBuffer>& buffers) {
+std::string UcxReference::start(int peer, const std::vector<UcxBuffer>& buffers) {
   state_ = std::make_unique<State>();
   state_->buffers = buffers;
   // Each step is agreed, so that both ranks take the same collective steps or stop together.
   const ucs_status_t init = state_->init();
-  if (!tca_harness::all_ranks(init == UCS_OK, comm))
+  if (!tca_harness::all_ranks(init == UCS_OK))
     return init == UCS_OK ? "UCX failed on the peer"
                           : std::string("ucp_init: ") + ucs_status_string(init);
-  ucx_check(state_->connect(comm, peer), "ucp_ep_create");
-  ucx_check(state_->register_memory(comm, peer), "ucp_mem_map / rkey exchange");
+  ucx_check(state_->connect(peer), "ucp_ep_create");
+  ucx_check(state_->register_memory(peer), "ucp_mem_map / rkey exchange");
   return "";
 }
 
-std::string UcxReference::open(MPI_Comm comm, int peer, const std::vector<UcxBuffer>& buffers) {
+std::string UcxReference::open(int peer, const std::vector<UcxBuffer>& buffers) {
   if (!decided_) {
-    failure_ = start(comm, peer, buffers);
+    failure_ = start(peer, buffers);
     decided_ = true;
     if (!failure_.empty()) state_.reset();
   }

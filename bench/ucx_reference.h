@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // tca-pingpong's ref.ucx_put: UCX's own one-sided ping-pong, next to tca's paths in the same run
-// (built where tca has UCX: TCA_HAVE_UCX). MPI only exchanges worker addresses and remote keys.
+// (built where tca has UCX: TCA_HAVE_UCX). tca's bootstrap only exchanges worker addresses and
+// remote keys.
 // One message: ucp_put_nbx of the bytes, ucp_ep_flush_nbx (the bytes are at the peer), then
 // ucp_put_nbx of a count into the peer's flag word; the peer polls its flag word while it
 // progresses its worker (over tcp the data lands only inside the target's progress).
 #pragma once
 
-#include <mpi.h>
 #include <ucp/api/ucp.h>
 
 #include <cstddef>
@@ -32,10 +32,10 @@ class UcxReference {
   UcxReference& operator=(const UcxReference&) = delete;
   ~UcxReference();
 
-  // Collective over the two ranks of `comm`: a UCP context, a worker, an endpoint to `peer`;
-  // registers `buffers` and a flag word and learns the peer's addresses and keys. Returns why
-  // UCX cannot be used (the same on both ranks), or "" once ready. Decided once.
-  std::string open(MPI_Comm comm, int peer, const std::vector<UcxBuffer>& buffers);
+  // Collective over the job's two ranks (after tcaInit): a UCP context, a worker, an endpoint to
+  // `peer`; registers `buffers` and a flag word and learns the peer's addresses and keys. Returns
+  // why UCX cannot be used (the same on both ranks), or "" once ready. Decided once.
+  std::string open(int peer, const std::vector<UcxBuffer>& buffers);
   // Puts `bytes` from the start of this rank's buffer `from` to the start of the peer's buffer
   // `to`, flushes, then raises the peer's flag. Failures end the job.
   void send(size_t from, size_t to, size_t bytes);
@@ -44,7 +44,7 @@ class UcxReference {
 
  private:
   struct State;
-  std::string start(MPI_Comm comm, int peer, const std::vector<UcxBuffer>& buffers);
+  std::string start(int peer, const std::vector<UcxBuffer>& buffers);
   std::unique_ptr<State> state_;
   bool decided_ = false;
   std::string failure_;

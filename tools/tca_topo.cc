@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // tca-topo: how the GPUs of a job are linked and how fast tca moves data between them.
-// Run one rank per GPU:  mpirun -n <GPUs> tca-topo
+// Run one rank per GPU:  tca-run -n <GPUs> tca-topo  (or mpirun, torchrun, srun)
 //
 // Prints (rank 0) the GPUs, their link matrix (NVLink links or PCIe distance, from NVML), the
 // measured one-way latency matrix (GPU-initiated 8-byte put with signal, half a round trip), the
 // one-direction bandwidth matrices of the copy engines and of the SMs and the two-direction
 // bandwidth of the copy engines (as CUDA's p2pBandwidthLatencyTest prints them, but through
 // tca), and what the automatic path picks per size with the calibration behind its crossover.
+// The ranks exchange their results through tca's bootstrap: no MPI. The header names the
+// bootstrap that started the job and why it was chosen.
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,12 +19,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "device_pingpong.h"
 #include "tca/tca.h"
 #include "tca/tca_cuda.h"
+#include "tca_harness/check.h"
+#include "tca_harness/launch.h"
+#include "tca_harness/ranks.h"
 #include "tca_harness/report.h"
 
 namespace {
@@ -32,11 +37,7 @@ constexpr size_t kBandwidthBytes = size_t{256} << 20;
 constexpr int kBandwidthKicks = 10;
 constexpr int kLatencyRounds = 20000;
 
-[[noreturn]] void die(const std::string& message) {
-  std::fprintf(stderr, "tca-topo: %s\n", message.c_str());
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();
-}
+using tca_harness::die;  // "tca-topo: rank R: ...", then the job ends
 
 void check(tcaResult result, const char* call) {
   if (result != TCA_SUCCESS)
@@ -173,8 +174,8 @@ std::string size_name(size_t bytes) {
 class Topo {
  public:
   Topo() {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    rank_ = tca_harness::job_rank();
+    size_ = tca_harness::job_size();
     CHECK(tcaCudaDevice(&device_));
     CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CHECK(tcaMalloc(&src_, kBandwidthBytes, TCA_MEM_GPU));
@@ -203,9 +204,7 @@ class Topo {
     std::snprintf(mine.name, sizeof(mine.name), "%s", properties.name);
     CHECK(cudaDeviceGetPCIBusId(mine.bus_id, sizeof(mine.bus_id), device_));
     mine.device = device_;
-    std::vector<Card> cards(size_);
-    MPI_Gather(&mine, sizeof(Card), MPI_BYTE, cards.data(), sizeof(Card), MPI_BYTE, 0,
-               MPI_COMM_WORLD);
+    const std::vector<Card> cards = tca_harness::allgather_value(mine);
     if (rank_ != 0) return;
     fmt::print(g_text, "GPUs (one rank each)\n");
     for (int r = 0; r < size_; ++r)
@@ -288,9 +287,7 @@ class Topo {
       }
     }
     if (both_directions) {  // report the sum of the two directions on both cells
-      std::vector<double> total(gbps.size(), 0.0);
-      MPI_Allreduce(gbps.data(), total.data(), static_cast<int>(gbps.size()), MPI_DOUBLE, MPI_SUM,
-                    MPI_COMM_WORLD);
+      const std::vector<double> total = combine(gbps, false);
       for (int a = 0; a < size_; ++a)
         for (int b = 0; b < size_; ++b)
           gbps[a * size_ + b] = total[a * size_ + b] + total[b * size_ + a];
@@ -498,13 +495,25 @@ class Topo {
 
   void reduce_and_print(const char* title, std::vector<double>* values, const char* format,
                         const nlohmann::ordered_json& fields, const char* value_key) {
-    std::vector<double> total(values->size(), 0.0);
-    MPI_Reduce(values->data(), total.data(), static_cast<int>(values->size()), MPI_DOUBLE, MPI_MAX,
-               0, MPI_COMM_WORLD);
+    const std::vector<double> total = combine(*values, true);
     if (rank_ != 0) return;
     fmt::print(g_text, "\n{}\n", title);
     print_matrix_values(total, format);
     add_matrix_rows(fields, value_key, total, size_);
+  }
+
+  // Element by element over every rank's `values`: the largest, or the sum (collective).
+  std::vector<double> combine(const std::vector<double>& values, bool largest) const {
+    std::vector<double> all(values.size() * static_cast<size_t>(size_));
+    CHECK(tcaBootstrapAllgather(values.data(), all.data(), values.size() * sizeof(double)));
+    std::vector<double> total(all.begin(),
+                              all.begin() + static_cast<std::ptrdiff_t>(values.size()));
+    for (size_t r = 1; r < static_cast<size_t>(size_); ++r)
+      for (size_t i = 0; i < values.size(); ++i) {
+        const double value = all[r * values.size() + i];
+        total[i] = largest ? std::max(total[i], value) : total[i] + value;
+      }
+    return total;
   }
 
   void print_matrix_values(const std::vector<double>& values, const char* format) const {
@@ -535,42 +544,46 @@ class Topo {
   std::vector<tcaHandle> dst_handles_;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // SERIALIZED: tca may make MPI calls from its guard thread (TCA_MPI_GUARD).
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  bool json = false;
+// The options: --json, or --help. nullopt: the program goes on; else its exit code.
+std::optional<int> parse(int argc, char** argv, bool* json) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") {
-      json = true;
-    } else {
-      if (rank == 0)
-        std::fprintf(stderr,
-                     "%s%s\nusage: mpirun -n N tca-topo [--json]\n  --json  one JSON "
-                     "object on stdout (rows: link, latency, bandwidth, halo, auto_path), the "
-                     "tables on stderr\n",
-                     arg == "-h" || arg == "--help" ? ""
-                                                    : "tca-topo: unknown "
-                                                      "option ",
-                     arg == "-h" || arg == "--help" ? "" : arg.c_str());
-      MPI_Finalize();
-      return arg == "-h" || arg == "--help" ? 0 : 1;
+      *json = true;
+      continue;
     }
+    const bool help = arg == "-h" || arg == "--help";
+    if (tca_harness::launch_rank() == 0)
+      std::fprintf(stderr,
+                   "%s%s\nusage: tca-run -n N tca-topo [--json]  (or mpirun -n N tca-topo)\n"
+                   "  --json  one JSON object on stdout (rows: link, latency, bandwidth, halo, "
+                   "auto_path), the tables on stderr\n",
+                   help ? "" : "tca-topo: unknown option ", help ? "" : arg.c_str());
+    return help ? 0 : 1;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tca_harness::set_program_name("tca-topo");
+  bool json = false;
+  if (const std::optional<int> code = parse(argc, argv, &json)) return *code;
+  CHECK(tcaInit());
+  const int rank = tca_harness::job_rank();
+  const int ranks = tca_harness::job_size();
   tca_harness::Report report("tca-topo", json && rank == 0);
   if (json) {
     g_text = stderr;
     g_report = rank == 0 ? &report : nullptr;
   }
-  CHECK(tcaInit());
-  int ranks = 1;
-  CHECK(tcaSize(&ranks));
+  const char* bootstrap = "?";
+  const char* reason = "?";
+  CHECK(tcaBootstrapInfo(&bootstrap, &reason));
+  if (rank == 0) fmt::print(g_text, "{} ranks, bootstrap {} ({})\n\n", ranks, bootstrap, reason);
   report.set("ranks", ranks);
+  report.set("bootstrap", {{"name", bootstrap}, {"reason", reason}});
   {
     Topo topo;
     topo.print_devices_and_links();
@@ -597,6 +610,5 @@ int main(int argc, char** argv) {
   }
   report.print();
   CHECK(tcaFinalize());
-  MPI_Finalize();
   return 0;
 }

@@ -2,7 +2,9 @@
 // Copyright (c) the tca authors
 #include "tca_harness/check.h"
 
+#ifdef TCA_HARNESS_MPI
 #include <mpi.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,7 @@ std::string& name_storage() {
   return name;
 }
 
+#ifdef TCA_HARNESS_MPI
 bool mpi_running() {
   int initialized = 0;
   int finalized = 0;
@@ -22,6 +25,7 @@ bool mpi_running() {
   MPI_Finalized(&finalized);
   return initialized && !finalized;
 }
+#endif
 
 }  // namespace
 
@@ -30,16 +34,22 @@ void set_program_name(const std::string& name) { name_storage() = name; }
 const std::string& program_name() { return name_storage(); }
 
 void die(const std::string& message) {
-  if (mpi_running()) {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int rank = -1;
+#ifdef TCA_HARNESS_MPI
+  const bool mpi = mpi_running();
+  if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+#else
+  const bool mpi = false;
+#endif
+  if (!mpi && tcaRank(&rank) != TCA_SUCCESS) rank = -1;  // before tcaInit, or after tcaFinalize
+  if (rank >= 0)
     std::fprintf(stderr, "%s: rank %d: %s\n", program_name().c_str(), rank, message.c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  } else {
+  else
     std::fprintf(stderr, "%s: %s\n", program_name().c_str(), message.c_str());
-    std::fflush(stderr);
-  }
+  std::fflush(stderr);
+#ifdef TCA_HARNESS_MPI
+  if (mpi) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
   std::exit(1);
 }
 

@@ -75,17 +75,13 @@ std::string Nccl::load(const std::string& library) {
   return "";
 }
 
-std::string Nccl::connect(MPI_Comm comm) {
-  int rank = 0;
-  int ranks = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
+std::string Nccl::connect(const Control& control) {
   ncclUniqueId id{};
-  ncclResult_t result = rank == 0 ? api_->get_unique_id(&id) : ncclSuccess;
-  MPI_Bcast(&result, sizeof result, MPI_BYTE, 0, comm);
+  ncclResult_t result = control.rank == 0 ? api_->get_unique_id(&id) : ncclSuccess;
+  control.broadcast(&result, sizeof result, 0);
   if (result != ncclSuccess) return std::string("ncclGetUniqueId: ") + error_string(result);
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
-  result = api_->comm_init_rank(&comm_, ranks, id, rank);
+  control.broadcast(&id, sizeof id, 0);
+  result = api_->comm_init_rank(&comm_, control.size, id, control.rank);
   if (result == ncclSuccess) return "";
   std::string reason = std::string("ncclCommInitRank: ") + error_string(result);
   const char* detail = api_->get_last_error != nullptr ? api_->get_last_error(nullptr) : nullptr;
@@ -94,11 +90,11 @@ std::string Nccl::connect(MPI_Comm comm) {
   return reason;
 }
 
-std::string Nccl::open(MPI_Comm comm, const std::string& library) {
+std::string Nccl::open(const Control& control, const std::string& library) {
   if (comm_ != nullptr || !failure_.empty()) return failure_;  // decided before
-  failure_ = agreed_reason(load(library), comm, library + " cannot be used on another rank");
+  failure_ = agreed_reason(load(library), control, library + " cannot be used on another rank");
   if (!failure_.empty()) return failure_;
-  failure_ = agreed_reason(connect(comm), comm, "NCCL refused another rank");
+  failure_ = agreed_reason(connect(control), control, "NCCL refused another rank");
   if (!failure_.empty() && comm_ != nullptr) {  // this rank got in, another did not
     api_->comm_abort(comm_);
     comm_ = nullptr;

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// The harness's pieces that compute or format: statistics, sizes, tables, reports, options.
+// The harness's pieces that compute or format: statistics, sizes, tables, reports, options, how
+// the job was started, control exchanges (over a stand-in for the bootstrap).
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "tca_harness/launch.h"
 #include "tca_harness/options.h"
+#include "tca_harness/ranks.h"
 #include "tca_harness/report.h"
 #include "tca_harness/sizes.h"
 #include "tca_harness/stats.h"
@@ -175,6 +182,117 @@ TEST(Options, RefusalsEndTheProgramWithAnError) {
   EXPECT_NE(parse(cli, {"--nope"}).value_or(0), 0);
   EXPECT_NE(parse(cli, {}, [] { throw CLI::ValidationError("-b", "refused"); }).value_or(0), 0);
   EXPECT_EQ(parse(cli, {"--help"}), 0);
+}
+
+// Sets the variables given for the life of the object; every launcher variable the harness
+// reads is unset first, and all are restored at the end.
+using Variables = std::vector<std::pair<const char*, const char*>>;
+
+class Environment {
+ public:
+  explicit Environment(const Variables& values) {
+    for (const char* name :
+         {"TCA_BOOTSTRAP", "TCA_RANK", "TCA_ROOT", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+          "OMPI_HARNESS_TEST", "OMPI_MCA_harness_test", "PMI_SIZE", "PMI_RANK", "PMIX_RANK",
+          "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK", "RANK", "SLURM_PROCID"}) {
+      if (const char* old = std::getenv(name)) saved_.emplace_back(name, old);
+      unsetenv(name);
+      names_.push_back(name);
+    }
+    for (const auto& [name, value] : values) setenv(name, value, 1);
+  }
+  ~Environment() {
+    for (const char* name : names_) unsetenv(name);
+    for (const auto& [name, value] : saved_) setenv(name.c_str(), value.c_str(), 1);
+  }
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+ private:
+  std::vector<const char*> names_;
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+std::string missing(const Variables& variables) {
+  const Environment environment(variables);
+  return mpi_launch_missing();
+}
+
+int rank(const Variables& variables) {
+  const Environment environment(variables);
+  return launch_rank();
+}
+
+TEST(Launch, MpiLaunchersAreRecognized) {
+  EXPECT_EQ(missing({{"OMPI_COMM_WORLD_SIZE", "2"}}), "");
+  EXPECT_EQ(missing({{"PMI_SIZE", "4"}}), "");
+  EXPECT_EQ(missing({{"MV2_COMM_WORLD_SIZE", "4"}}), "");
+  EXPECT_EQ(missing({{"PMIX_RANK", "1"}, {"OMPI_HARNESS_TEST", "1"}}), "");
+  EXPECT_EQ(missing({{"TCA_BOOTSTRAP", "mpi"}}), "");
+  // srun's PMIx alone, tca-run, torchrun, another bootstrap, nothing: no MPI.
+  EXPECT_NE(missing({{"PMIX_RANK", "1"}}), "");
+  EXPECT_NE(missing({{"PMIX_RANK", "1"}, {"OMPI_MCA_harness_test", "1"}}), "");
+  EXPECT_NE(missing({{"TCA_RANK", "0"}, {"TCA_ROOT", "h:1"}}), "");
+  EXPECT_NE(missing({{"RANK", "0"}}), "");
+  EXPECT_NE(missing({}), "");
+  // tca's own start wins over variables inherited from an outer mpirun.
+  EXPECT_NE(missing({{"OMPI_COMM_WORLD_SIZE", "2"}, {"TCA_RANK", "1"}}), "");
+  const std::string chosen = missing({{"OMPI_COMM_WORLD_SIZE", "2"}, {"TCA_BOOTSTRAP", "tcp"}});
+  EXPECT_NE(chosen.find("TCA_BOOTSTRAP=tcp"), std::string::npos) << chosen;
+}
+
+TEST(Launch, RankBeforeInitFromTheLauncher) {
+  EXPECT_EQ(rank({}), 0);
+  EXPECT_EQ(rank({{"TCA_RANK", "3"}}), 3);
+  EXPECT_EQ(rank({{"RANK", "2"}}), 2);
+  EXPECT_EQ(rank({{"OMPI_COMM_WORLD_RANK", "5"}}), 5);
+  EXPECT_EQ(rank({{"SLURM_PROCID", "7"}}), 7);
+  EXPECT_EQ(rank({{"TCA_RANK", "x"}, {"PMI_RANK", "1"}}), 1);  // not a number
+}
+
+// A bootstrap stand-in: this process is rank `rank`; the other ranks' contributions to the
+// allgathers, in call order, are `rounds` (this rank's own entries are ignored).
+Control fake_control(int rank, int size, std::vector<std::vector<std::vector<uint8_t>>> rounds) {
+  Control control;
+  control.rank = rank;
+  control.size = size;
+  auto state = std::make_shared<std::pair<size_t, decltype(rounds)>>(0, std::move(rounds));
+  control.allgather = [state, rank, size](const void* mine, void* all, size_t bytes) {
+    const auto& round = state->second.at(state->first++);
+    auto* out = static_cast<uint8_t*>(all);
+    for (int r = 0; r < size; ++r) {
+      std::vector<uint8_t> value = round.at(static_cast<size_t>(r));
+      value.resize(bytes, 0);
+      std::memcpy(out + r * bytes, r == rank ? mine : value.data(), bytes);
+    }
+  };
+  return control;
+}
+
+std::vector<uint8_t> bytes_of(uint64_t value) {
+  std::vector<uint8_t> bytes(sizeof value);
+  std::memcpy(bytes.data(), &value, sizeof value);
+  return bytes;
+}
+
+TEST(Ranks, AllgatherBytesOfDifferentLengths) {
+  const std::vector<uint8_t> zero = {1, 2, 3};
+  const std::vector<uint8_t> two = {9};
+  const Control control =
+      fake_control(1, 3, {{bytes_of(3), {}, bytes_of(1)}, {{1, 2, 3}, {}, {9, 0, 0}}});
+  const std::vector<std::vector<uint8_t>> all = allgather_bytes({7, 8}, control);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0], zero);
+  EXPECT_EQ(all[1], (std::vector<uint8_t>{7, 8}));
+  EXPECT_EQ(all[2], two);
+}
+
+TEST(Ranks, AgreementNeedsEveryRank) {
+  EXPECT_TRUE(all_ranks(true, fake_control(0, 2, {{{}, {1}}})));
+  EXPECT_FALSE(all_ranks(true, fake_control(0, 2, {{{}, {0}}})));
+  EXPECT_EQ(agreed_reason("", fake_control(0, 2, {{{}, {0}}}), "elsewhere"), "elsewhere");
+  EXPECT_EQ(agreed_reason("here", fake_control(0, 2, {{{}, {1}}}), "elsewhere"), "here");
+  EXPECT_EQ(agreed_reason("", fake_control(0, 2, {{{}, {1}}}), "elsewhere"), "");
 }
 
 }  // namespace

@@ -3,15 +3,15 @@
 // tca-info: what this build of tca is and what it would do here, as ucx_info and nvshmem-info
 // tell of theirs — the release, every setting with its value and where it came from, the
 // transports that reach each rank, and the choices it makes by size (transport per peer and
-// memory kinds, collective algorithm per size). Rank 0 prints; public API only.
-#include <mpi.h>
-
+// memory kinds, collective algorithm per size). Rank 0 prints; public API only, no MPI: the
+// ranks find each other through tca's bootstrap (mpirun, tca-run, torchrun, or one rank alone).
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "tca/tca.h"
 #include "tca/tca_coll.h"
+#include "tca_harness/launch.h"
 #include "tca_harness/options.h"
 #include "tca_harness/report.h"
 #include "tca_harness/table.h"
@@ -147,59 +147,76 @@ void print_collective_choices(int size, Table& table, nlohmann::ordered_json* ro
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  Options options;
-  tca_harness::Cli cli(
-      "tca-info: the release, settings, transports and choices by size of this build of tca "
-      "(run: tca-info, or mpirun -n N tca-info to see N ranks' transports)");
-  cli.app().add_flag("--settings", options.settings, "every setting, its value and its origin");
-  cli.app().add_flag("--transports", options.transports, "the paths that reach each rank");
-  cli.app().add_flag("--choices", options.choices, "the choices by size: transport, algorithm");
-  cli.add_json(options.json);
-  if (auto code = cli.parse(argc, argv, rank)) {
-    MPI_Finalize();
-    return *code;
-  }
-  if (!options.settings && !options.transports && !options.choices)
-    options.settings = options.transports = options.choices = true;
-  Table table(options.json, rank == 0);
-  Report report("tca-info", options.json && rank == 0, "tool");
+// The first comment line and the report's head: the release and, where tca started, the ranks
+// and the bootstrap that joined them.
+void print_head(bool started, const Table& table, Report& report) {
   int major = 0, minor = 0, patch = 0;
   tcaGetVersion(&major, &minor, &patch);
   const std::string release =
       std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-  table.comment("tca " + release + " (headers " TCA_VERSION_STRING "), " + std::to_string(size) +
-                " ranks");
   report.set("version", release);
-  report.set("ranks", size);
+  std::string head = "tca " + release + " (headers " TCA_VERSION_STRING ")";
+  int size = 0;
+  const char* name = "?";
+  const char* reason = "?";
+  if (started && tcaSize(&size) == TCA_SUCCESS && tcaBootstrapInfo(&name, &reason) == TCA_SUCCESS) {
+    head += ", " + std::to_string(size) + " ranks, bootstrap " + name + " (" + reason + ")";
+    report.set("ranks", size);
+    report.set("bootstrap", {{"name", name}, {"reason", reason}});
+  }
+  table.comment(head);
+}
+
+// The ranks and the choices they make; needs tcaInit. False where a call failed.
+bool print_ranks(const Options& options, Table& table, Report& report) {
+  int size = 0;
+  if (tcaSize(&size) != TCA_SUCCESS) return false;
+  if (options.transports) print_transports(size, table, report);
+  if (options.choices) {
+    nlohmann::ordered_json transport_rows = nlohmann::ordered_json::array();
+    nlohmann::ordered_json collective_rows = nlohmann::ordered_json::array();
+    print_transport_choices(size, table, &transport_rows);
+    print_collective_choices(size, table, &collective_rows);
+    report.set("transport_choices", transport_rows);
+    report.set("collective_choices", collective_rows);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rank = tca_harness::launch_rank();  // who prints before tcaInit
+  Options options;
+  tca_harness::Cli cli(
+      "tca-info: the release, settings, transports and choices by size of this build of tca "
+      "(run: tca-info, or tca-run -n N tca-info / mpirun -n N tca-info to see N ranks' "
+      "transports)");
+  cli.app().add_flag("--settings", options.settings, "every setting, its value and its origin");
+  cli.app().add_flag("--transports", options.transports, "the paths that reach each rank");
+  cli.app().add_flag("--choices", options.choices, "the choices by size: transport, algorithm");
+  cli.add_json(options.json);
+  if (auto code = cli.parse(argc, argv, rank)) return *code;
+  if (!options.settings && !options.transports && !options.choices)
+    options.settings = options.transports = options.choices = true;
+  Table table(options.json, rank == 0);
+  Report report("tca-info", options.json && rank == 0, "tool");
+  // Only the ranks' part starts tca: the settings are shown even where tcaInit refuses them.
+  const bool ranks = options.transports || options.choices;
+  if (ranks && tcaInit() != TCA_SUCCESS) {
+    if (rank == 0) std::fprintf(stderr, "tca-info: tcaInit: %s\n", tcaGetLastErrorMessage());
+    print_head(false, table, report);
+    if (options.settings) print_settings(table, report);
+    report.print();
+    return 1;
+  }
+  print_head(ranks, table, report);
   int status = 0;
   if (options.settings && !print_settings(table, report)) status = 1;
-  if (options.transports || options.choices) {
-    if (tcaInit() != TCA_SUCCESS) {
-      if (rank == 0) std::fprintf(stderr, "tca-info: tcaInit: %s\n", tcaGetLastErrorMessage());
-      report.print();
-      MPI_Finalize();
-      return 1;
-    }
-    if (options.transports) print_transports(size, table, report);
-    if (options.choices) {
-      nlohmann::ordered_json transport_rows = nlohmann::ordered_json::array();
-      nlohmann::ordered_json collective_rows = nlohmann::ordered_json::array();
-      print_transport_choices(size, table, &transport_rows);
-      print_collective_choices(size, table, &collective_rows);
-      report.set("transport_choices", transport_rows);
-      report.set("collective_choices", collective_rows);
-    }
+  if (ranks) {
+    if (!print_ranks(options, table, report)) status = 1;
     if (tcaFinalize() != TCA_SUCCESS) status = 1;
   }
   report.print();
-  MPI_Finalize();
   return status;
 }

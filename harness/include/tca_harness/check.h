@@ -14,7 +14,8 @@ void set_program_name(const std::string& name);
 const std::string& program_name();
 
 // Prints "<program>: rank <r>: <message>" to stderr and ends the whole job: MPI_Abort while MPI
-// runs (a peer may be blocked in a wait), else exit(1).
+// runs (a peer may be blocked in a wait), else exit(1), which a launcher without MPI (tca-run,
+// torchrun) answers by ending the other ranks.
 [[noreturn]] void die(const std::string& message);
 
 // "<call>: <tca's last error message>" (or the result's name where there is no message).

@@ -6,10 +6,11 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
-#include <mpi.h>
 #include <nccl.h>
 
 #include <string>
+
+#include "tca_harness/ranks.h"
 
 namespace tca_harness {
 
@@ -20,12 +21,20 @@ class Nccl {
   Nccl& operator=(const Nccl&) = delete;
   ~Nccl();  // destroys the communicator, unloads the library
 
-  // Collective over `comm`: loads `library` on every rank and makes one communicator over all
-  // ranks of `comm` (ncclCommInitRank; this rank's GPU is the current CUDA device). Returns
-  // why NCCL cannot be used, the same on every rank, or "" when it is ready. NCCL refusing
-  // the job (two ranks on one GPU, ...) is such a reason, not a failure. Decided once: later
-  // calls return the same answer.
-  std::string open(MPI_Comm comm, const std::string& library = "libnccl.so.2");
+  // Collective over the ranks of `control`: loads `library` on every rank and makes one
+  // communicator over all of them (ncclCommInitRank; this rank's GPU is the current CUDA
+  // device; the unique id travels through `control`). Returns why NCCL cannot be used, the
+  // same on every rank, or "" when it is ready. NCCL refusing the job (two ranks on one GPU,
+  // ...) is such a reason, not a failure. Decided once: later calls return the same answer.
+  std::string open(const Control& control, const std::string& library = "libnccl.so.2");
+  // Over every rank of the job, through tca's bootstrap (after tcaInit).
+  std::string open() { return open(tca_control()); }
+#ifdef TCA_HARNESS_MPI
+  // Over the ranks of an MPI communicator (MPI programs).
+  std::string open(MPI_Comm comm, const std::string& library = "libnccl.so.2") {
+    return open(mpi_control(comm), library);
+  }
+#endif
   bool ready() const { return comm_ != nullptr; }
   ncclComm_t comm() const { return comm_; }
   std::string version() const;  // "2.28.9"
@@ -54,7 +63,7 @@ class Nccl {
  private:
   struct Api;
   std::string load(const std::string& library);
-  std::string connect(MPI_Comm comm);
+  std::string connect(const Control& control);
 
   void* library_ = nullptr;
   const Api* api_ = nullptr;

@@ -16,7 +16,8 @@ namespace tca_harness {
 
 class Cli {
  public:
-  // `description` heads --help: "<program>: <what it does> (run: mpirun -n N <program>)".
+  // `description` heads --help: "<program>: <what it does> (run: tca-run -n N <program>, or
+  // mpirun -n N <program>)".
   explicit Cli(const std::string& description);
 
   // The CLI11 application, for options of any other kind (add their default with
@@ -37,8 +38,9 @@ class Cli {
   CLI::Option* add_json(bool& json);
 
   // Parses the command line, then runs `validate` (which may throw CLI::ValidationError).
-  // nullopt: the program goes on. Otherwise the program should end (after MPI_Finalize) with
-  // the returned code: 0 after --help, non-zero after a bad option. Only `rank` 0 prints.
+  // nullopt: the program goes on. Otherwise the program should end (after tcaFinalize or
+  // MPI_Finalize where it started them) with the returned code: 0 after --help, non-zero after a
+  // bad option. Only `rank` 0 prints.
   std::optional<int> parse(int argc, char** argv, int rank,
                            const std::function<void()>& validate = {});
 
