@@ -85,10 +85,12 @@ bool measure_once(const Options& options, int rank, unsigned char* block, Times*
 
 enum class Start { kStarted, kSkipped, kFailed };
 
-// tcaInit with `transport` preferred, on at least 2 ranks. A transport of the default list that
-// this build lacks is skipped with a note (`optional`).
+// tcaInit with `transport` preferred, on at least 2 ranks; `control` is the transport that then
+// carries the traffic to the peer. A transport of the default list (`optional`) that this build
+// lacks, or that does not carry that traffic here (mpi under another bootstrap), is skipped with
+// a note.
 Start start(const std::string& transport, bool optional, const Table& table,
-            tca_harness::Report& report, int* rank) {
+            tca_harness::Report& report, int* rank, const char** control) {
   tcaConfig config{};
   config.transport = transport.c_str();
   const tcaResult started = tcaInitWithConfig(&config);
@@ -99,25 +101,33 @@ Start start(const std::string& transport, bool optional, const Table& table,
   if (!ok(started, "tcaInitWithConfig")) return Start::kFailed;
   int size = 0;
   if (!ok(tcaRank(rank), "tcaRank") || !ok(tcaSize(&size), "tcaSize")) return Start::kFailed;
-  if (size >= 2) return Start::kStarted;
-  std::fprintf(stderr,
-               "tca-handles: needs at least 2 ranks, got %d (run: tca-run -n 2 tca-handles, or "
-               "mpirun -n 2 tca-handles)\n",
-               size);
-  tcaFinalize();
-  return Start::kFailed;
+  if (size < 2) {
+    std::fprintf(stderr,
+                 "tca-handles: needs at least 2 ranks, got %d (run: tca-run -n 2 tca-handles, or "
+                 "mpirun -n 2 tca-handles)\n",
+                 size);
+    tcaFinalize();
+    return Start::kFailed;
+  }
+  if (!ok(tcaPeerTransport(*rank == 0 ? 1 : 0, control), "tcaPeerTransport")) return Start::kFailed;
+  if (!optional || tca_harness::all_ranks(transport == *control)) return Start::kStarted;
+  tca_harness::skip_note(table, report,
+                         transport +
+                             ": skipped, it does not carry the traffic between these "
+                             "ranks (" +
+                             *control + " does)");
+  return ok(tcaFinalize(), "tcaFinalize") ? Start::kSkipped : Start::kFailed;
 }
 
 // Every repetition with `transport` preferred; the rows go to the table and the report.
 bool measure(const Options& options, const std::string& transport, bool optional,
              const Table& table, tca_harness::Report& report) {
   int rank = 0;
-  const Start started = start(transport, optional, table, report, &rank);
-  if (started != Start::kStarted) return started == Start::kSkipped;
   const char* control = "?";
-  bool fine = ok(tcaPeerTransport(rank == 0 ? 1 : 0, &control), "tcaPeerTransport");
+  const Start started = start(transport, optional, table, report, &rank, &control);
+  if (started != Start::kStarted) return started == Start::kSkipped;
   void* block = nullptr;
-  fine = fine && ok(tcaMalloc(&block, options.bytes * options.handles, TCA_MEM_CPU), "tcaMalloc");
+  bool fine = ok(tcaMalloc(&block, options.bytes * options.handles, TCA_MEM_CPU), "tcaMalloc");
   Times times;
   for (int r = 0; r < options.repetitions + 1 && fine; ++r) {
     Times& into = times;
