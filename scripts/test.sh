@@ -2,15 +2,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) the tca authors
 # Finds or installs what the build and the tests need (scripts/common.sh), then builds and runs
-# the whole test suite twice: a release build in build/, and an AddressSanitizer + UBSan build in
-# build-asan/. Exits non-zero on any failure. The sanitized pass leaves out the cases labelled
-# "large" (the collectives at 5-8 ranks and the GPU suites at 3-4, which repeat on more ranks
-# what the smaller ones check),
-# "install" (packaging: an install and builds against it), "report" (Python) and "tree" (checks of
-# the source files): they take most of its time and find nothing a sanitizer adds to. TCA_BUILD_DIR names another build directory than build/ (and
-# <it>-asan for the second). Cases run side by side on hosts with many cores: up to half the cores'
-# worth of ranks at once (ctest -j with each case's PROCESSORS; one at a time on 2 or 3 cores);
-# TCA_TEST_JOBS sets that number.
+# the test suite in two configurations: a release build with everything this machine has (MPI
+# included) in build/, and the build without MPI (-DTCA_MPI=OFF: ranks start through tca-run and
+# the tcp bootstrap) with AddressSanitizer + UBSan in build-asan/. The sanitized build leaves the
+# CUDA transport out where no GPU is present (nothing of it could run there; the release build
+# still compiles it), and its pass leaves out the cases labelled "large" (the collectives at 5-8
+# ranks and the GPU suites at 3-4, which repeat on more ranks what the smaller ones check),
+# "install" (packaging), "report" (Python) and "tree" (checks of the source files): they take
+# most of its time and find nothing a sanitizer adds to. Exits non-zero on any failure.
+# TCA_BUILD_DIR names another build directory than build/ (and <it>-asan for the second). Cases
+# run side by side on hosts with many cores: up to half the cores' worth of ranks at once (ctest
+# -j with each case's PROCESSORS; one at a time on 2 or 3 cores); TCA_TEST_JOBS sets that number.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -37,7 +39,10 @@ ensure_prerequisites test
 configure "$build_dir" -DTCA_BUILD_TESTS=ON
 build "$build_dir"
 run_suite "$build_dir"
-configure "$build_dir-asan" -DTCA_BUILD_TESTS=ON -DTCA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+sanitized_cuda=()
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then sanitized_cuda=(-DTCA_CUDA=OFF); fi
+configure "$build_dir-asan" -DTCA_BUILD_TESTS=ON -DTCA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTCA_MPI=OFF "${sanitized_cuda[@]}"
 build "$build_dir-asan"
 run_suite "$build_dir-asan" --label-exclude 'large|install|report|tree'
 say "all tests passed ($build_dir, $build_dir-asan)"

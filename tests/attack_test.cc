@@ -5,10 +5,10 @@
 // to hang or to answer differently per transport. The forger here knows the handle's layout
 // and checksum, as anyone reading tca's source does, and can give any bytes any checksum; only
 // the owner's record must decide.
-#include <mpi.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstddef>
@@ -275,6 +275,28 @@ Forged forge_records(WireHandle& wire, RecordForgery kind, const WireHandle& oth
 
 // A region that is not a whole tcaMalloc block, and one in the caller's own memory: the two
 // ways shm reaches a peer (memfd mapping, cross-memory attach).
+// Hands `mine` to the previous rank and returns the next rank's handles, over the bootstrap
+// (whichever started the job).
+void exchange_with_neighbours(const std::vector<tcaHandle>& mine, std::vector<tcaHandle>* next) {
+  int rank = 0;
+  int size = 1;
+  ASSERT_EQ(tcaRank(&rank), TCA_SUCCESS);
+  ASSERT_EQ(tcaSize(&size), TCA_SUCCESS);
+  const uint64_t count = mine.size();
+  std::vector<uint64_t> counts(static_cast<size_t>(size));
+  ASSERT_EQ(tcaBootstrapAllgather(&count, counts.data(), sizeof count), TCA_SUCCESS);
+  const uint64_t most = *std::max_element(counts.begin(), counts.end());
+  const int from = (rank + 1) % size;
+  next->assign(counts[static_cast<size_t>(from)], tcaHandle{});
+  if (most == 0) return;
+  std::vector<tcaHandle> padded(mine);
+  padded.resize(most);
+  std::vector<tcaHandle> all(most * static_cast<size_t>(size));
+  ASSERT_EQ(tcaBootstrapAllgather(padded.data(), all.data(), most * sizeof(tcaHandle)),
+            TCA_SUCCESS);
+  std::copy_n(all.begin() + static_cast<ptrdiff_t>(from * most), next->size(), next->begin());
+}
+
 class TwoRegions {
  public:
   static constexpr size_t kBytes = 4096;
@@ -437,14 +459,8 @@ TEST_P(TransportTest, ForgedRecordsWithTheOwnersChecksumAreRefusedEverywhere) {
   }
   // The forgeries go to the previous rank: there they name a region of neither that rank nor
   // (from 3 ranks on) the forger.
-  int count = static_cast<int>(forged.size());
-  int shown_count = 0;
-  MPI_Sendrecv(&count, 1, MPI_INT, prev_, 0, &shown_count, 1, MPI_INT, next_, 0, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-  std::vector<tcaHandle> shown(static_cast<size_t>(shown_count));
-  MPI_Sendrecv(forged.data(), count * static_cast<int>(sizeof(tcaHandle)), MPI_BYTE, prev_, 1,
-               shown.data(), shown_count * static_cast<int>(sizeof(tcaHandle)), MPI_BYTE, next_, 1,
-               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  std::vector<tcaHandle> shown;
+  exchange_with_neighbours(forged, &shown);
   const auto refuse_all = [&](const char* when) {
     for (size_t i = 0; i < forged.size(); ++i) {
       SCOPED_TRACE(::testing::Message() << when << ", at the forger: " << what[i]);

@@ -5,7 +5,6 @@
 // measured size moved byte-exactly by whichever transport it chose, the cache read back by the
 // next start, and no table where a transport is forced.
 #include <gtest/gtest.h>
-#include <mpi.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "tca/tca.h"
+#include "test_util.h"
 
 namespace {
 
@@ -32,8 +32,8 @@ std::string table_to(int peer) {
 class Choice : public ::testing::Test {
  protected:
   void SetUp() override {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    rank_ = tca_test::world_rank();
+    size_ = tca_test::world_size();
   }
   int rank_ = 0;
   int size_ = 1;

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// main() of the gtest programs, run under mpirun or alone. MPI lives for the whole program
-// (tca is initialized and finalized per test). Rank 0 prints gtest's usual report; the other
-// ranks print only their failures, tagged with the rank. Every rank exits non-zero when any
-// rank failed, so mpirun (and ctest) fail as well.
+// main() of the gtest programs, run under mpirun, tca-run (the tcp bootstrap), torchrun or
+// alone. Where an MPI launcher started the ranks (or the program runs alone) MPI lives for the
+// whole program; under tca-run or torchrun MPI is never initialized, so tca starts itself over
+// tcp (tca is initialized and finalized per test). Rank 0 prints gtest's usual report; the other
+// ranks print only their failures, tagged with the rank. Under MPI every rank exits non-zero
+// when any rank failed; under tca-run the failing rank's status ends the job.
 //
 // A failure on one rank can leave the ranks at different collectives, which then never
 // return. A watchdog ends the process when one test runs longer than $TCA_TEST_WATCHDOG_S
 // (default 120) seconds, naming the test, so such a hang fails fast and says where.
 #include <gtest/gtest.h>
+#ifdef TCA_TESTS_MPI
 #include <mpi.h>
+#endif
 
 #include <chrono>
 #include <condition_variable>
@@ -18,6 +22,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "test_util.h"
 
 namespace {
 
@@ -106,14 +112,17 @@ int watchdog_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef TCA_TESTS_MPI
   // SERIALIZED: tca may make MPI calls from its guard thread (TCA_MPI_GUARD).
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  const bool mpi = tca_test::started_by_mpi();
+  if (mpi) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  }
+#endif
   ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  int size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int rank = tca_test::world_rank();
+  const int size = tca_test::world_size();
   if (rank != 0) {
     ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
@@ -126,10 +135,14 @@ int main(int argc, char** argv) {
 
   const int failed_here = RUN_ALL_TESTS() != 0 ? 1 : 0;
   delete ::testing::UnitTest::GetInstance()->listeners().Release(watchdog);
-  int ranks_failed = 0;
-  MPI_Allreduce(&failed_here, &ranks_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int ranks_failed = failed_here;
+#ifdef TCA_TESTS_MPI
+  if (mpi) {
+    MPI_Allreduce(&failed_here, &ranks_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+  }
+#endif
   if (rank == 0 && ranks_failed > 0)
     std::fprintf(stderr, "FAILED: %d of %d rank(s) had failing tests\n", ranks_failed, size);
-  MPI_Finalize();
   return ranks_failed > 0 ? 1 : 0;
 }

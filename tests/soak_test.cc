@@ -4,7 +4,6 @@
 // offsets, notifications in the middle and at the end, pushes and pulls, immediate puts and
 // gets) between random peers, every byte of every destination checked. Every rank derives the
 // same plan from the seed, so each knows what it must receive. Runs for a few seconds.
-#include <mpi.h>
 
 #include <cstdio>
 #include <memory>
@@ -202,7 +201,7 @@ TEST_P(TransportTest, RandomizedChainsBetweenRandomPeers) {
     // Rank 0's clock decides for everyone, so all ranks run the same number of rounds.
     keep_going = rounds + 1 < kMinRounds ||
                  (rounds + 1 < kMaxRounds && seconds_since(start) < kBudgetSeconds);
-    MPI_Bcast(&keep_going, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    ASSERT_TCA_OK(tcaBootstrapBroadcast(&keep_going, sizeof keep_going, 0));
   }
   if (rank_ == 0)
     std::printf("[   soak   ] %s: %d rounds, %zu chains over %d rank(s)\n", GetParam().c_str(),

@@ -2,10 +2,13 @@
 // Copyright (c) the tca authors
 #include "test_util.h"
 
+#ifdef TCA_TESTS_MPI
 #include <mpi.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <thread>
@@ -220,16 +223,66 @@ const char* path_name(tcaPath path) {
 
 // ---- ranks and collective objects ----
 
+namespace {
+
+int environment_number(const char* tca_name, const char* torchrun_name, int otherwise) {
+  for (const char* name : {tca_name, torchrun_name}) {
+    const char* text = std::getenv(name);
+    if (text != nullptr && *text != '\0') return std::atoi(text);
+  }
+  return otherwise;
+}
+
+#ifdef TCA_TESTS_MPI
+bool set(const char* name) {
+  const char* text = std::getenv(name);
+  return text != nullptr && *text != '\0';
+}
+
+bool mpi_running() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized != 0 && finalized == 0;
+}
+#endif
+
+}  // namespace
+
+bool started_by_mpi() {
+#ifdef TCA_TESTS_MPI
+  const char* bootstrap = std::getenv("TCA_BOOTSTRAP");
+  if (bootstrap != nullptr && *bootstrap != '\0' && std::string(bootstrap) != "auto")
+    return std::string(bootstrap) == "mpi";
+  for (const char* name : {"TCA_ROOT", "TCA_RANK", "MASTER_ADDR"})
+    if (set(name)) return false;
+  return true;
+#else
+  return false;
+#endif
+}
+
 int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
+#ifdef TCA_TESTS_MPI
+  if (mpi_running()) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+  }
+#endif
+  return environment_number("TCA_RANK", "RANK", 0);
 }
 
 int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
+#ifdef TCA_TESTS_MPI
+  if (mpi_running()) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return size;
+  }
+#endif
+  return environment_number("TCA_SIZE", "WORLD_SIZE", 1);
 }
 
 namespace {

@@ -120,8 +120,15 @@ const char* path_name(tcaPath path);     // "shm", "mpi", "ce", "sm"; TCA_PATH_C
 
 // ---- ranks and collective objects ----
 
-int world_rank();  // MPI_COMM_WORLD rank: valid whether or not tca is initialized
+// This process's rank and the job's size, whether or not tca is initialized: MPI's where this
+// program initialized MPI, else the tcp bootstrap's variables (TCA_RANK, TCA_SIZE or torchrun's
+// RANK, WORLD_SIZE), else a job of one.
+int world_rank();
 int world_size();
+// Whether an MPI launcher started this process, or it runs alone (then MPI starts as a
+// singleton, as before tca could start without it); false under tca-run, torchrun or with
+// TCA_BOOTSTRAP naming another bootstrap, and always where the tests are built without MPI.
+bool started_by_mpi();
 
 // Collective: every rank allocates `bytes` of one memory kind with tcaMalloc, registers them
 // and learns every rank's handle. Destruction waits at a barrier (so no peer still reads or

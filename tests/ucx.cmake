@@ -18,17 +18,17 @@ add_executable(tca_ucx_tests ucx_test.cc)
 target_link_libraries(tca_ucx_tests PRIVATE tca_internal tca_gtest_main)
 target_compile_options(tca_ucx_tests PRIVATE ${TCA_WARNINGS})
 foreach(ranks 1 2 3)
-  tca_mpi_test(ucx_blocks_np${ranks} ${ranks} 120 "mpi;ucx" tca_ucx_tests)
+  tca_run_test(ucx_blocks_np${ranks} ${ranks} 120 "tcp;ucx" tca_ucx_tests)
   set_tests_properties(ucx_blocks_np${ranks} PROPERTIES ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT}")
 endforeach()
 
 # The transport suite with ucx forced (tests/ucx_transfer_test.cc instantiates it), on one host
 # and on fake hosts (TCA_HOST_ID: ranks of unlike parity on different hosts as tca sees them).
 target_sources(tca_transport_tests PRIVATE ucx_transfer_test.cc)
-tca_mpi_test(transport_ucx_np2 2 600 "mpi;transport_ucx" tca_transport_tests
+tca_run_test(transport_ucx_np2 2 600 "tcp;transport_ucx" tca_transport_tests
              --gtest_filter=Ucx/TransportTest.*/ucx)
 set_tests_properties(transport_ucx_np2 PROPERTIES ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT}")
-tca_mpi_test(transport_ucx_hosts_np3 3 600 "mpi;transport_ucx" tca_transport_tests
+tca_run_test(transport_ucx_hosts_np3 3 600 "tcp;transport_ucx;fakehosts" tca_transport_tests
              --gtest_filter=Ucx/TransportTest.*/ucx)
 set_tests_properties(transport_ucx_hosts_np3 PROPERTIES
                      ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT};TCA_HOST_ID=cyclic:2")
@@ -57,7 +57,7 @@ endif()
 
 # GPU memory over ucx between fake hosts (tests/ucx_gpu_test.cc): two ranks sharing a GPU, sizes up
 # to 256 MiB. Skips without a GPU (CI); on a GPU machine, UCX needs its cuda_copy transport.
-if(TCA_HAVE_CUDA)
+if(TCA_HAVE_CUDA AND TCA_HAVE_MPI)
   tca_test_program(tca_ucx_gpu_tests ucx_gpu_test.cc)
   target_link_libraries(tca_ucx_gpu_tests PRIVATE tca_gpu_test_support)
   tca_mpi_test(ucx_gpu_hosts_np2 2 900 "mpi;cuda;transport_ucx" tca_ucx_gpu_tests)

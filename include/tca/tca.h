@@ -144,6 +144,14 @@ TCA_API tcaResult tcaFinalize(void); /* collective */
 TCA_API tcaResult tcaRank(int* rank);
 TCA_API tcaResult tcaSize(int* size);
 TCA_API tcaResult tcaBarrier(void); /* collective; for set-up, not for data ordering */
+/* Control exchanges over whatever started the job (TCA_BOOTSTRAP: MPI, PMIx, tca's own sockets),
+ * for set-up and agreement between ranks, never for data: collective, blocking, bounded by the
+ * timeout. Allgather: all[r*bytes .. (r+1)*bytes) receives rank r's `mine` (bytes > 0). */
+TCA_API tcaResult tcaBootstrapAllgather(const void* mine, void* all, size_t bytes);
+TCA_API tcaResult tcaBootstrapBroadcast(void* data, size_t bytes, int root);
+/* Which bootstrap started the job ("mpi", "pmix", "tcp" or "single") and, in words, why it was
+ * chosen; either pointer may be NULL. The strings live until tcaFinalize. */
+TCA_API tcaResult tcaBootstrapInfo(const char** name, const char** reason);
 TCA_API tcaResult tcaSetTimeout(int timeout_ms);
 TCA_API tcaResult tcaGetTimeout(int* timeout_ms); /* the timeout waits use now */
 /* The transport AUTO uses between this rank's and `peer`'s host memory ("shm", "mpi", ...). */

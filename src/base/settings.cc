@@ -18,6 +18,22 @@ constexpr int64_t kNoMax = INT64_MAX;
 
 // The one table. Keep docs/SETTINGS.md in step (a unit test compares them).
 const std::vector<SettingSpec> kSettings = {
+    {"TCA_BOOTSTRAP", SettingKind::kChoice, "auto", 0, 0, "auto|mpi|pmix|tcp|single",
+     "how ranks find each other at tcaInit: auto takes mpi where the program initialized MPI or "
+     "an MPI launcher started it, else pmix under a PMIx server, else tcp where TCA_ROOT or "
+     "torchrun's variables are set, else a job of one rank (single); mpi and pmix where built"},
+    {"TCA_RANK", SettingKind::kCount, "", 0, INT32_MAX - 1, "",
+     "tcp bootstrap: this process's rank (with TCA_SIZE and TCA_ROOT; torchrun's RANK otherwise)"},
+    {"TCA_SIZE", SettingKind::kCount, "", 1, INT32_MAX, "",
+     "tcp bootstrap: the number of ranks (torchrun's WORLD_SIZE otherwise)"},
+    {"TCA_ROOT", SettingKind::kText, "", 0, 0, "host:port",
+     "tcp bootstrap: where rank 0 listens and the others connect; default under torchrun: "
+     "MASTER_ADDR and MASTER_PORT+1"},
+    {"TCA_JOB_KEY", SettingKind::kText, "", 0, 0, "any text",
+     "tcp bootstrap: the secret every connection to the root proves it knows, so that another "
+     "job's connection is refused; default: the launcher's job id, the root and the size"},
+    {"TCA_SOCKET_IFNAME", SettingKind::kText, "", 0, 0, "an interface name",
+     "tcp bootstrap: the interface its connections bind to; default: the route to the root"},
     {"TCA_TIMEOUT_MS", SettingKind::kCount, "60000", 1, INT32_MAX, "",
      "how long a wait (notification, DMA, deregistration) may take before TCA_ERROR_TIMEOUT; "
      "tcaConfig.timeout_ms and tcaSetTimeout take precedence"},

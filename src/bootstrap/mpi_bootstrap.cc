@@ -35,6 +35,10 @@ class MpiBootstrap final : public Bootstrap {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  const char* name() const override { return "mpi"; }
+  bool is_mpi() const override { return true; }
+  tcaResult start_guard(CallGuard::Liveness liveness) override;
+  void stop_guard() override { mpi_guard().stop(); }
 
   tcaResult allgather(const void* mine, void* all, size_t bytes) override {
     if (bytes > static_cast<size_t>(INT32_MAX))
@@ -86,7 +90,19 @@ CallGuard& mpi_guard() {
   return *guard;
 }
 
-tcaResult start_mpi_guard(CallGuard::Liveness liveness, int size, int rank) {
+bool mpi_in_use() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized != 0 && finalized == 0;
+}
+
+// Starts the guard where TCA_MPI_GUARD asks (auto: under mpirun --enable-recovery) and MPI
+// allows calls from another thread.
+tcaResult MpiBootstrap::start_guard(CallGuard::Liveness liveness) {
+  const int size = size_;
+  const int rank = rank_;
   std::string mode;
   TCA_CHECK(setting_choice("TCA_MPI_GUARD", &mode));
   if (mode == "off" || (mode == "auto" && !launcher_keeps_survivors())) return TCA_SUCCESS;

@@ -115,6 +115,28 @@ tcaResult tcaBarrier(void) {
   return TCA_SUCCESS;
 }
 
+tcaResult tcaBootstrapAllgather(const void* mine, void* all, size_t bytes) {
+  TCA_CONTEXT(context);
+  if (mine == nullptr || all == nullptr || bytes == 0)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "tcaBootstrapAllgather needs buffers and bytes > 0");
+  return context->bootstrap().allgather(mine, all, bytes);
+}
+
+tcaResult tcaBootstrapBroadcast(void* data, size_t bytes, int root) {
+  TCA_CONTEXT(context);
+  if (data == nullptr || bytes == 0)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "tcaBootstrapBroadcast needs a buffer and bytes > 0");
+  TCA_CHECK(tca::check_rank(*context, root, false));
+  return context->bootstrap().broadcast(data, bytes, root);
+}
+
+tcaResult tcaBootstrapInfo(const char** name, const char** reason) {
+  TCA_CONTEXT(context);
+  if (name != nullptr) *name = context->bootstrap().name();
+  if (reason != nullptr) *reason = context->bootstrap().reason().c_str();
+  return TCA_SUCCESS;
+}
+
 tcaResult tcaSetTimeout(int timeout_ms) {
   TCA_CONTEXT(context);
   if (timeout_ms <= 0)

@@ -135,7 +135,7 @@ tcaResult Context::init(const tcaConfig* config) {
   std::string forced;
   TCA_CHECK(parse_transport(config, &forced));
   TCA_CHECK(parse_timeout(config, &timeout_ms_));
-  TCA_CHECK(make_mpi_bootstrap(&bootstrap_));
+  TCA_CHECK(make_bootstrap(timeout_ms_, &bootstrap_));
   rank_ = bootstrap_->rank();
   std::string fake_host;
   TCA_CHECK(parse_host_id(rank_, &fake_host));
@@ -158,7 +158,7 @@ tcaResult Context::init(const tcaConfig* config) {
   peers_.resize(size_);
   TCA_CHECK(bootstrap_->allgather(&mine, peers_.data(), sizeof(PeerInfo)));
   // From here a rank's death on this machine can be seen, so MPI calls can be guarded.
-  TCA_CHECK(start_mpi_guard([this](int peer) { return check_peer_alive(peer); }, size_, rank_));
+  TCA_CHECK(bootstrap_->start_guard([this](int peer) { return check_peer_alive(peer); }));
   // Launchers pin ranks to cores, so the host's online cores, not our affinity, are the supply.
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const long ranks_here = std::count_if(peers_.begin(), peers_.end(), [&](const PeerInfo& peer) {
@@ -249,7 +249,7 @@ Context::~Context() {
   if (bootstrap_ != nullptr) bootstrap_->barrier();
   descriptors_ = DescRegistry();  // prepared runs go before the transports that made them
   while (!transports_.empty()) transports_.pop_back();  // the last registered goes first
-  mpi_guard().stop();  // before the bootstrap, which may finalize MPI
+  if (bootstrap_ != nullptr) bootstrap_->stop_guard();  // before it goes (it may finalize MPI)
 }
 
 std::string Context::memfd_name(int owner, uint32_t serial) const {

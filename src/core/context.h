@@ -79,7 +79,10 @@ class Context {
   tcaResult check_peer_alive(int peer) const;
 
   // ---- what the API calls ----
-  void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }
+  void set_timeout_ms(int timeout_ms) {
+    timeout_ms_ = timeout_ms;
+    bootstrap_->set_timeout_ms(timeout_ms);
+  }
   // The transport AUTO takes between this rank's memory of kind `local` and `peer`'s of kind
   // `remote` (null where none reaches).
   Transport* default_transport(int peer, tcaMemKind local, tcaMemKind remote) const {

@@ -7,7 +7,9 @@
 namespace tca {
 
 tcaResult make_shm_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
+#ifdef TCA_HAVE_MPI
 tcaResult make_mpi_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
+#endif
 #ifdef TCA_HAVE_CUDA
 tcaResult make_cuda_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
 #endif
@@ -23,7 +25,9 @@ const std::vector<TransportEntry>& transport_registry() {
 #ifdef TCA_HAVE_CUDA
       {"cuda", make_cuda_transport},  // same host, a GPU end: copy engines and SMs over CUDA IPC
 #endif
-      {"mpi", make_mpi_transport},  // anywhere, host memory: MPI one-sided
+#ifdef TCA_HAVE_MPI
+      {"mpi", make_mpi_transport},  // anywhere, host memory: MPI one-sided (MPI bootstrap only)
+#endif
 #ifdef TCA_HAVE_UCX
       {"ucx", make_ucx_transport, true},  // anywhere, host and GPU memory: UCX puts and gets
 #endif

@@ -904,6 +904,8 @@ tcaResult MpiRun::wait() {
 
 tcaResult make_mpi_transport(Context& context, int id,
                              std::vector<std::unique_ptr<Transport>>* out) {
+  // MPI_COMM_WORLD is this job only where MPI started it; otherwise other transports carry it.
+  if (!context.bootstrap().is_mpi()) return TCA_SUCCESS;
   auto transport = std::make_unique<MpiTransport>(context, id);
   TCA_CHECK(transport->init());
   out->push_back(std::move(transport));

@@ -1,17 +1,21 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) the tca authors
-# How multi-rank tests are launched; included from the top level so that tests/ and bench/
-# (smoke runs) share it.
+# How multi-rank tests are launched; included from the top level so that tests/, bench/,
+# examples/ and apps/ share it. tca_rank_test starts a program's ranks the way this build's
+# users would: mpirun where tca has MPI, else tca-run (tca's own launcher, the tcp bootstrap).
+# tca_run_test always uses tca-run, tca_mpi_test always mpirun.
 
-# Open MPI refuses to start as root (CI runs as root) and to place more ranks than cores
-# without these flags; other launchers do not know them.
-execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE tca_mpiexec_version
-                ERROR_QUIET)
 set(TCA_OPEN_MPI OFF)
 set(TCA_MPIEXEC_FLAGS "")
-if(tca_mpiexec_version MATCHES "Open MPI|OpenRTE")
-  set(TCA_OPEN_MPI ON)
-  set(TCA_MPIEXEC_FLAGS --oversubscribe --allow-run-as-root)
+if(TCA_HAVE_MPI)
+  # Open MPI refuses to start as root (CI runs as root) and to place more ranks than cores
+  # without these flags; other launchers do not know them.
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE tca_mpiexec_version
+                  ERROR_QUIET)
+  if(tca_mpiexec_version MATCHES "Open MPI|OpenRTE")
+    set(TCA_OPEN_MPI ON)
+    set(TCA_MPIEXEC_FLAGS --oversubscribe --allow-run-as-root)
+  endif()
 endif()
 
 # Open MPI's own libraries leak at exit. Only allocations made inside the MPI stack are
@@ -54,4 +58,27 @@ function(tca_mpi_test name ranks timeout labels program)
                    ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${program}> ${MPIEXEC_POSTFLAGS} ${ARGN})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${ranks}
                        LABELS "${labels}" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+endfunction()
+
+# tca_run_test(NAME RANKS TIMEOUT_S LABELS PROGRAM [ARGS...]): RANKS local ranks started by
+# tca-run (tools/run), which finds each other through the tcp bootstrap.
+function(tca_run_test name ranks timeout labels program)
+  add_test(NAME ${name} COMMAND $<TARGET_FILE:tca-run> -n ${ranks} $<TARGET_FILE:${program}> ${ARGN})
+  # UCX, where tca has it, over TCP on loopback only, as the ucx tests run (tests/ucx.cmake).
+  set(environment ${TCA_TEST_ENVIRONMENT})
+  if(TCA_HAVE_UCX)
+    list(APPEND environment UCX_TLS=self,tcp UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${ranks}
+                       LABELS "${labels}" ENVIRONMENT "${environment}")
+endfunction()
+
+# tca_rank_test(NAME RANKS TIMEOUT_S LABELS PROGRAM [ARGS...]): mpirun where tca has MPI, else
+# tca-run.
+function(tca_rank_test name ranks timeout labels program)
+  if(TCA_HAVE_MPI)
+    tca_mpi_test(${name} ${ranks} ${timeout} "${labels}" ${program} ${ARGN})
+  else()
+    tca_run_test(${name} ${ranks} ${timeout} "${labels}" ${program} ${ARGN})
+  endif()
 endfunction()

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) the tca authors
+# The tcp bootstrap (src/bootstrap): good and bad starts from the environment, init again, and the
+# suites started by tca-run in builds with MPI too. Included from tests/CMakeLists.txt.
+
+# One rank of a job however the environment starts it (tests/bootstrap/probe.cc).
+add_executable(tca_bootstrap_probe bootstrap/probe.cc)
+target_link_libraries(tca_bootstrap_probe PRIVATE tca::tca)
+target_compile_options(tca_bootstrap_probe PRIVATE ${TCA_WARNINGS})
+
+# The good and bad starts, each case its own processes of the probe.
+add_executable(tca_bootstrap_tests bootstrap/bad_start_test.cc)
+target_link_libraries(tca_bootstrap_tests PRIVATE tca::tca GTest::gtest_main)
+target_compile_definitions(tca_bootstrap_tests PRIVATE
+                           TCA_BOOTSTRAP_PROBE="$<TARGET_FILE:tca_bootstrap_probe>")
+if(TCA_HAVE_MPI)
+  target_compile_definitions(tca_bootstrap_tests PRIVATE TCA_TESTS_MPI=1)
+endif()
+if(TCA_HAVE_PMIX)
+  target_compile_definitions(tca_bootstrap_tests PRIVATE TCA_TESTS_PMIX=1)
+endif()
+target_compile_options(tca_bootstrap_tests PRIVATE ${TCA_WARNINGS})
+add_dependencies(tca_bootstrap_tests tca_bootstrap_probe)
+add_test(NAME bootstrap_starts COMMAND tca_bootstrap_tests)
+set_tests_properties(bootstrap_starts PROPERTIES TIMEOUT 300 PROCESSORS 4 LABELS "tcp;bootstrap"
+                     ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+
+# tcaFinalize then tcaInit, 100 times, and a job that goes on with fewer ranks.
+tca_run_test(bootstrap_reinit_np3 3 300 "tcp;bootstrap" tca_bootstrap_probe --loops 100)
+tca_run_test(bootstrap_shrink_np4 4 120 "tcp;bootstrap" tca_bootstrap_probe --shrink 2 --loops 3)
+
+# The suites themselves start through tca-run (tests/CMakeLists.txt, tests/coll, tests/ucx.cmake),
+# with mpirun beside them where tca has MPI.
