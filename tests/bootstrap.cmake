@@ -31,3 +31,14 @@ tca_run_test(bootstrap_shrink_np4 4 120 "tcp;bootstrap" tca_bootstrap_probe --sh
 
 # The suites themselves start through tca-run (tests/CMakeLists.txt, tests/coll, tests/ucx.cmake),
 # with mpirun beside them where tca has MPI.
+
+# The pmix bootstrap, where built, under mpirun's PMIx server (the programs leave MPI alone when
+# TCA_BOOTSTRAP names another bootstrap): the shm suite and init again.
+if(TCA_HAVE_PMIX AND TCA_HAVE_MPI)
+  tca_mpi_test(transport_shm_pmix_np3 3 600 "pmix;transport_shm" tca_transport_tests
+               --gtest_filter=Transports/TransportTest.*/shm)
+  tca_mpi_test(bootstrap_pmix_reinit_np3 3 300 "pmix;bootstrap" tca_bootstrap_probe --loops 30)
+  foreach(name transport_shm_pmix_np3 bootstrap_pmix_reinit_np3)
+    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT TCA_BOOTSTRAP=pmix)
+  endforeach()
+endif()

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <sstream>
 #include <thread>
 
@@ -225,8 +226,9 @@ const char* path_name(tcaPath path) {
 
 namespace {
 
-int environment_number(const char* tca_name, const char* torchrun_name, int otherwise) {
-  for (const char* name : {tca_name, torchrun_name}) {
+// The first of `names` that is set: tca's, torchrun's, then PMIx launchers' (Open MPI's, Slurm's).
+int environment_number(std::initializer_list<const char*> names, int otherwise) {
+  for (const char* name : names) {
     const char* text = std::getenv(name);
     if (text != nullptr && *text != '\0') return std::atoi(text);
   }
@@ -271,7 +273,8 @@ int world_rank() {
     return rank;
   }
 #endif
-  return environment_number("TCA_RANK", "RANK", 0);
+  return environment_number(
+      {"TCA_RANK", "RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}, 0);
 }
 
 int world_size() {
@@ -282,7 +285,7 @@ int world_size() {
     return size;
   }
 #endif
-  return environment_number("TCA_SIZE", "WORLD_SIZE", 1);
+  return environment_number({"TCA_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}, 1);
 }
 
 namespace {

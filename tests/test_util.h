@@ -121,8 +121,9 @@ const char* path_name(tcaPath path);     // "shm", "mpi", "ce", "sm"; TCA_PATH_C
 // ---- ranks and collective objects ----
 
 // This process's rank and the job's size, whether or not tca is initialized: MPI's where this
-// program initialized MPI, else the tcp bootstrap's variables (TCA_RANK, TCA_SIZE or torchrun's
-// RANK, WORLD_SIZE), else a job of one.
+// program initialized MPI, else the launcher's variables (tca-run's TCA_RANK and TCA_SIZE,
+// torchrun's RANK and WORLD_SIZE, a PMIx launcher's PMIX_RANK with Open MPI's or Slurm's size),
+// else a job of one.
 int world_rank();
 int world_size();
 // Whether an MPI launcher started this process, or it runs alone (then MPI starts as a
