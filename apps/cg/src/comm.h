@@ -6,7 +6,8 @@
 //   tca   persistent tca collectives (allgather, allreduce) made once, and for 2d tca chains
 //         built once (notification slots 0-1, DMA channels 0-1; the collectives keep 32-63
 //         and channel 3). On the GPU everything is stream-ordered and can be captured in a
-//         CUDA graph.
+//         CUDA graph. On the GPU, --tca-exchange push replaces both by kernels that store into
+//         the peers' buffers through tca's device pointers (tca_push.h).
 //   mpi   MPI collectives (MPI_Allgather, MPI_Sendrecv + MPI_Allgather on grid columns,
 //         MPI_Reduce_scatter_block on grid rows, MPI_Allreduce); GPU data is staged through
 //         host memory (MPI is not CUDA-aware here).
@@ -28,8 +29,19 @@ namespace tca_cg {
 enum class CommKind { kTca, kMpi, kNccl };
 const char* comm_name(CommKind kind);
 
+// How --comm tca moves data on the GPU: tca's persistent collectives and chains (kColl);
+// kernels that store straight into the peers' buffers through tca's device pointers, and a
+// mailbox kernel for the dot products (kPush, tca_push.h); kPush with each dot product summed
+// over the ranks by the last block of the kernel that forms it (kFusedDots: no allreduce
+// kernels); kFusedDots with p's elements also stored into the peers by the update of p, and the
+// SpMV waiting for the peers' before it reads them (kFused, 1d with the slab SpMV kernels: no
+// exchange kernel either). The CPU always takes kColl.
+enum class TcaExchange { kColl, kPush, kFusedDots, kFused };
+const char* tca_exchange_name(TcaExchange exchange);
+
 struct CommOptions {
   int tca_algorithm = 0;  // tcaCollAlgorithm of the tca collectives (0: TCA_COLL_AUTO)
+  TcaExchange tca_exchange = TcaExchange::kColl;
 };
 
 class Comm {

@@ -56,6 +56,20 @@ const char* comm_name(CommKind kind) {
   return "?";
 }
 
+const char* tca_exchange_name(TcaExchange exchange) {
+  switch (exchange) {
+    case TcaExchange::kPush:
+      return "push";
+    case TcaExchange::kFusedDots:
+      return "fused-dots";
+    case TcaExchange::kFused:
+      return "fused";
+    case TcaExchange::kColl:
+      break;
+  }
+  return "coll";
+}
+
 std::unique_ptr<Comm> make_comm(CommKind kind, const Layout& layout, Device device,
                                 const CommOptions& options, std::string* why_not) {
   if (layout.ranks == 1) return make_self_comm(kind);

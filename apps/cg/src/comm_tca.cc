@@ -2,16 +2,23 @@
 // Copyright (c) the tca authors
 // Communication over tca: persistent collectives for the 1d allgather and the dot products,
 // and for 2d chains built once that send pieces straight into the peers' buffers with a
-// notification (slots 0-1, channels 0-1). On GPU memory every call is stream-ordered.
+// notification (slots 0-1, channels 0-1). On GPU memory every call is stream-ordered. With
+// --tca-exchange push (GPU), kernels store the pieces into the peers' buffers through tca's
+// device pointers and count them in signal cells of a region of this comm, and the dot products
+// meet in mailboxes of the same region (tca_push.h).
 #include <tca/tca.h>
 #include <tca/tca_coll.h>
 
 #ifdef TCA_CG_CUDA
+#include <cuda_runtime_api.h>
 #include <tca/tca_coll_cuda.h>
 #include <tca/tca_cuda.h>
+
+#include "tca_push.h"
 #endif
 
 #include <array>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,12 +50,43 @@ struct Message {
   tcaDesc desc = nullptr;
 };
 
+#ifdef TCA_CG_CUDA
+// The push exchange's region, one per comm on every rank (64-bit cells): the arrival counts of
+// the gather and of the reduction (one cell per sender each), each exchange's push count and
+// its blocks' arrival counter (the fused update of p has its own), the allreduce's sequence
+// number, and the allreduce's mailbox.
+struct PushCells {
+  explicit PushCells(int ranks) : ranks(ranks) {}
+  int ranks;
+  size_t gather(int sender) const { return static_cast<size_t>(sender); }
+  size_t reduce(int sender) const { return static_cast<size_t>(ranks + sender); }
+  size_t gather_pushes() const { return static_cast<size_t>(2 * ranks); }
+  size_t reduce_pushes() const { return gather_pushes() + 1; }
+  size_t sequence() const { return gather_pushes() + 2; }
+  size_t gather_blocks() const { return gather_pushes() + 3; }
+  size_t reduce_blocks() const { return gather_pushes() + 4; }
+  size_t fused_blocks() const { return gather_pushes() + 5; }
+  size_t mailbox() const { return gather_pushes() + 8; }
+  size_t count() const { return mailbox() + static_cast<size_t>(kMailboxCellsPerRank) * ranks; }
+};
+
+uint64_t push_timeout_ns() {
+  const char* text = std::getenv("TCA_TIMEOUT_MS");
+  const long long ms = text ? std::atoll(text) : 0;
+  return static_cast<uint64_t>(ms > 0 ? ms : 60000) * 1000000ull;
+}
+#endif
+
 class TcaComm final : public Comm {
  public:
   TcaComm(const Layout& layout, Device device, const CommOptions& options)
       : layout_(layout),
         device_(device),
-        algorithm_(static_cast<tcaCollAlgorithm>(options.tca_algorithm)) {}
+        algorithm_(static_cast<tcaCollAlgorithm>(options.tca_algorithm)),
+        push_(device == Device::kGpu && options.tca_exchange != TcaExchange::kColl),
+        fuse_dots_(device == Device::kGpu && (options.tca_exchange == TcaExchange::kFused ||
+                                              options.tca_exchange == TcaExchange::kFusedDots)),
+        fuse_p_(device == Device::kGpu && options.tca_exchange == TcaExchange::kFused) {}
 
   ~TcaComm() override {
     // Collective frees, in the same order on every rank.
@@ -60,6 +98,10 @@ class TcaComm final : public Comm {
       for (Message& message : *list) tcaDescFree(message.desc);
     }
     for (tcaHandle& handle : own_handles_) tcaDestroyHandle(&handle);
+    if (cells_) tcaFree(cells_);
+#ifdef TCA_CG_CUDA
+    if (device_plan_) cudaFree(device_plan_);
+#endif
   }
 
   CommKind kind() const override { return CommKind::kTca; }
@@ -86,6 +128,41 @@ class TcaComm final : public Comm {
   void bind(Engine& engine) override {
     engine_ = &engine;
     buffers_ = engine.buffers();
+#ifdef TCA_CG_CUDA
+    if (push_) {
+      build_push();
+      if (fuse_p_) {
+        PushFusion fusion;
+        fusion.peers = gather_plan_.puts;
+        for (int k = 0; k < gather_plan_.puts; ++k) {
+          fusion.dst[k] = gather_plan_.dst[k];
+          fusion.signal[k] = gather_plan_.signal[k];
+        }
+        fusion.blocks_done = fused_blocks_;
+        fusion.pushes = gather_plan_.pushes;
+        PushWait wait;
+        wait.sources = gather_plan_.sources;
+        for (int k = 0; k < gather_plan_.sources; ++k) wait.arrived[k] = gather_plan_.arrived[k];
+        wait.pushes = gather_plan_.pushes;
+        wait.timeout_ns = gather_plan_.timeout_ns;
+        fused_push_ = layout_.partition == Partition::kOneD && engine.fuse_push(fusion, wait);
+        // Other writers of p than the update: pushed by the kernel, the SpMV waits.
+        push_only_ = gather_plan_;
+        push_only_.sources = 0;
+      }
+      if (fuse_dots_) {
+        // The plan in device memory, read by the engine's kernels.
+        void* block = nullptr;
+        if (cudaMalloc(&block, sizeof(ReducePlan)) != cudaSuccess ||
+            cudaMemcpy(block, &reduce_mailbox_, sizeof(ReducePlan), cudaMemcpyHostToDevice) !=
+                cudaSuccess)
+          throw std::runtime_error("--tca-exchange fused: copying the allreduce plan failed");
+        device_plan_ = block;
+        fused_allreduce_ = engine.fuse_allreduce(static_cast<const ReducePlan*>(device_plan_));
+      }
+      return;
+    }
+#endif
     tcaCollConfig config{};
     config.algorithm = algorithm_;
     config.memory = device_ == Device::kGpu ? TCA_MEM_GPU : TCA_MEM_CPU;
@@ -107,6 +184,17 @@ class TcaComm final : public Comm {
   }
 
   std::string describe() const override {
+    if (push_) {
+      std::string text = fused_push_ ? "fused: p's piece stored into every peer's p_full by the "
+                                       "update of p, the SpMV waits for the peers' pieces"
+                         : layout_.partition == Partition::kOneD
+                             ? "push: p's piece stored into every peer's p_full by a kernel"
+                             : "push: pieces of p and w stored into the peers' buffers by kernels";
+      if (fused_allreduce_ && !fused_push_) text = "fused-dots: " + text.substr(6);
+      return text + (fused_allreduce_
+                         ? ", dot products summed over the ranks by the kernels that form them"
+                         : ", mailbox allreduce kernel");
+    }
     std::string text;
     tcaCollAlgorithm algorithm;
     if (allgather_ && tcaCollGetAlgorithm(allgather_, &algorithm) == TCA_SUCCESS) {
@@ -121,6 +209,16 @@ class TcaComm final : public Comm {
   }
 
   void gather_p() override {
+#ifdef TCA_CG_CUDA
+    if (fused_push_) {
+      if (!engine_->take_pushed_p()) launch_push(push_only_, stream());
+      return;
+    }
+    if (push_) {
+      launch_push(gather_plan_, stream());
+      return;
+    }
+#endif
     if (allgather_) {
       run(allgather_);
       return;
@@ -130,11 +228,26 @@ class TcaComm final : public Comm {
 
   void reduce_w() override {
     if (layout_.partition == Partition::kOneD) return;
+#ifdef TCA_CG_CUDA
+    if (push_) {
+      launch_push(reduce_plan_, stream());
+      engine_->sum_pieces(layout_.grid, layout_.grid_col);
+      return;
+    }
+#endif
     exchange(reduce_, reduce_sources_, kReduceSlot, kReduceChannel);
     engine_->sum_pieces(layout_.grid, layout_.grid_col);
   }
 
   void allreduce(Scalar local, int count) override {
+#ifdef TCA_CG_CUDA
+    if (fused_allreduce_) return;  // summed over the ranks by the kernel that formed it
+    if (push_) {
+      launch_mailbox_allreduce(reduce_mailbox_, buffers_.scalars + local,
+                               buffers_.scalars + local + kGlobalOffset, count, stream());
+      return;
+    }
+#endif
     for (size_t k = 0; k < kReductions.size(); ++k) {
       if (kReductions[k].first == local && kReductions[k].second == count) {
         run(reductions_[k]);
@@ -229,9 +342,124 @@ class TcaComm final : public Comm {
     check_tca(tcaCollWait(coll), "tcaCollWait");
   }
 
+#ifdef TCA_CG_CUDA
+  cudaStream_t stream() const { return static_cast<cudaStream_t>(buffers_.stream); }
+
+  // Every rank's view of `region` (registered by each rank at the same size): device pointers.
+  std::vector<char*> device_views(const tcaHandle& mine, size_t bytes) {
+    const std::vector<tcaHandle> all = all_handles(mine);
+    std::vector<char*> views(layout_.ranks);
+    for (int r = 0; r < layout_.ranks; ++r) {
+      void* view = nullptr;
+      check_tca(tcaDevicePointer(&view, &all[r], 0, bytes), "tcaDevicePointer");
+      views[r] = static_cast<char*>(view);
+    }
+    return views;
+  }
+
+  // The push exchange: the cells region, then the plans of the gather (1d: this rank's piece
+  // into every peer's p_full; 2d: into the p_full of grid column i's ranks), the 2d reduction
+  // and the allreduce.
+  void build_push() {
+    const int ranks = layout_.ranks, me = layout_.rank;
+    if (ranks > kPushMaxRanks || ranks > kPushMaxPuts)
+      throw std::runtime_error("--tca-exchange push: at most " + std::to_string(kPushMaxPuts) +
+                               " ranks");
+    const PushCells cells(ranks);
+    const size_t cell_bytes = cells.count() * sizeof(uint64_t);
+    void* block = nullptr;
+    check_tca(tcaMalloc(&block, cell_bytes, TCA_MEM_GPU), "tcaMalloc");
+    cells_ = block;
+    if (cudaMemset(cells_, 0, cell_bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+      throw std::runtime_error("--tca-exchange push: clearing the signal cells failed");
+    const uint64_t timeout = push_timeout_ns();
+    const tcaHandle cell_handle = register_bytes(cells_, cell_bytes);
+    std::vector<uint64_t*> peer_cells;
+    for (char* view : device_views(cell_handle, cell_bytes))
+      peer_cells.push_back(reinterpret_cast<uint64_t*>(view));
+    uint64_t* own = static_cast<uint64_t*>(cells_);
+
+    const int64_t m = layout_.piece;
+    const size_t piece_bytes = static_cast<size_t>(m) * sizeof(double);
+    const tcaHandle p_full = register_region(buffers_.p_full, layout_.block.cols_padded);
+    const std::vector<char*> p_fulls =
+        device_views(p_full, static_cast<size_t>(layout_.block.cols_padded) * sizeof(double));
+    auto add_put = [&](PushPlan& plan, int peer, double* dst, const double* src, size_t signal) {
+      const int k = plan.puts++;
+      plan.dst[k] = dst;
+      plan.src[k] = src;
+      plan.count[k] = m;
+      plan.signal[k] = peer_cells[peer] + signal;
+    };
+    auto add_source = [&](PushPlan& plan, size_t cell) {
+      plan.arrived[plan.sources++] = own + cell;
+    };
+    gather_plan_.pushes = own + cells.gather_pushes();
+    gather_plan_.blocks_done = reinterpret_cast<unsigned*>(own + cells.gather_blocks());
+    gather_plan_.timeout_ns = timeout;
+    reduce_plan_.pushes = own + cells.reduce_pushes();
+    reduce_plan_.blocks_done = reinterpret_cast<unsigned*>(own + cells.reduce_blocks());
+    reduce_plan_.timeout_ns = timeout;
+    fused_blocks_ = reinterpret_cast<unsigned*>(own + cells.fused_blocks());
+    if (layout_.partition == Partition::kOneD) {
+      for (int peer = 0; peer < ranks; ++peer) {
+        if (peer == me) continue;
+        double* dst = reinterpret_cast<double*>(p_fulls[peer] + me * piece_bytes);
+        add_put(gather_plan_, peer, dst, buffers_.p, cells.gather(me));
+        add_source(gather_plan_, cells.gather(peer));
+      }
+    } else {
+      const int s = layout_.grid, i = layout_.grid_row, j = layout_.grid_col;
+      const tcaHandle scratch = register_region(buffers_.scratch, s * m);
+      const std::vector<char*> scratches =
+          device_views(scratch, static_cast<size_t>(s) * piece_bytes);
+      for (int k = 0; k < s; ++k) {
+        const int peer = layout_.rank_at(k, i);
+        add_put(gather_plan_, peer, reinterpret_cast<double*>(p_fulls[peer] + j * piece_bytes),
+                buffers_.p, cells.gather(me));
+        const int source = layout_.rank_at(j, k);
+        add_source(gather_plan_, cells.gather(source));
+        if (k == j) continue;
+        const int row_peer = layout_.rank_at(i, k);
+        add_put(reduce_plan_, row_peer,
+                reinterpret_cast<double*>(scratches[row_peer] + j * piece_bytes),
+                buffers_.w + k * m, cells.reduce(me));
+        add_source(reduce_plan_, cells.reduce(row_peer));
+      }
+    }
+    reduce_mailbox_.ranks = ranks;
+    reduce_mailbox_.rank = me;
+    for (int r = 0; r < ranks; ++r) reduce_mailbox_.mailbox[r] = peer_cells[r] + cells.mailbox();
+    reduce_mailbox_.sequence = own + cells.sequence();
+    reduce_mailbox_.timeout_ns = timeout;
+    // Every rank's region is clear before any rank's first put.
+    check_tca(tcaBarrier(), "tcaBarrier");
+  }
+
+  tcaHandle register_bytes(void* base, size_t bytes) {
+    tcaHandle handle;
+    check_tca(tcaCreateHandle(&handle, base, bytes, TCA_MEM_GPU), "tcaCreateHandle");
+    own_handles_.push_back(handle);
+    return handle;
+  }
+
+  PushPlan gather_plan_;
+  PushPlan reduce_plan_;
+  PushPlan push_only_;  // fused: the gather's puts without its wait
+  ReducePlan reduce_mailbox_;
+  unsigned* fused_blocks_ = nullptr;
+#endif
+
   Layout layout_;
   Device device_;
   tcaCollAlgorithm algorithm_;
+  bool push_ = false;
+  bool fuse_dots_ = false;        // asked for kFused or kFusedDots
+  bool fuse_p_ = false;           // asked for kFused
+  bool fused_allreduce_ = false;  // the engine took the allreduce
+  bool fused_push_ = false;       // the engine took the push of p
+  void* cells_ = nullptr;
+  void* device_plan_ = nullptr;
   Engine* engine_ = nullptr;
   Buffers buffers_;
   std::array<tcaColl, kReductions.size()> reductions_{};

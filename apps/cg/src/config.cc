@@ -93,6 +93,16 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       "or cusparse; symmetric (one rank, CPU or GPU): the upper triangle only, each entry used "
       "twice; several: each in turn (default own)",
       {"own", "slab-rows", "slab-tiles", "csr", "cusparse", "symmetric"});
+  std::vector<std::string> tca_exchanges;
+  cli.add_repeatable(
+      "--tca-exchange", tca_exchanges,
+      "--comm tca on the GPU: push (kernels store p's pieces, and 2d w's, straight into the "
+      "peers' buffers through tca's device pointers; the dot products meet in mailboxes, a "
+      "kernel each), fused-dots (push, with each dot product summed over the ranks by the kernel "
+      "that forms it), fused (fused-dots, and 1d with the slab SpMV the update of p stores p "
+      "into the peers, the SpMV waits for theirs) or coll (tca's persistent collectives, and 2d "
+      "chains); several: each in turn (default fused-dots on the GPU; the CPU takes coll)",
+      {"push", "fused-dots", "fused", "coll"});
   std::string tca_algorithm = "auto";
   app.add_option("--tca-algorithm", tca_algorithm,
                  "--comm tca: algorithm of the collectives (1d allgather, dot allreduces)")
@@ -115,6 +125,12 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
   app.add_option("--repetitions", config->repetitions,
                  "timed runs of every configuration, interleaved")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--reference-iterations", config->reference_iterations,
+                 "NPB: --comm mpi (the slow reference) times only this many outer iterations, so "
+                 "that a comparison of every --comm ends in time; its time per iteration compares, "
+                 "its zeta is not verified (0: the class's count)")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   app.add_flag("--no-graph", no_graph,
                "GPU: launch every kernel from the host instead of CUDA graphs");
@@ -164,7 +180,21 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       throw CLI::ValidationError("--spmv symmetric",
                                  "needs the whole matrix on one rank (run with 1 rank)");
     }
+    config->tca_exchanges = translate<TcaExchange>(
+        tca_exchanges.empty()
+            ? std::vector<std::string>{config->device == Device::kGpu ? "fused-dots" : "coll"}
+            : tca_exchanges,
+        {{"push", TcaExchange::kPush},
+         {"fused-dots", TcaExchange::kFusedDots},
+         {"fused", TcaExchange::kFused},
+         {"coll", TcaExchange::kColl}});
     if (config->device == Device::kCpu) {
+      for (TcaExchange exchange : config->tca_exchanges) {
+        if (exchange != TcaExchange::kColl) {
+          throw CLI::ValidationError(std::string("--tca-exchange ") + tca_exchange_name(exchange),
+                                     "needs --device gpu");
+        }
+      }
       if (std::find(config->comms.begin(), config->comms.end(), CommKind::kNccl) !=
           config->comms.end()) {
         throw CLI::ValidationError("--comm nccl", "needs --device gpu");

@@ -24,11 +24,13 @@ struct Config {
   Partition partition = Partition::kOneD;
   Device device = Device::kCpu;
   std::vector<CommKind> comms;
+  std::vector<TcaExchange> tca_exchanges;  // --comm tca runs once with each
   std::vector<SpmvKind> spmvs;
   SlabOptions slab;
   CommOptions comm;
   int threads = 1;
   int repetitions = 1;
+  int reference_iterations = 0;  // NPB: outer iterations of --comm mpi runs (0: all)
   bool graph = true;
   bool breakdown = true;
   bool json = false;

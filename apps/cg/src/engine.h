@@ -18,6 +18,10 @@
 
 namespace tca_cg {
 
+struct ReducePlan;  // tca_push.h: a device-side allreduce of the push exchange
+struct PushFusion;  // tca_push.h: p's elements stored into the peers by the kernel that forms p
+struct PushWait;    // tca_push.h: what the SpMV waits for before it reads p_full
+
 // Scalars of the iteration, kept next to the vectors (GPU memory on the GPU). Each "local"
 // value is this rank's part of a sum, its global twin the sum over ranks (comm.h allreduce).
 enum Scalar : int {
@@ -119,6 +123,26 @@ class Engine {
 
   // A clock for this engine's work (GPU: events on its stream).
   virtual std::unique_ptr<PhaseClock> make_clock() = 0;
+
+  // GPU, several ranks: from now on every kernel that forms a local sum (a "local" scalar)
+  // also sums it over the ranks into its global twin, through `plan` (device memory, kept by
+  // the caller). false where the engine cannot (then nothing changes).
+  virtual bool fuse_allreduce(const ReducePlan* plan) {
+    (void)plan;
+    return false;
+  }
+
+  // GPU, 1d on several ranks: from now on the update of p also stores p's elements into the
+  // peers (`fusion`), and the SpMV waits for theirs (`wait`) before it reads p_full. false where
+  // the engine cannot (its SpMV kernel has no wait): then nothing changes.
+  virtual bool fuse_push(const PushFusion& fusion, const PushWait& wait) {
+    (void)fusion;
+    (void)wait;
+    return false;
+  }
+  // Whether the last write of p was such an update (then p needs no exchange before the next
+  // SpMV); clears it.
+  virtual bool take_pushed_p() { return false; }
 
   // GPU: records the work `body` enqueues as one CUDA graph and returns its number (>= 0),
   // or -1 where the engine cannot capture (CPU). launch_graph replays it.

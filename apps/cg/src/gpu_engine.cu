@@ -41,13 +41,25 @@ T* device_alloc(size_t count) {
 // Time between events recorded on the engine's stream.
 class EventPhaseClock final : public PhaseClock {
  public:
-  explicit EventPhaseClock(cudaStream_t stream) : stream_(stream) {}
+  // Events made ahead: none need be made while a graph is being captured.
+  explicit EventPhaseClock(cudaStream_t stream) : stream_(stream) {
+    pool_.resize(kEventsAhead);
+    for (cudaEvent_t& event : pool_) check_cuda(cudaEventCreate(&event), "cudaEventCreate");
+  }
   ~EventPhaseClock() override {
     for (const Mark& mark : marks_) cudaEventDestroy(mark.event);
     for (cudaEvent_t event : pool_) cudaEventDestroy(event);
   }
 
+  // While the stream is being captured, the marks become event nodes of the graph, recorded
+  // again by every replay: collect() after each replay adds the phases of the whole graph.
   void mark(Phase phase) override {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    check_cuda(cudaStreamIsCapturing(stream_, &capture), "cudaStreamIsCapturing");
+    const bool captured = capture == cudaStreamCaptureStatusActive;
+    if (captured != captured_ && !marks_.empty())
+      throw std::logic_error("phase clock: marks both inside and outside a captured graph");
+    captured_ = captured;
     cudaEvent_t event;
     if (pool_.empty()) {
       check_cuda(cudaEventCreate(&event), "cudaEventCreate");
@@ -55,14 +67,30 @@ class EventPhaseClock final : public PhaseClock {
       event = pool_.back();
       pool_.pop_back();
     }
-    check_cuda(cudaEventRecord(event, stream_), "cudaEventRecord");
-    if (phase != Phase::kNone) ++calls_[static_cast<int>(phase)];
+    if (captured) {
+      check_cuda(cudaEventRecordWithFlags(event, stream_, cudaEventRecordExternal),
+                 "cudaEventRecordWithFlags");
+    } else {
+      check_cuda(cudaEventRecord(event, stream_), "cudaEventRecord");
+      if (phase != Phase::kNone) ++calls_[static_cast<int>(phase)];
+    }
     marks_.push_back({event, phase});
   }
 
   void collect() override {
     if (marks_.size() < 2) return;
     check_cuda(cudaEventSynchronize(marks_.back().event), "cudaEventSynchronize");
+    if (captured_) {  // the graph keeps its events: every replay is read whole
+      for (size_t k = 0; k + 1 < marks_.size(); ++k) {
+        if (marks_[k].phase == Phase::kNone) continue;
+        float ms = 0;
+        check_cuda(cudaEventElapsedTime(&ms, marks_[k].event, marks_[k + 1].event),
+                   "cudaEventElapsedTime");
+        seconds_[static_cast<int>(marks_[k].phase)] += ms * 1e-3;
+        ++calls_[static_cast<int>(marks_[k].phase)];
+      }
+      return;
+    }
     for (size_t k = 0; k + 1 < marks_.size(); ++k) {
       float ms = 0;
       check_cuda(cudaEventElapsedTime(&ms, marks_[k].event, marks_[k + 1].event),
@@ -78,9 +106,11 @@ class EventPhaseClock final : public PhaseClock {
     cudaEvent_t event;
     Phase phase;
   };
+  static constexpr int kEventsAhead = 1024;  // an NPB outer iteration marks about 250
   cudaStream_t stream_;
   std::vector<Mark> marks_;
   std::vector<cudaEvent_t> pool_;
+  bool captured_ = false;
 };
 
 class GpuEngine final : public Engine {
@@ -240,11 +270,16 @@ class GpuEngine final : public Engine {
   }
   void copy_q_to_x() override { copy(x_, buffers_.q); }
   void fill_p(double value) override {
+    p_pushed_ = false;
     launch_fill(buffers_.p, m_, real_, value, vector_blocks_, stream_);
   }
-  void copy_z_to_p() override { copy(buffers_.p, z_); }
+  void copy_z_to_p() override {
+    p_pushed_ = false;
+    copy(buffers_.p, z_);
+  }
 
   void cg_begin(bool fuse_dot) override {
+    p_pushed_ = false;
     const SumTarget target = sum_into(kRhoLocal);
     launch_cg_begin(x_, z_, r_, buffers_.p, m_, fuse_dot ? &target : nullptr, vector_blocks_,
                     stream_);
@@ -254,12 +289,13 @@ class GpuEngine final : public Engine {
     if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
         spmv_kind_ == SpmvKind::kSlabTiles) {
       if (slab_kernel_ == SlabKernel::kTiles) {
-        TileArgs args{rows_,     cols_, slabs_,    slab_width_,  tiles_,          slab_base_,
-                      tile_row_, val_,  slab_col_, tile_starts_, buffers_.p_full, slab_partial_};
+        TileArgs args{rows_,           cols_,         slabs_, slab_width_, tiles_,
+                      slab_base_,      tile_row_,     val_,   slab_col_,   tile_starts_,
+                      buffers_.p_full, slab_partial_, p_wait_};
         launch_spmv_tiles(args, tile_blocks_, stream_);
       } else {
-        SlabArgs args{rows_,         cols_,     slabs_, slab_width_,     slab_base_,
-                      slab_row_ptr_, slab_col_, val_,   buffers_.p_full, slab_partial_};
+        SlabArgs args{rows_,     cols_, slabs_,          slab_width_,   slab_base_, slab_row_ptr_,
+                      slab_col_, val_,  buffers_.p_full, slab_partial_, p_wait_};
         launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
       }
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
@@ -306,7 +342,9 @@ class GpuEngine final : public Engine {
                      fuse_dot ? &target : nullptr, vector_blocks_, stream_);
   }
   void update_p() override {
-    launch_update_p(step_scalars(), r_, buffers_.p, m_, vector_blocks_, stream_);
+    p_pushed_ = push_fusion_ != nullptr;
+    launch_update_p(step_scalars(), r_, buffers_.p, m_, push_fusion_.get(), vector_blocks_,
+                    stream_);
   }
   void residual_sum() override {
     launch_distance(x_, buffers_.q, m_, m_, sum_into(kSumLocal), vector_blocks_, stream_);
@@ -351,6 +389,27 @@ class GpuEngine final : public Engine {
   }
   std::unique_ptr<PhaseClock> make_clock() override {
     return std::make_unique<EventPhaseClock>(stream_);
+  }
+
+  bool fuse_push(const PushFusion& fusion, const PushWait& wait) override {
+    const bool one_block = layout_.partition == Partition::kOneD || layout_.grid == 1;
+    const bool slabs = spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
+                       spmv_kind_ == SpmvKind::kSlabTiles;
+    if (single_rank_ || !one_block || !slabs) return false;
+    push_fusion_ = std::make_unique<PushFusion>(fusion);
+    p_wait_ = wait;
+    return true;
+  }
+  bool take_pushed_p() override {
+    const bool pushed = p_pushed_;
+    p_pushed_ = false;
+    return pushed;
+  }
+
+  bool fuse_allreduce(const ReducePlan* plan) override {
+    if (single_rank_) return false;
+    fused_allreduce_ = plan;
+    return true;
   }
 
   int capture_graph(const std::function<void()>& body) override {
@@ -410,7 +469,14 @@ class GpuEngine final : public Engine {
     const bool global = which >= kDot && which <= kSum;
     return buffers_.scalars + (single_rank_ && global ? which - kGlobalOffset : which);
   }
-  SumTarget sum_into(Scalar local) { return SumTarget{partials_, counter_, at(local)}; }
+  SumTarget sum_into(Scalar local) {
+    SumTarget target{partials_, counter_, at(local)};
+    if (fused_allreduce_) {
+      target.global = at(static_cast<Scalar>(local + kGlobalOffset));
+      target.reduce = fused_allreduce_;
+    }
+    return target;
+  }
   StepScalars step_scalars() { return StepScalars{at(kDot), at(kRho), at(kRhoPrevious)}; }
 
   cusparseSpMVAlg_t cusparse_algorithm() const { return CUSPARSE_SPMV_CSR_ALG1; }
@@ -563,6 +629,10 @@ class GpuEngine final : public Engine {
   int symmetric_blocks_ = 1;
   double* partials_ = nullptr;
   unsigned* counter_ = nullptr;
+  const ReducePlan* fused_allreduce_ = nullptr;
+  std::unique_ptr<PushFusion> push_fusion_;  // --tca-exchange fused: update_p pushes p
+  PushWait p_wait_;                          // and the slab SpMV waits for the peers' pieces
+  bool p_pushed_ = false;                    // the last write of p was a pushing update_p
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   int64_t nnz_ = 0;

@@ -6,6 +6,7 @@
 
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
+#include "tca_push.cuh"
 
 namespace tca_cg {
 namespace {
@@ -51,15 +52,24 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum) {
   __syncthreads();
   if (!last) return;
   __threadfence();
+  __shared__ double sums[kWidth];
 #pragma unroll
   for (int w = 0; w < kWidth; ++w) {
     double part = 0.0;
     for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads)
       part += __ldcg(sum.partials + b * kWidth + w);
     const double total = block_sum<kThreads>(part, shared);
-    if (threadIdx.x == 0) sum.out[w] = total;
+    if (threadIdx.x == 0) {
+      sum.out[w] = total;
+      sums[w] = total;
+    }
   }
   if (threadIdx.x == 0) *sum.counter = 0;
+  if (sum.reduce != nullptr) {
+    __syncthreads();
+    if (threadIdx.x < 32)
+      push_device::mailbox_allreduce_warp(*sum.reduce, sums, sum.global, kWidth);
+  }
 }
 
 // One warp per row (rows strided over the grid's warps); each lane takes every 32nd entry,
@@ -148,6 +158,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
 
   const int64_t first_col = static_cast<int64_t>(slab) * a.width;
   const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
+  push_device::wait_for_p(a.wait);  // while the first rows' entries are on their way
   for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = a.x[first_col + i];
   __syncthreads();
 
@@ -266,6 +277,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a) 
   constexpr int kWarps = kSlabThreads / kTileLanes;
   const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
   const int64_t end = a.tiles * (blockIdx.x + 1) / gridDim.x;
+  push_device::wait_for_p(a.wait);
   int slab = 0;
   for (int64_t t = a.tiles * blockIdx.x / gridDim.x; t < end;) {
     while (__ldg(a.slab_tiles + slab + 1) <= t) ++slab;
@@ -359,6 +371,35 @@ __global__ void __launch_bounds__(kVectorThreads)
 __global__ void update_p_kernel(StepScalars scalars, const double* r, double* p, int64_t n) {
   const double beta = *scalars.rho / *scalars.rho_previous;
   for (int64_t i = first_index(); i < n; i += grid_stride()) p[i] = r[i] + beta * p[i];
+}
+
+// The same, each element also stored into every peer's p_full; the last block raises the
+// peers' cells.
+__global__ void __launch_bounds__(kVectorThreads)
+    update_p_push_kernel(StepScalars scalars, const double* r, double* p, int64_t n,
+                         PushFusion fusion) {
+  const double beta = *scalars.rho / *scalars.rho_previous;
+  // 16-byte stores where every end allows (the peers' copies travel over the links).
+  uintptr_t ends = reinterpret_cast<uintptr_t>(r) | reinterpret_cast<uintptr_t>(p);
+  for (int k = 0; k < fusion.peers; ++k) ends |= reinterpret_cast<uintptr_t>(fusion.dst[k]);
+  int64_t done = 0;
+  if ((ends & 15) == 0) {
+    const int64_t pairs = n / 2;
+    for (int64_t i = first_index(); i < pairs; i += grid_stride()) {
+      const double2 ri = reinterpret_cast<const double2*>(r)[i];
+      const double2 pi = reinterpret_cast<const double2*>(p)[i];
+      const double2 value = make_double2(ri.x + beta * pi.x, ri.y + beta * pi.y);
+      reinterpret_cast<double2*>(p)[i] = value;
+      for (int k = 0; k < fusion.peers; ++k) reinterpret_cast<double2*>(fusion.dst[k])[i] = value;
+    }
+    done = 2 * pairs;
+  }
+  for (int64_t i = done + first_index(); i < n; i += grid_stride()) {
+    const double value = r[i] + beta * p[i];
+    p[i] = value;
+    for (int k = 0; k < fusion.peers; ++k) fusion.dst[k][i] = value;
+  }
+  push_device::finish_push(fusion.peers, fusion.signal, fusion.blocks_done, fusion.pushes);
 }
 
 __global__ void __launch_bounds__(kVectorThreads)
@@ -527,9 +568,13 @@ void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p
   }
 }
 
-void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n, int blocks,
-                     cudaStream_t stream) {
-  update_p_kernel<<<blocks, kVectorThreads, 0, stream>>>(scalars, r, p, n);
+void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n,
+                     const PushFusion* fusion, int blocks, cudaStream_t stream) {
+  if (fusion) {
+    update_p_push_kernel<<<blocks, kVectorThreads, 0, stream>>>(scalars, r, p, n, *fusion);
+  } else {
+    update_p_kernel<<<blocks, kVectorThreads, 0, stream>>>(scalars, r, p, n);
+  }
 }
 
 void launch_distance(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,

@@ -7,16 +7,22 @@
 
 #include <cstdint>
 
+#include "tca_push.h"
+
 namespace tca_cg {
 
 inline constexpr int kVectorThreads = 256;
 inline constexpr int kSpmvThreads = 256;
 
-// Where a kernel's sums go: per-block partials, the arrival counter, the outputs.
+// Where a kernel's sums go: per-block partials, the arrival counter, the outputs. With a
+// device-side allreduce (`reduce`, in device memory: --tca-exchange fused), the last block also
+// sums the outputs over the ranks into `global`.
 struct SumTarget {
   double* partials;   // gridDim.x * width
   unsigned* counter;  // 0 between launches
   double* out;        // width values
+  double* global = nullptr;
+  const ReducePlan* reduce = nullptr;
 };
 
 // Scalars a kernel reads or writes (device pointers; on one rank a global is its local twin).
@@ -60,6 +66,7 @@ struct SlabArgs {
   const double* val;
   const double* x;
   double* partial;  // slabs x rows: each slab's part of y
+  PushWait wait;    // --tca-exchange fused: the peers' pieces of x, waited for before x is read
 };
 inline constexpr int kSlabThreads = 1024;
 // One block per (slab, chunk of rows): the slab's piece of x goes to shared memory, groups of
@@ -93,6 +100,7 @@ struct TileArgs {
   const uint8_t* starts;      // tiles x 32: the row-start bits, a byte per lane
   const double* x;
   double* partial;  // slabs x rows
+  PushWait wait;    // as SlabArgs
 };
 void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream);
 // Blocks of the tile kernel one multiprocessor holds with `width` doubles of shared memory;
@@ -109,9 +117,10 @@ void launch_dot(const double* a, const double* b, int64_t n, SumTarget sum, int 
 // alpha = rho / dot; rho_previous = rho; z += alpha p; r -= alpha q; with a target r.r.
 void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p, const double* q,
                       int64_t n, const SumTarget* sum, int blocks, cudaStream_t stream);
-// p = r + (rho / rho_previous) p
-void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n, int blocks,
-                     cudaStream_t stream);
+// p = r + (rho / rho_previous) p; with a fusion (not nullptr), p's elements also go to the peers
+// (tca_push.h).
+void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n,
+                     const PushFusion* fusion, int blocks, cudaStream_t stream);
 // out[0] = sum (a - b)^2 over i < real
 void launch_distance(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,
                      int blocks, cudaStream_t stream);

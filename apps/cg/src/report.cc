@@ -17,6 +17,12 @@ namespace {
 
 double per_step_us(double seconds, long steps) { return steps > 0 ? seconds / steps * 1e6 : 0.0; }
 
+// The timed region's seconds for all of the class's iterations (scaled from fewer).
+double full_seconds(const NpbClass& cls, const NpbResult& result) {
+  return result.iterations_run > 0 ? result.seconds * cls.niter / result.iterations_run
+                                   : result.seconds;
+}
+
 std::string exchange_text(const Layout& layout) {
   const double kib = layout.piece * 8.0 / 1024.0;
   if (layout.ranks == 1) return "one rank: no communication";
@@ -53,6 +59,7 @@ BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, dou
   summary.calls = breakdown.calls;
   MPI_Bcast(summary.calls.data(), kPhaseCount, MPI_LONG, 0, MPI_COMM_WORLD);
   summary.separate_run = breakdown.separate_run;
+  summary.graph = breakdown.graph;
   summary.steps = steps;
   double bytes = spmv_bytes;
   MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -85,18 +92,33 @@ void print_method(const Table& table, const Config& config, const Problem& probl
   }
   table.comment(
       config.device == Device::kGpu
-          ? "breakdown: time per phase from CUDA events between the phases, in a second run of the "
-            "same iterations launched from the host (the timed run has no events)"
+          ? (config.graph
+                 ? "breakdown: time per phase from CUDA events between the phases, in a second run "
+                   "of the same iterations replaying a CUDA graph with the events inside it (MPI: "
+                   "launched from the host; the timed run has no events)"
+                 : "breakdown: time per phase from CUDA events between the phases, in a second run "
+                   "of the same iterations launched from the host (the timed run has no events)")
           : "breakdown: wall-clock time per phase inside the timed run; mean and max over ranks");
+  if (config.npb && config.reference_iterations > 0 &&
+      config.reference_iterations < config.npb->niter) {
+    table.comment(
+        format("--comm mpi: %d of the class's %d iterations (--reference-iterations), "
+               "not verified; its time is also given scaled to %d",
+               config.reference_iterations, config.npb->niter, config.npb->niter));
+  }
 }
 
 void print_npb(const Table& table, const Config& config, const Problem& problem,
                const NpbResult& result, const RunLabel& label, int ranks) {
   const NpbClass& cls = *config.npb;
-  const bool verified = npb_verified(cls, result.zeta);
-  const double mops = npb_mops(cls, result.seconds);
+  const bool complete = npb_complete(cls, result);
+  const bool verified = complete && npb_verified(cls, result.zeta);
+  const double mops = npb_mops(cls, full_seconds(cls, result));
   table.line("");
-  table.line(format(" == comm %s, %s, repetition %d ==", comm_name(label.comm),
+  table.line(format(" == comm %s%s, %s, repetition %d ==", comm_name(label.comm),
+                    label.has_tca_exchange
+                        ? (std::string(" (") + tca_exchange_name(label.tca_exchange) + ")").c_str()
+                        : "",
                     label.engine.c_str(), label.repetition));
   if (config.iterations_lines) {
     table.line("   iteration           ||r||                 zeta");
@@ -105,20 +127,33 @@ void print_npb(const Table& table, const Config& config, const Problem& problem,
     }
   }
   table.line(format(" Benchmark completed"));
-  table.line(verified ? " VERIFICATION SUCCESSFUL" : " VERIFICATION FAILED");
+  if (!complete) {
+    table.line(
+        format(" VERIFICATION SKIPPED: %d of the class's %d iterations timed "
+               "(--reference-iterations); zeta after them is not the class's",
+               result.iterations_run, cls.niter));
+  } else {
+    table.line(verified ? " VERIFICATION SUCCESSFUL" : " VERIFICATION FAILED");
+  }
   table.line(format(" Zeta is    %20.13E", result.zeta));
   table.line(format(" Error is   %20.13E", npb_zeta_error(cls, result.zeta)));
   table.line("");
   table.line(" CG Benchmark Completed.");
   table.line(format(" Class           =  %24c", cls.name));
   table.line(format(" Size            =  %24lld", static_cast<long long>(cls.na)));
-  table.line(format(" Iterations      =  %24d", cls.niter));
+  table.line(format(" Iterations      =  %24d", result.iterations_run));
   table.line(format(" Time in seconds =  %24.4f", result.seconds));
+  if (!complete) {
+    table.line(format(" Time for %3d it =  %24.4f (%d iterations timed, scaled)", cls.niter,
+                      full_seconds(cls, result), result.iterations_run));
+  }
   table.line(format(" Total processes =  %24d", ranks));
   table.line(format(" Mop/s total     =  %24.2f", mops));
   table.line(format(" Mop/s/process   =  %24.2f", mops / ranks));
   table.line(format(" Operation type  =  %24s", "floating point"));
-  table.line(format(" Verification    =  %24s", verified ? "SUCCESSFUL" : "UNSUCCESSFUL"));
+  table.line(format(" Verification    =  %24s", !complete  ? "SKIPPED"
+                                                : verified ? "SUCCESSFUL"
+                                                           : "UNSUCCESSFUL"));
   table.line(format(" Communication   =  %24s", comm_name(label.comm)));
   table.line(format(" Partition       =  %24s", partition_name(problem.layout.partition)));
   table.line(format(" Device          =  %24s", device_name(config.device)));
@@ -156,10 +191,13 @@ void print_breakdown(const Table& table, const BreakdownSummary& summary, const 
                          {"per step (us)", 14, tca_harness::Align::kRight, 2},
                          {"share (%)", 10, tca_harness::Align::kRight, 1}});
   table.line("");
-  breakdown.comment(
-      format("breakdown%s over %ld CG steps (%s): mean and max over ranks; per step and share from "
-             "the max",
-             summary.separate_run ? " (separate run)" : "", summary.steps, comm_name(label.comm)));
+  breakdown.comment(format(
+      "breakdown%s over %ld CG steps (%s): mean and max over ranks; per step and share from "
+      "the max",
+      summary.separate_run
+          ? (summary.graph ? " (separate run, graph replays)" : " (separate run, host launches)")
+          : "",
+      summary.steps, comm_name(label.comm)));
   breakdown.header();
   double listed = 0;
   for (int k = 0; k < kPhaseCount; ++k) {
@@ -194,6 +232,7 @@ nlohmann::ordered_json breakdown_json(const BreakdownSummary& summary) {
                       {"per_step_us", per_step_us(summary.max[k], summary.steps)}});
   }
   nlohmann::ordered_json out = {{"separate_run", summary.separate_run},
+                                {"graph", summary.graph},
                                 {"total_s", summary.total_max},
                                 {"steps", summary.steps},
                                 {"phases", phases}};
@@ -212,6 +251,7 @@ nlohmann::ordered_json label_json(const RunLabel& label) {
                                 {"spmv", spmv_name(label.spmv)},
                                 {"repetition", label.repetition},
                                 {"engine", label.engine}};
+  if (label.has_tca_exchange) out["tca_exchange"] = tca_exchange_name(label.tca_exchange);
   if (!label.spmv_kernel.empty()) out["spmv_kernel"] = label.spmv_kernel;
   if (!label.spmv_choice.empty()) out["spmv_choice"] = label.spmv_choice;
   return out;
@@ -223,14 +263,23 @@ nlohmann::ordered_json npb_row(const Config& config, const Problem&, const NpbRe
                                const RunLabel& label, const BreakdownSummary& summary, int ranks) {
   const NpbClass& cls = *config.npb;
   nlohmann::ordered_json row = label_json(label);
-  const double mops = npb_mops(cls, result.seconds);
+  const bool complete = npb_complete(cls, result);
+  const double mops = npb_mops(cls, full_seconds(cls, result));
   row["graph"] = result.graph;
+  row["niter"] = cls.niter;
+  row["iterations_run"] = result.iterations_run;
+  // Fewer iterations (--reference-iterations): time_s is theirs; time_full_s scales it to the
+  // class's count; nothing can be verified.
   row["time_s"] = result.seconds;
+  row["time_full_s"] = full_seconds(cls, result);
   row["mops_total"] = mops;
   row["mops_per_process"] = mops / ranks;
   row["zeta"] = result.zeta;
   row["zeta_error"] = npb_zeta_error(cls, result.zeta);
-  row["verified"] = npb_verified(cls, result.zeta);
+  row["verified"] = complete && npb_verified(cls, result.zeta);
+  row["verification"] = !complete                        ? "skipped (fewer iterations)"
+                        : npb_verified(cls, result.zeta) ? "successful"
+                                                         : "failed";
   nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
   for (const NpbIteration& it : result.iterations) {
     iterations.push_back({{"iteration", it.iteration}, {"rnorm", it.rnorm}, {"zeta", it.zeta}});

@@ -22,6 +22,8 @@ struct RunLabel {
   std::string engine;       // the engine's description
   std::string spmv_kernel;  // the SpMV kernel that ran (Engine::spmv_kernel)
   std::string spmv_choice;  // why, where chosen by shape (Engine::spmv_choice)
+  TcaExchange tca_exchange = TcaExchange::kColl;
+  bool has_tca_exchange = false;  // tca between several ranks: the exchange is part of the label
 };
 
 // The breakdown over all ranks (collective): per phase the mean and the max of the ranks'
@@ -33,6 +35,7 @@ struct BreakdownSummary {
   double total_max = 0;
   double total_mean = 0;
   bool separate_run = false;
+  bool graph = false;     // the separate run replayed a CUDA graph
   long steps = 0;         // CG steps the per-step figures divide by
   double spmv_bytes = 0;  // bytes one SpMV moves, all ranks together (matrix, offsets, x, y)
 };

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -106,19 +107,30 @@ std::unique_ptr<PhaseClock> timed_clock(Engine& engine) {
   return engine.make_clock();
 }
 
-// Runs `body` (which marks phases on the stepper's clock) with a clock of its own and
-// returns what it measured, `collect` after every `unit` call.
+// Runs `body` (which marks phases on the stepper's clock) `units` times with a clock of its own
+// and returns what it measured. With `graph`, as the timed run does: the body is captured once
+// with its marks as event nodes and the graph replayed; else launched from the host each time.
 template <class Body>
-Breakdown measure_breakdown(Engine& engine, CgStepper& stepper, int units, Body&& body) {
+Breakdown measure_breakdown(Engine& engine, CgStepper& stepper, int units, bool graph,
+                            Body&& body) {
   std::unique_ptr<PhaseClock> clock = engine.make_clock();
   stepper.set_clock(*clock);
+  const int captured = graph ? engine.capture_graph([&] {
+    body();
+    clock->mark(Phase::kNone);
+  })
+                             : -1;
   engine.synchronize();
   MPI_Barrier(MPI_COMM_WORLD);
   const tca_harness::Timer timer;
-  clock->mark(Phase::kNone);
+  if (captured < 0) clock->mark(Phase::kNone);
   for (int unit = 0; unit < units; ++unit) {
-    body(unit);
-    clock->mark(Phase::kNone);
+    if (captured >= 0) {
+      engine.launch_graph(captured);
+    } else {
+      body();
+      clock->mark(Phase::kNone);
+    }
     clock->collect();
   }
   engine.synchronize();
@@ -127,6 +139,7 @@ Breakdown measure_breakdown(Engine& engine, CgStepper& stepper, int units, Body&
   breakdown.seconds = clock->seconds();
   breakdown.calls = clock->calls();
   breakdown.separate_run = true;
+  breakdown.graph = captured >= 0;
   return breakdown;
 }
 
@@ -144,8 +157,8 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
   };
   NpbResult result;
   const bool gpu = engine.device() == Device::kGpu;
-  const int graph =
-      options.graph && gpu && comm.stream_ordered() ? engine.capture_graph(outer) : -1;
+  const bool use_graph = options.graph && gpu && comm.stream_ordered();
+  const int graph = use_graph ? engine.capture_graph(outer) : -1;
   result.graph = graph >= 0;
   auto run_outer = [&] {
     if (graph >= 0) {
@@ -168,13 +181,16 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
   engine.synchronize();
   MPI_Barrier(MPI_COMM_WORLD);
 
+  const int iterations =
+      options.iterations > 0 ? std::min(options.iterations, cls.niter) : cls.niter;
+  result.iterations_run = iterations;
   clock->mark(Phase::kNone);
   clock->reset();
   const tca_harness::Timer timer;
-  for (int it = 1; it <= cls.niter; ++it) {
+  for (int it = 1; it <= iterations; ++it) {
     run_outer();
     result.iterations.push_back(record(it));
-    if (options.progress) options.progress(it, cls.niter);
+    if (options.progress) options.progress(it, iterations);
   }
   clock->mark(Phase::kNone);
   engine.synchronize();
@@ -184,10 +200,7 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
 
   if (gpu && options.breakdown) {
     engine.fill_x(1.0);
-    result.breakdown = measure_breakdown(engine, stepper, cls.niter, [&](int) {
-      outer();
-      engine.synchronize();
-    });
+    result.breakdown = measure_breakdown(engine, stepper, iterations, use_graph, outer);
   } else {
     result.breakdown.seconds = clock->seconds();
     result.breakdown.calls = clock->calls();
@@ -215,9 +228,8 @@ SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout, const So
 
   const bool gpu = engine.device() == Device::kGpu;
   stepper.set_clock(*clock);
-  const int graph = options.graph && gpu && comm.stream_ordered()
-                        ? engine.capture_graph([&] { stepper.step(); })
-                        : -1;
+  const bool use_graph = options.graph && gpu && comm.stream_ordered();
+  const int graph = use_graph ? engine.capture_graph([&] { stepper.step(); }) : -1;
   result.graph = graph >= 0;
   auto run_step = [&] {
     if (graph >= 0) {
@@ -269,7 +281,7 @@ SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout, const So
     stepper.set_clock(setup_clock);
     stepper.begin();
     result.breakdown =
-        measure_breakdown(engine, stepper, result.iterations, [&](int) { stepper.step(); });
+        measure_breakdown(engine, stepper, result.iterations, use_graph, [&] { stepper.step(); });
   }
   return result;
 }

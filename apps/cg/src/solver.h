@@ -46,8 +46,11 @@ class CgStepper {
 };
 
 struct RunOptions {
-  bool graph = true;      // capture in CUDA graphs where the engine and comm allow it
-  bool breakdown = true;  // GPU: a second, eager run measured with events per phase
+  bool graph = true;  // capture in CUDA graphs where the engine and comm allow it
+  // GPU: a second run measured with events between the phases (replaying a graph of the
+  // same work with the events inside it where `graph` holds, else launched from the host)
+  bool breakdown = true;
+  int iterations = 0;  // NPB: outer iterations to run (0: the class's count)
   std::function<void(int done, int total)> progress;  // after each outer iteration / step
 };
 
@@ -56,6 +59,7 @@ struct Breakdown {
   PhaseCalls calls{};
   double total = 0;           // the run's time on this rank
   bool separate_run = false;  // measured in a run of its own (GPU), not the timed one
+  bool graph = false;         // that run replayed a CUDA graph with the events inside it
 };
 
 struct NpbIteration {
@@ -68,13 +72,20 @@ struct NpbResult {
   double seconds = 0;  // slowest rank
   double zeta = 0;
   std::vector<NpbIteration> iterations;
-  bool graph = false;  // the timed run replayed CUDA graphs
+  int iterations_run = 0;  // outer iterations timed (fewer than the class's: not verifiable)
+  bool graph = false;      // the timed run replayed CUDA graphs
   Breakdown breakdown;
 };
 
-// The NPB CG benchmark on a loaded engine: one untimed outer iteration, then cls.niter timed.
+// The NPB CG benchmark on a loaded engine: one untimed outer iteration, then cls.niter timed
+// (options.iterations where that is fewer).
 NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout& layout,
                   const RunOptions& options);
+
+// Whether the run timed all of the class's iterations (only such a run can be verified).
+inline bool npb_complete(const NpbClass& cls, const NpbResult& result) {
+  return result.iterations_run >= cls.niter;
+}
 
 struct SolveOptions {
   int max_iterations = 1000;
