@@ -27,6 +27,8 @@ def bars(runs):
                         raise ReportError(f"{run.path}: rows[{index}].breakdown.phases[{j}]: missing field '{field}'")
                 phases[phase["phase"]] = phase["per_step_us"]
             label = f"{ranks} rank{'' if ranks == 1 else 's'}, {partition}\n--comm {row['comm']}"
+            if row.get("tca_exchange"):
+                label += f" {row['tca_exchange']}"
             if device == "gpu" and "spmv" in row:
                 label += f", {row['spmv']}"
             if len(runs) > 1:
@@ -35,6 +37,68 @@ def bars(runs):
                 label += f" #{row['repetition']}"
             result.append((label, phases))
     return result
+
+
+def scaling_series(runs):
+    """{class: {series: {GPUs: seconds}}} from the rows that give the time over all of the class's
+    iterations (time_full_s: a reference run over fewer iterations is scaled to them); the best
+    of repetitions."""
+    series = {}
+    for run in runs:
+        cls, ranks, partition = run.document.get("class"), run.document.get("ranks"), run.document.get("partition")
+        if cls is None or ranks is None:
+            continue
+        for row in run.document.get("rows", []):
+            if "time_full_s" not in row or "comm" not in row:
+                continue
+            name = row["comm"]
+            if row.get("tca_exchange"):
+                name += f" {row['tca_exchange']}"
+            if partition == "2d" and ranks > 1:
+                name += ", 2d"
+            if row.get("iterations_run", row.get("niter")) != row.get("niter"):
+                name += " (scaled)"
+            times = series.setdefault(cls, {}).setdefault(name if ranks > 1 else "1 GPU", {})
+            times[ranks] = min(times.get(ranks, float("inf")), row["time_full_s"])
+    return {cls: s for cls, s in series.items() if len({r for t in s.values() for r in t}) > 1}
+
+
+def scaling_figure(runs, out_dir):
+    """Strong scaling: time against GPUs per --comm (and tca exchange), a panel per class; the one-GPU
+    time starts every curve."""
+    series = scaling_series(runs)
+    if not series:
+        return []
+    fig, axes = plot.new_figure(ncols=len(series))
+    for ax, (cls, by_name) in zip(axes, sorted(series.items())):
+        one = by_name.get("1 GPU", {}).get(1)
+        for k, (name, times) in enumerate(sorted(by_name.items())):
+            if name == "1 GPU":
+                continue
+            points = dict(times)
+            if one is not None:
+                points.setdefault(1, one)
+            xs = sorted(points)
+            ax.plot(xs, [points[x] for x in xs], marker=plot.MARKERS[k % len(plot.MARKERS)],
+                    linestyle="--" if name.startswith(("nccl", "mpi")) else "-", label=name)
+        if one is not None:
+            most = max(r for t in by_name.values() for r in t)
+            ax.plot([1, most], [one, one / most], color="grey", linestyle=":", label="ideal")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(sorted({r for t in by_name.values() for r in t}))
+        ax.get_xaxis().set_major_formatter(plot.FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_xlabel("GPUs (ranks)")
+        ax.set_ylabel("NPB time (s, log scale)")
+        ax.set_title(f"class {cls}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small")
+    fig.suptitle("CG: strong scaling")
+    plot.save(fig, out_dir, "cg_scaling.png")
+    return [plot.Figure("Conjugate gradient: tca-cg", "cg_scaling.png", "CG: strong scaling",
+                        plot.caption("NPB CG time against the number of GPUs, one curve per --comm (and tca "
+                                     "exchange), starting from the one-GPU run of the same class; MPI runs over "
+                                     "fewer iterations scaled to the class's count; dotted: ideal", runs))]
 
 
 def figures(runs, out_dir):
@@ -62,4 +126,4 @@ def figures(runs, out_dir):
     return [plot.Figure("Conjugate gradient: tca-cg", "cg_breakdown.png", title,
                         plot.caption("Time per CG step split into SpMV, DOT, AXPY, the exchange of p and the "
                                      "allreduces (each phase's slowest rank), stacked, one bar per rank count, "
-                                     "partition and --comm", runs))]
+                                     "partition and --comm", runs))] + scaling_figure(runs, out_dir)
