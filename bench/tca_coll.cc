@@ -563,7 +563,8 @@ std::string skip_reason(const Impl& impl, const Context& context) {
 }
 
 std::unique_ptr<Implementation> open_impl(const Impl& impl, const Shape& shape,
-                                          const Buffers& buffers, const Context& context) {
+                                          const Buffers& buffers,
+                                          [[maybe_unused]] const Context& context) {
   if (impl.source == Source::kMpi) {
 #ifdef TCA_BENCH_MPI
 #ifdef TCA_HARNESS_CUDA
