@@ -40,7 +40,8 @@ std::string mpi_launch_missing() {
   const std::string chosen = bootstrap != nullptr ? bootstrap : "";
   if (chosen == "mpi") return "";
   if (has_env("TCA_RANK") || has_env("TCA_ROOT"))
-    return "started by tca-run (TCA_RANK, TCA_ROOT), not by an MPI launcher";
+    return "started by tca-run or the tcp bootstrap's variables (TCA_RANK, TCA_ROOT), not by an "
+           "MPI launcher";
   if (!chosen.empty() && chosen != "auto")
     return "TCA_BOOTSTRAP=" + chosen + " starts the ranks without MPI";
   if (has_env("OMPI_COMM_WORLD_SIZE") || has_env("PMI_SIZE") || has_env("MV2_COMM_WORLD_SIZE") ||
