@@ -42,3 +42,20 @@ if(TCA_HAVE_PMIX AND TCA_HAVE_MPI)
     set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT TCA_BOOTSTRAP=pmix)
   endforeach()
 endif()
+
+# The launchers users start tca programs with, where this machine has them; elsewhere the cases
+# report themselves skipped with the reason (exit 77).
+function(tca_launcher_test name program_name)
+  find_program(TCA_LAUNCHER_${program_name} ${program_name})
+  if(TCA_LAUNCHER_${program_name})
+    add_test(NAME ${name} COMMAND ${TCA_LAUNCHER_${program_name}} ${ARGN})
+  else()
+    add_test(NAME ${name} COMMAND sh -c "echo '${program_name} not found here: skipped'; exit 77")
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT 300 PROCESSORS 3 SKIP_RETURN_CODE 77
+                       LABELS "bootstrap;launchers" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+endfunction()
+tca_launcher_test(bootstrap_torchrun_np3 torchrun --standalone --nproc-per-node 3 --no-python
+                  $<TARGET_FILE:tca_bootstrap_probe> --loops 5)
+tca_launcher_test(bootstrap_srun_np3 srun -n 3 --mpi=pmix $<TARGET_FILE:tca_bootstrap_probe>
+                  --loops 5)
