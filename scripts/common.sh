@@ -142,6 +142,8 @@ ensure_packages() {
       apt+=("${more[@]}")
     fi
   done
+  # ccache (optional): build trees of one configuration share their compiled objects.
+  command -v ccache >/dev/null || apt+=(ccache)
   if [[ ${#apt[@]} -gt 0 ]]; then
     apt_install "${apt[@]}" || true
     probe_packages
@@ -222,10 +224,17 @@ configure() {
   if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
     if command -v ninja >/dev/null; then generator=(-G Ninja); else generator=(-G "Unix Makefiles"); fi
   fi
-  local cuda_args
+  local cuda_args launcher=()
   cuda_args="$(cuda_compiler_args)"
+  # Where ccache is on PATH, every compiler goes through it: trees built with the same flags (the
+  # release tree and the minimal one, say) compile each object once.
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+              -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
   say "configuring $build_dir"
-  cmake -S "$REPO_ROOT" -B "$build_dir" "${generator[@]}" ${cuda_args:+"$cuda_args"} "$@"
+  cmake -S "$REPO_ROOT" -B "$build_dir" "${generator[@]}" ${cuda_args:+"$cuda_args"} \
+    "${launcher[@]}" "$@"
 }
 
 # build DIR [TARGET...]: builds the given targets of DIR, or everything.

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -27,8 +28,9 @@ namespace {
 
 struct Options {
   int ranks = 0;
-  int hosts_per = 0;  // ranks per fake host (TCA_HOST_ID=block:K), 0: one host
-  std::string root;   // host:port, "" picks a free port on 127.0.0.1
+  int hosts_per = 0;          // ranks per fake host (TCA_HOST_ID=block:K), 0: one host
+  std::string root;           // host:port, "" picks a free port on 127.0.0.1
+  std::string bind = "auto";  // core: rank r on the r-th allowed CPU; none; auto: core if it fits
   std::vector<char*> program;
 };
 
@@ -36,10 +38,12 @@ volatile sig_atomic_t g_forward = 0;  // the signal to pass on to the ranks, 0 n
 
 void usage(FILE* to) {
   std::fputs(
-      "usage: tca-run -n N [--hosts-per K] [--root HOST:PORT] [--] PROGRAM [ARGS...]\n"
+      "usage: tca-run -n N [--hosts-per K] [--root HOST:PORT] [--bind-to core|none|auto] [--]\n"
+      "               PROGRAM [ARGS...]\n"
       "  starts N ranks of PROGRAM on this machine, found by each other through tca's tcp\n"
       "  bootstrap; --hosts-per K makes every K ranks a host of their own for tca\n"
-      "  (TCA_HOST_ID=block:K), so paths between hosts run here too.\n"
+      "  (TCA_HOST_ID=block:K), so paths between hosts run here too. --bind-to core pins rank r\n"
+      "  to the r-th CPU this process may use (auto, the default: where the ranks fit).\n"
       "  Exits with the first failing rank's status and ends the others.\n",
       to);
 }
@@ -66,7 +70,8 @@ int parse(int argc, char** argv, Options* options) {
       usage(stdout);
       std::exit(0);
     }
-    const bool takes_value = flag == "-n" || flag == "--hosts-per" || flag == "--root";
+    const bool takes_value =
+        flag == "-n" || flag == "--hosts-per" || flag == "--root" || flag == "--bind-to";
     if (!takes_value || i + 1 >= argc) {
       std::fprintf(stderr, "tca-run: %s '%s'\n", takes_value ? "no value after" : "unknown option",
                    flag.c_str());
@@ -78,6 +83,13 @@ int parse(int argc, char** argv, Options* options) {
     if (flag == "-n") ok = parse_positive(value, &options->ranks);
     if (flag == "--hosts-per") ok = parse_positive(value, &options->hosts_per);
     if (flag == "--root") options->root = value;
+    if (flag == "--bind-to") {
+      options->bind = value;
+      if (options->bind != "core" && options->bind != "none" && options->bind != "auto") {
+        std::fprintf(stderr, "tca-run: --bind-to takes core, none or auto, not '%s'\n", value);
+        return 2;
+      }
+    }
     if (!ok) {
       std::fprintf(stderr, "tca-run: %s needs a whole number in [1, 1000000], not '%s'\n",
                    flag.c_str(), value);
@@ -121,9 +133,32 @@ std::string fresh_key() {
   return key;
 }
 
+// Pins this process to the rank-th CPU of its affinity mask (wrapping), as mpirun binds ranks to
+// cores by default: ranks that poll must not share a core the scheduler picked.
+void bind_to_core(const Options& options, int rank) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  const int count = CPU_COUNT(&allowed);
+  if (options.bind == "none" || count == 0 || (options.bind == "auto" && options.ranks > count))
+    return;
+  int seen = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (seen++ == rank % count) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      sched_setaffinity(0, sizeof one, &one);
+      return;
+    }
+  }
+}
+
 [[noreturn]] void become_rank(const Options& options, int rank, const std::string& root,
                               const std::string& key) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // no rank outlives tca-run
+  bind_to_core(options, rank);
   setenv("TCA_RANK", std::to_string(rank).c_str(), 1);
   setenv("TCA_SIZE", std::to_string(options.ranks).c_str(), 1);
   setenv("TCA_ROOT", root.c_str(), 1);
