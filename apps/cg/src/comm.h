@@ -63,6 +63,8 @@ class Comm {
   virtual void allreduce(Scalar local, int count) = 0;
   // What the exchanges run, for the report ("" where there is nothing to say).
   virtual std::string describe() const { return ""; }
+  // tca: the exchange that runs after bind (one asked for may not be possible here).
+  virtual TcaExchange tca_exchange() const { return TcaExchange::kColl; }
 };
 
 // Communication for `layout` (ranks > 1) over `kind`; a single rank gets the empty one.

@@ -11,6 +11,7 @@
 
 #ifdef TCA_CG_CUDA
 #include <cuda_runtime_api.h>
+#include <mpi.h>
 #include <tca/tca_coll_cuda.h>
 #include <tca/tca_cuda.h>
 
@@ -129,8 +130,8 @@ class TcaComm final : public Comm {
     engine_ = &engine;
     buffers_ = engine.buffers();
 #ifdef TCA_CG_CUDA
+    if (push_ && !build_push(&no_push_)) push_ = fuse_dots_ = fuse_p_ = false;
     if (push_) {
-      build_push();
       if (fuse_p_) {
         PushFusion fusion;
         fusion.peers = gather_plan_.puts;
@@ -183,6 +184,12 @@ class TcaComm final : public Comm {
     }
   }
 
+  TcaExchange tca_exchange() const override {
+    if (fused_push_) return TcaExchange::kFused;
+    if (fused_allreduce_) return TcaExchange::kFusedDots;
+    return push_ ? TcaExchange::kPush : TcaExchange::kColl;
+  }
+
   std::string describe() const override {
     if (push_) {
       std::string text = fused_push_ ? "fused: p's piece stored into every peer's p_full by the "
@@ -195,12 +202,12 @@ class TcaComm final : public Comm {
                          ? ", dot products summed over the ranks by the kernels that form them"
                          : ", mailbox allreduce kernel");
     }
-    std::string text;
+    std::string text = no_push_.empty() ? "" : "push not possible here (" + no_push_ + "): ";
     tcaCollAlgorithm algorithm;
     if (allgather_ && tcaCollGetAlgorithm(allgather_, &algorithm) == TCA_SUCCESS) {
-      text = std::string("allgather ") + tcaCollAlgorithmName(algorithm) + ", ";
+      text += std::string("allgather ") + tcaCollAlgorithmName(algorithm) + ", ";
     } else if (!allgather_) {
-      text = "2d chains, ";
+      text += "2d chains, ";
     }
     if (reductions_[0] && tcaCollGetAlgorithm(reductions_[0], &algorithm) == TCA_SUCCESS) {
       text += std::string("allreduce ") + tcaCollAlgorithmName(algorithm);
@@ -346,12 +353,15 @@ class TcaComm final : public Comm {
   cudaStream_t stream() const { return static_cast<cudaStream_t>(buffers_.stream); }
 
   // Every rank's view of `region` (registered by each rank at the same size): device pointers.
+  // A rank this one's kernels cannot reach (another host) gets nullptr and sets unreachable_.
   std::vector<char*> device_views(const tcaHandle& mine, size_t bytes) {
     const std::vector<tcaHandle> all = all_handles(mine);
     std::vector<char*> views(layout_.ranks);
     for (int r = 0; r < layout_.ranks; ++r) {
       void* view = nullptr;
-      check_tca(tcaDevicePointer(&view, &all[r], 0, bytes), "tcaDevicePointer");
+      if (tcaDevicePointer(&view, &all[r], 0, bytes) != TCA_SUCCESS && unreachable_.empty()) {
+        unreachable_ = "rank " + std::to_string(r) + ": " + tcaGetLastErrorMessage();
+      }
       views[r] = static_cast<char*>(view);
     }
     return views;
@@ -359,12 +369,14 @@ class TcaComm final : public Comm {
 
   // The push exchange: the cells region, then the plans of the gather (1d: this rank's piece
   // into every peer's p_full; 2d: into the p_full of grid column i's ranks), the 2d reduction
-  // and the allreduce.
-  void build_push() {
+  // and the allreduce. Collective; false on every rank, with *why_not, where some rank's kernels
+  // cannot reach every peer's memory (then the collectives serve instead).
+  bool build_push(std::string* why_not) {
     const int ranks = layout_.ranks, me = layout_.rank;
-    if (ranks > kPushMaxRanks || ranks > kPushMaxPuts)
-      throw std::runtime_error("--tca-exchange push: at most " + std::to_string(kPushMaxPuts) +
-                               " ranks");
+    if (ranks > kPushMaxRanks || ranks > kPushMaxPuts) {
+      *why_not = "at most " + std::to_string(kPushMaxPuts) + " ranks";
+      return false;
+    }
     const PushCells cells(ranks);
     const size_t cell_bytes = cells.count() * sizeof(uint64_t);
     void* block = nullptr;
@@ -432,8 +444,17 @@ class TcaComm final : public Comm {
     for (int r = 0; r < ranks; ++r) reduce_mailbox_.mailbox[r] = peer_cells[r] + cells.mailbox();
     reduce_mailbox_.sequence = own + cells.sequence();
     reduce_mailbox_.timeout_ns = timeout;
-    // Every rank's region is clear before any rank's first put.
+    // Every rank's kernels reach every peer, or none pushes; and every rank's region is clear
+    // before any rank's first put.
+    int reachable = unreachable_.empty() ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &reachable, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!reachable) {
+      *why_not = unreachable_.empty() ? "another rank's kernels cannot reach every peer"
+                                      : "no device pointer to " + unreachable_;
+      return false;
+    }
     check_tca(tcaBarrier(), "tcaBarrier");
+    return true;
   }
 
   tcaHandle register_bytes(void* base, size_t bytes) {
@@ -448,7 +469,9 @@ class TcaComm final : public Comm {
   PushPlan push_only_;  // fused: the gather's puts without its wait
   ReducePlan reduce_mailbox_;
   unsigned* fused_blocks_ = nullptr;
+  std::string unreachable_;  // a peer this rank's kernels cannot reach, and why
 #endif
+  std::string no_push_;  // why the push exchange was asked for but could not run
 
   Layout layout_;
   Device device_;

@@ -101,7 +101,8 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       "kernel each), fused-dots (push, with each dot product summed over the ranks by the kernel "
       "that forms it), fused (fused-dots, and 1d with the slab SpMV the update of p stores p "
       "into the peers, the SpMV waits for theirs) or coll (tca's persistent collectives, and 2d "
-      "chains); several: each in turn (default fused-dots on the GPU; the CPU takes coll)",
+      "chains); several: each in turn (default fused-dots on the GPU; the CPU takes coll; where "
+      "some rank's kernels cannot reach every peer, across hosts, the collectives serve instead)",
       {"push", "fused-dots", "fused", "coll"});
   std::string tca_algorithm = "auto";
   app.add_option("--tca-algorithm", tca_algorithm,

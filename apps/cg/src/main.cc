@@ -75,6 +75,7 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
   engine->set_matrix(problem.matrix);
   comm->bind(*engine);
   RunLabel label = base;
+  label.tca_exchange = comm->tca_exchange();  // what runs (the one asked for may not be possible)
   label.engine = engine->describe();
   label.spmv_kernel = engine->spmv_kernel();
   label.spmv_choice = engine->spmv_choice();
