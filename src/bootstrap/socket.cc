@@ -25,16 +25,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int remaining_ms(Deadline deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::clamp<int64_t>(left.count(), 0, 1000));
-}
-
 // Waits until `fd` is ready for `events` or the deadline passes; false at the deadline.
 tcaResult wait_ready(int fd, short events, Deadline deadline, bool* ready) {
   for (;;) {
     pollfd entry{fd, events, 0};
-    const int count = poll(&entry, 1, remaining_ms(deadline));
+    const int count = poll(&entry, 1, poll_slice_ms(deadline));
     if (count > 0) {
       *ready = true;
       return TCA_SUCCESS;
@@ -117,6 +112,11 @@ tcaResult try_connect(const addrinfo& address, const std::string& local_host, De
 }  // namespace
 
 Deadline deadline_after_ms(int64_t ms) { return Clock::now() + std::chrono::milliseconds(ms); }
+
+int poll_slice_ms(Deadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::clamp<int64_t>(left.count(), 0, 1000));
+}
 
 Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {

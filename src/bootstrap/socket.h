@@ -16,6 +16,9 @@ namespace tca {
 
 using Deadline = std::chrono::steady_clock::time_point;
 Deadline deadline_after_ms(int64_t ms);
+// What one poll() may wait: the time left before the deadline, at most a second (a wait loops
+// on it, so signals and the clock are looked at again), never negative.
+int poll_slice_ms(Deadline deadline);
 
 class Socket {
  public:

@@ -151,10 +151,7 @@ tcaResult TcpBootstrap::receive_parts(const Frame& mine, const void* part,
   while (!pending.empty()) {
     std::vector<pollfd> waiting;
     for (int rank : pending) waiting.push_back({ranks_[rank].fd(), POLLIN, 0});
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    const int ready = poll(waiting.data(), waiting.size(),
-                           static_cast<int>(std::clamp<int64_t>(left.count(), 0, 1000)));
+    const int ready = poll(waiting.data(), waiting.size(), poll_slice_ms(deadline));
     if (ready == 0 && std::chrono::steady_clock::now() >= deadline) {
       std::string names;
       for (int rank : pending) names += (names.empty() ? "" : ", ") + std::to_string(rank);
