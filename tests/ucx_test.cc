@@ -54,6 +54,7 @@ class UcxTest : public ::testing::Test {
     ASSERT_OK(UcpContext::create(UCP_FEATURE_RMA, {}, &context_));
     ASSERT_OK(Worker::create(context_, &worker_));
     ASSERT_OK(Endpoints::connect(worker_, *bootstrap_, &endpoints_));
+    for (int peer = 0; peer < size_; ++peer) ASSERT_OK(endpoints_.reach(peer));
   }
   void TearDown() override {
     if (endpoints_.size() > 0) {
@@ -112,6 +113,23 @@ TEST_F(UcxTest, EveryRankHasAHealthyEndpoint) {
   std::vector<uint8_t> address;
   ASSERT_OK(worker_.address(&address));
   EXPECT_FALSE(address.empty());
+}
+
+// An endpoint is made on first reach, once; a rank outside the job is an error.
+TEST_F(UcxTest, EndpointsAreMadeOnFirstReach) {
+  Endpoints lazy;
+  ASSERT_OK(Endpoints::connect(worker_, *bootstrap_, &lazy));
+  ASSERT_EQ(lazy.size(), size_);
+  for (int peer = 0; peer < size_; ++peer) EXPECT_EQ(lazy[peer], nullptr) << "peer " << peer;
+  const int next = (rank_ + 1) % size_;
+  ASSERT_OK(lazy.reach(next));
+  const ucp_ep_h made = lazy[next];
+  EXPECT_NE(made, nullptr);
+  ASSERT_OK(lazy.reach(next));
+  EXPECT_EQ(lazy[next], made);
+  EXPECT_EQ(lazy.reach(size_), TCA_ERROR_INTERNAL);
+  EXPECT_EQ(lazy.reach(-1), TCA_ERROR_INTERNAL);
+  EXPECT_TRUE(ok(lazy.close(*bootstrap_, {}), "close"));
 }
 
 TEST_F(UcxTest, HostMemoryIsDetectedOrTakenAsGiven) {

@@ -132,6 +132,7 @@ tcaResult Context::create(const tcaConfig* config, std::unique_ptr<Context>* out
 
 tcaResult Context::init(const tcaConfig* config) {
   // Arguments first: bad input must change nothing, so no collective has started yet.
+  InitClock clock;
   std::string forced;
   TCA_CHECK(parse_transport(config, &forced));
   TCA_CHECK(parse_timeout(config, &timeout_ms_));
@@ -141,6 +142,7 @@ tcaResult Context::init(const tcaConfig* config) {
   TCA_CHECK(parse_host_id(rank_, &fake_host));
   size_ = bootstrap_->size();
   set_log_rank(rank_);
+  clock.lap("bootstrap");
 
   if (rank_ == 0) TCA_CHECK(random_job_key(&job_key_));
   TCA_CHECK(bootstrap_->broadcast(&job_key_, sizeof(job_key_), 0));
@@ -165,29 +167,36 @@ tcaResult Context::init(const tcaConfig* config) {
     return peer.machine_hash == mine.machine_hash;
   });
   oversubscribed_ = cores > 0 && ranks_here > cores;
+  clock.lap("control blocks");
 
   TCA_CHECK(HostBlock::create(2 * sizeof(uint64_t) * size_ * TCA_NOTIFY_SLOTS,
                               fmt::format("tca.{:016x}.{}.counters", job_key_, rank_).c_str(),
                               &notify_counters_));
   TCA_CHECK(make_host_domain(*this, &domains_[TCA_MEM_CPU]));
   TCA_CHECK(make_gpu_domain(*this, &domains_[TCA_MEM_GPU]));
-  TCA_CHECK(init_transports(forced));
+  clock.lap("memory domains");
+  TCA_CHECK(init_transports(forced, clock));
   const uint8_t has_gpu = domains_[TCA_MEM_GPU]->unavailable_reason().empty() ? 1 : 0;
   gpu_ranks_.resize(size_);
   TCA_CHECK(bootstrap_->allgather(&has_gpu, gpu_ranks_.data(), 1));
   TCA_CHECK(calibrate_choices());
-  TCA_INFO("initialized: rank {} of {}, job key {:#x}, transport {}", rank_, size_, job_key_,
-           forced);
-  return bootstrap_->barrier();
+  clock.lap("choice by size");
+  TCA_CHECK(bootstrap_->barrier());
+  clock.lap("barrier");
+  TCA_INFO("initialized: rank {} of {}, job key {:#x}, transport {}; {}", rank_, size_, job_key_,
+           forced, clock.summary());
+  return TCA_SUCCESS;
 }
 
-tcaResult Context::init_transports(const std::string& forced) {
+tcaResult Context::init_transports(const std::string& forced, InitClock& clock) {
   const auto& registry = transport_registry();
   if (registry.size() > static_cast<size_t>(kMaxTransports))
     TCA_FAIL(TCA_ERROR_INTERNAL, "{} transports registered, at most {}", registry.size(),
              kMaxTransports);
-  for (size_t id = 0; id < registry.size(); ++id)
+  for (size_t id = 0; id < registry.size(); ++id) {
     TCA_CHECK(registry[id].make(*this, static_cast<int>(id), &transports_));
+    clock.lap(registry[id].name);
+  }
   return choose_defaults(forced);
 }
 

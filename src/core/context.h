@@ -17,6 +17,7 @@
 #include "base/region.h"
 #include "bootstrap/bootstrap.h"
 #include "core/desc.h"
+#include "core/init_clock.h"
 #include "core/path_choice.h"
 #include "domain/memory_domain.h"
 #include "tca/tca.h"
@@ -127,7 +128,7 @@ class Context {
  private:
   Context() = default;
   tcaResult init(const tcaConfig* config);
-  tcaResult init_transports(const std::string& forced);
+  tcaResult init_transports(const std::string& forced, InitClock& clock);
   tcaResult choose_defaults(const std::string& forced);
   // Collective: measures (or reads from the cache) the choice between transports by size.
   tcaResult calibrate_choices();

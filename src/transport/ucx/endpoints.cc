@@ -56,30 +56,30 @@ tcaResult allgather_bytes(Bootstrap& bootstrap, const std::vector<uint8_t>& mine
 tcaResult Endpoints::connect(const Worker& worker, Bootstrap& bootstrap, Endpoints* out) {
   std::vector<uint8_t> mine;
   TCA_CHECK(worker.address(&mine));
-  std::vector<std::vector<uint8_t>> addresses;
-  TCA_CHECK(allgather_bytes(bootstrap, mine, &addresses));
   Endpoints made;
+  TCA_CHECK(allgather_bytes(bootstrap, mine, &made.addresses_));
   made.worker_ = &worker;
-  const int ranks = bootstrap.size();
-  made.peers_ = std::make_unique<Peer[]>(static_cast<size_t>(ranks));
-  made.endpoints_.reserve(static_cast<size_t>(ranks));
-  for (int rank = 0; rank < ranks; ++rank)
-    TCA_CHECK(made.create(rank, addresses[static_cast<size_t>(rank)].data()));
+  const size_t ranks = made.addresses_.size();
+  made.peers_ = std::make_unique<Peer[]>(ranks);
+  made.endpoints_.assign(ranks, nullptr);
   *out = std::move(made);
   return TCA_SUCCESS;
 }
 
-tcaResult Endpoints::create(int rank, const uint8_t* address) {
+tcaResult Endpoints::reach(int rank) {
+  if (rank < 0 || rank >= size())
+    TCA_FAIL(TCA_ERROR_INTERNAL, "no endpoint to rank {} of {}", rank, size());
+  if (endpoints_[static_cast<size_t>(rank)] != nullptr) return TCA_SUCCESS;
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER;
-  params.address = reinterpret_cast<const ucp_address_t*>(address);
+  params.address = reinterpret_cast<const ucp_address_t*>(addresses_[rank].data());
   params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   params.err_handler.cb = &Endpoints::on_error;
   params.err_handler.arg = &peers_[static_cast<size_t>(rank)];
   ucp_ep_h ep = nullptr;
   TCA_UCX_CHECK(ucp_ep_create(worker_->get(), &params, &ep), "ucp_ep_create (to rank {})", rank);
-  endpoints_.push_back(ep);
+  endpoints_[static_cast<size_t>(rank)] = ep;
   return TCA_SUCCESS;
 }
 
@@ -92,6 +92,7 @@ Endpoints& Endpoints::operator=(Endpoints&& other) noexcept {
   if (this != &other) {
     force_close();
     worker_ = std::exchange(other.worker_, nullptr);
+    addresses_ = std::move(other.addresses_);
     endpoints_ = std::move(other.endpoints_);
     peers_ = std::move(other.peers_);
   }
@@ -107,6 +108,7 @@ void Endpoints::force_close() {
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = UCP_EP_CLOSE_FLAG_FORCE;
   for (ucp_ep_h ep : endpoints_) {
+    if (ep == nullptr) continue;  // never reached
     Request request;
     if (Request::adopt(ucp_ep_close_nbx(ep, &param), "ucp_ep_close_nbx", &request) == TCA_SUCCESS)
       closing.push_back(std::move(request));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// An endpoint from this rank's worker to every rank's worker (this rank's own included), made
-// collectively: the worker addresses, of varying length, go round through the bootstrap. Each
+// An endpoint from this rank's worker to every rank's worker (this rank's own included): the
+// worker addresses, of varying length, go round through the bootstrap collectively at start-up,
+// and the endpoint to a rank is made when this rank first reaches it (reach()), so a start costs
+// no connection per pair of ranks and a job makes only the connections it uses. Each
 // endpoint reports a failed peer (its process gone, its connection reset) through UCX's error
 // handling, so operations to a dead peer end in an error instead of waiting forever.
 #pragma once
@@ -42,6 +44,9 @@ class Endpoints {
   ~Endpoints();
 
   int size() const { return static_cast<int>(endpoints_.size()); }
+  // Makes the endpoint to `rank` unless it exists (the caller holds the worker).
+  tcaResult reach(int rank);
+  // The endpoint to `rank`: null until reach(rank) made it.
   ucp_ep_h operator[](int rank) const { return endpoints_[static_cast<size_t>(rank)]; }
   // UCS_OK while the connection to `rank` is healthy, else the error UCX reported for it.
   ucs_status_t peer_status(int rank) const {
@@ -58,12 +63,12 @@ class Endpoints {
     std::atomic<int> status{UCS_OK};
   };
   static void on_error(void* peer, ucp_ep_h ep, ucs_status_t status);
-  tcaResult create(int rank, const uint8_t* address);
   // Starts closing every endpoint (forcibly: nothing is flushed) and progresses until done.
   void force_close();
 
   const Worker* worker_ = nullptr;
-  std::vector<ucp_ep_h> endpoints_;
+  std::vector<std::vector<uint8_t>> addresses_;  // every rank's worker address
+  std::vector<ucp_ep_h> endpoints_;              // null until reached
   std::unique_ptr<Peer[]> peers_;
 };
 

@@ -67,7 +67,8 @@ tcaResult UcxTransport::start_ucx(std::vector<uint8_t>* cuda_capable) {
   return TCA_SUCCESS;
 }
 
-// Collective: every rank's control-block address and key, unpacked for the endpoint to it.
+// Collective: every rank's control-block address and packed key; a key is unpacked when the
+// endpoint to its rank is made (reach()).
 tcaResult UcxTransport::map_control_block() {
   std::vector<uint8_t> mine(sizeof(uint64_t));
   const uint64_t address = reinterpret_cast<uintptr_t>(context_.control_block());
@@ -80,14 +81,27 @@ tcaResult UcxTransport::map_control_block() {
   const int size = context_.size();
   control_blocks_.resize(size);
   control_keys_.resize(size);
+  control_packed_.resize(size);
   for (int rank = 0; rank < size; ++rank) {
     const std::vector<uint8_t>& theirs = all[rank];
     if (theirs.size() <= sizeof(uint64_t))
       TCA_FAIL(TCA_ERROR_INTERNAL, "rank {} sent no key of its control block", rank);
     std::memcpy(&control_blocks_[rank], theirs.data(), sizeof(uint64_t));
-    TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[rank], theirs.data() + sizeof(uint64_t),
-                                     theirs.size() - sizeof(uint64_t), &control_keys_[rank]));
+    control_packed_[rank].assign(theirs.begin() + sizeof(uint64_t), theirs.end());
   }
+  return TCA_SUCCESS;
+}
+
+// The endpoint to `rank` and the key of its control block, made on first use (caller holds the
+// worker).
+tcaResult UcxTransport::reach(int rank) {
+  if (rank < 0 || rank >= context_.size())
+    TCA_FAIL(TCA_ERROR_INTERNAL, "the ucx transport has no rank {}", rank);
+  if (control_keys_[rank].get() != nullptr) return TCA_SUCCESS;
+  TCA_CHECK(endpoints_.reach(rank));
+  const std::vector<uint8_t>& packed = control_packed_[rank];
+  TCA_CHECK(
+      ucx::RemoteKey::unpack(endpoints_[rank], packed.data(), packed.size(), &control_keys_[rank]));
   return TCA_SUCCESS;
 }
 
@@ -199,6 +213,7 @@ tcaResult UcxTransport::register_region(PeerRegion& own, WireHandle* wire) {
   std::vector<uint8_t> key;
   TCA_CHECK(region->memory.pack_rkey(&key));
   TCA_CHECK(append_handle_record(*wire, id(), key.data(), key.size()));
+  TCA_CHECK(reach(context_.rank()));
   TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[context_.rank()], key.data(), key.size(),
                                    &region->self_key));
   own.state[id()] = region.get();
@@ -225,6 +240,7 @@ tcaResult UcxTransport::attach(PeerRegion& remote) {
   // record's length.
   const std::vector<uint8_t> key(record, record + bytes);
   auto imported = std::make_unique<UcxRemoteRegion>();
+  TCA_CHECK(reach(remote.owner));
   TCA_CHECK(
       ucx::RemoteKey::unpack(endpoints_[remote.owner], key.data(), key.size(), &imported->key));
   remote.state[id()] = imported.get();
@@ -241,6 +257,7 @@ tcaResult UcxTransport::put_word(int owner, uint64_t offset, uint64_t value) {
 
 tcaResult UcxTransport::post_words(int owner, uint64_t offset, const uint64_t* values,
                                    size_t count) {
+  TCA_CHECK(reach(owner));
   while (!posted_.empty() && posted_.front().request.test() != UCS_INPROGRESS) posted_.pop_front();
   PostedWord& word = posted_.emplace_back();
   std::copy(values, values + count, word.values);
@@ -253,6 +270,7 @@ tcaResult UcxTransport::post_words(int owner, uint64_t offset, const uint64_t* v
 
 tcaResult UcxTransport::get_words(int owner, uint64_t offset, uint64_t* words, size_t count) {
   const ucx::WorkerUse use(progress_);
+  TCA_CHECK(reach(owner));
   ucx::Request request;
   TCA_CHECK(ucx::get(endpoints_[owner], words, count * sizeof *words, UCS_MEMORY_TYPE_HOST,
                      control_address(owner, offset), control_key(owner), &request));

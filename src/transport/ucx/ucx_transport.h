@@ -124,10 +124,11 @@ class UcxTransport final : public Transport {
   tcaResult post_words(int owner, uint64_t offset, const uint64_t* values, size_t count);
 
   tcaResult map_control_block();
+  tcaResult reach(int rank);
   tcaResult teardown();
 
   Context& context_;
-  bool ready_ = false;         // UCX runs on every rank and every endpoint exists
+  bool ready_ = false;         // UCX runs on every rank and knows every rank's address
   std::string unusable_;       // why not, where it does not
   std::vector<uint8_t> cuda_;  // per rank: its UCX registers CUDA memory
   ucx::UcpContext ucp_;
@@ -135,8 +136,9 @@ class UcxTransport final : public Transport {
   ucx::Endpoints endpoints_;
   ucx::MemoryRegion control_memory_;
   std::vector<uint64_t> control_blocks_;      // every rank's control-block address
-  std::vector<ucx::RemoteKey> control_keys_;  // ... and its key, for the endpoint to it
-  struct Announced {                          // this rank's runs into one owner's memory
+  std::vector<ucx::RemoteKey> control_keys_;  // ... and its key, for the endpoint to it (once made)
+  std::vector<std::vector<uint8_t>> control_packed_;  // ... the key as its owner packed it
+  struct Announced {                                  // this rank's runs into one owner's memory
     uint64_t begun = 0;
     uint64_t epoch = 0;      // of the last begun
     uint64_t begun_ns = 0;   // when it was put
