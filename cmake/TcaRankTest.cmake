@@ -64,7 +64,7 @@ endfunction()
 # tca-run (tools/run), which finds each other through the tcp bootstrap.
 function(tca_run_test name ranks timeout labels program)
   add_test(NAME ${name} COMMAND $<TARGET_FILE:tca-run> -n ${ranks} $<TARGET_FILE:${program}> ${ARGN})
-  # UCX, where tca has it, over TCP on loopback only, as the ucx tests run (tests/ucx.cmake).
+  # UCX, where tca has it, over TCP on loopback only, as the ucx tests run (tests/ucx/ucx.cmake).
   set(environment ${TCA_TEST_ENVIRONMENT})
   if(TCA_HAVE_UCX)
     list(APPEND environment UCX_TLS=self,tcp UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n)

@@ -29,7 +29,7 @@ set_tests_properties(bootstrap_starts PROPERTIES TIMEOUT 300 PROCESSORS 4 LABELS
 tca_run_test(bootstrap_reinit_np3 3 300 "tcp;bootstrap" tca_bootstrap_probe --loops 100)
 tca_run_test(bootstrap_shrink_np4 4 120 "tcp;bootstrap" tca_bootstrap_probe --shrink 2 --loops 3)
 
-# The suites themselves start through tca-run (tests/CMakeLists.txt, tests/coll, tests/ucx.cmake),
+# The suites themselves start through tca-run (tests/CMakeLists.txt, tests/coll, tests/ucx/ucx.cmake),
 # with mpirun beside them where tca has MPI.
 
 # The pmix bootstrap, where built, under mpirun's PMIx server (the programs leave MPI alone when

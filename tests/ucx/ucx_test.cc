@@ -3,7 +3,7 @@
 // The UCX building blocks of the ucx transport (src/transport/ucx), between real ranks: context,
 // worker and endpoints to every rank, host memory mapped and reached through packed remote keys,
 // put / get / flush with completion, waits bounded by their check, and UCX failures turned into
-// tca errors that name UCX's status. Runs with UCX_TLS=self,tcp (tests/ucx.cmake), where data
+// tca errors that name UCX's status. Runs with UCX_TLS=self,tcp (tests/ucx/ucx.cmake), where data
 // moves only inside the target's progress.
 #include <gtest/gtest.h>
 

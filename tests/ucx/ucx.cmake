@@ -14,7 +14,7 @@ set(TCA_UCX_TEST_ENVIRONMENT ${TCA_TEST_ENVIRONMENT}
     OMPI_MCA_pml=^ucx OMPI_MCA_osc=^ucx,pt2pt OMPI_MCA_btl=^uct,openib,ofi)
 
 # The building blocks (context, worker, endpoints, memory, requests), on the internal library.
-add_executable(tca_ucx_tests ucx_test.cc)
+add_executable(tca_ucx_tests ucx/ucx_test.cc)
 target_link_libraries(tca_ucx_tests PRIVATE tca_internal tca_gtest_main)
 target_compile_options(tca_ucx_tests PRIVATE ${TCA_WARNINGS})
 foreach(ranks 1 2 3)
@@ -22,9 +22,9 @@ foreach(ranks 1 2 3)
   set_tests_properties(ucx_blocks_np${ranks} PROPERTIES ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT}")
 endforeach()
 
-# The transport suite with ucx forced (tests/ucx_transfer_test.cc instantiates it), on one host
+# The transport suite with ucx forced (tests/ucx/ucx_transfer_test.cc instantiates it), on one host
 # and on fake hosts (TCA_HOST_ID: ranks of unlike parity on different hosts as tca sees them).
-target_sources(tca_transport_tests PRIVATE ucx_transfer_test.cc)
+target_sources(tca_transport_tests PRIVATE ucx/ucx_transfer_test.cc)
 tca_run_test(transport_ucx_np2 2 600 "tcp;transport_ucx" tca_transport_tests
              --gtest_filter=Ucx/TransportTest.*/ucx)
 set_tests_properties(transport_ucx_np2 PROPERTIES ENVIRONMENT "${TCA_UCX_TEST_ENVIRONMENT}")
@@ -55,10 +55,10 @@ if(TCA_OPEN_MPI)
   endforeach()
 endif()
 
-# GPU memory over ucx between fake hosts (tests/ucx_gpu_test.cc): two ranks sharing a GPU, sizes up
+# GPU memory over ucx between fake hosts (tests/ucx/ucx_gpu_test.cc): two ranks sharing a GPU, sizes up
 # to 256 MiB. Skips without a GPU (CI); on a GPU machine, UCX needs its cuda_copy transport.
 if(TCA_HAVE_CUDA AND TCA_HAVE_MPI)
-  tca_test_program(tca_ucx_gpu_tests ucx_gpu_test.cc)
+  tca_test_program(tca_ucx_gpu_tests ucx/ucx_gpu_test.cc)
   target_link_libraries(tca_ucx_gpu_tests PRIVATE tca_gpu_test_support)
   tca_mpi_test(ucx_gpu_hosts_np2 2 900 "mpi;cuda;transport_ucx" tca_ucx_gpu_tests)
   set(environment ${TCA_UCX_TEST_ENVIRONMENT} TCA_HOST_ID=cyclic:2)
