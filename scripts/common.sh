@@ -175,6 +175,23 @@ ensure_matplotlib() {
   return 1
 }
 
+# What the Python package's build and tests need (nanobind, scikit-build-core, pytest, numpy):
+# installed with pip where missing. Prints the CMake option that turns the package on
+# (-DTCA_PYTHON=ON), or nothing, with a note, where they cannot be had.
+ensure_python_package() {
+  local need=()
+  python_has nanobind || need+=(nanobind)
+  python_has scikit_build_core || need+=(scikit-build-core)
+  python_has pytest || need+=(pytest)
+  python_has numpy || need+=(numpy)
+  if [[ ${#need[@]} -gt 0 ]]; then pip_install "${need[@]}" >&2 2>/dev/null || true; fi
+  if python_has nanobind && python_has pytest && python_has numpy; then
+    echo "-DTCA_PYTHON=ON"
+  else
+    note "python3 with nanobind, pytest and numpy is missing: the Python package is not built or tested (python3 -m pip install nanobind scikit-build-core pytest numpy)"
+  fi
+}
+
 # UCX for the UCX transport (optional): the libucx-cu13 wheel where CMake finds no UCX and pip
 # can install it; its prefix (lib/cmake/ucx) goes onto CMAKE_PREFIX_PATH.
 ensure_ucx() {

@@ -36,7 +36,10 @@ run_suite() {
 }
 
 ensure_prerequisites test
-configure "$build_dir" -DTCA_BUILD_TESTS=ON
+# The Python package (python/) in the release build: its pytest suite runs under tca-run and
+# mpirun (label "python"), its wheel is built and installed once (label "install").
+python_option="$(ensure_python_package)"
+configure "$build_dir" -DTCA_BUILD_TESTS=ON ${python_option:+"$python_option"}
 build "$build_dir"
 run_suite "$build_dir"
 sanitized_cuda=()
