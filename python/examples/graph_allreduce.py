@@ -12,6 +12,7 @@ import tca
 def main(n=1 << 16, steps=5):
     import torch
     rank, size = tca.rank(), tca.size()
+    torch.cuda.set_device(tca.cuda_device())  # the GPU tca gave this rank
     w = torch.zeros(n, device="cuda")
     x = torch.full((n,), float(rank + 1), device="cuda")
     grad = torch.empty(n, device="cuda")

@@ -20,6 +20,7 @@ def make_grid(ny, nx, rank, gpu):
     grid[:, 1:nx + 1] = rank * 100 + np.arange(ny)[:, None]
     if gpu:
         import torch
+        torch.cuda.set_device(tca.cuda_device())  # the GPU tca gave this rank
         return torch.from_numpy(grid).cuda()
     return grid
 

@@ -18,7 +18,7 @@ def open_store():
     rank, size = tca.rank(), tca.size()
     host = os.environ.get("MASTER_ADDR", "127.0.0.1")
     if "MASTER_PORT" in os.environ:
-        port = int(os.environ["MASTER_PORT"]) + 1  # torchrun's own store is on MASTER_PORT
+        port = int(os.environ["MASTER_PORT"]) + 2  # torchrun: MASTER_PORT, tca: +1
     else:  # started by tca-run or mpirun: rank 0 picks a port and tells the others through tca
         port = 0
     if port == 0:

@@ -8,7 +8,6 @@
 // and look for signals between polls (KeyboardInterrupt).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
-#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -179,12 +178,16 @@ void bind_lifecycle(nb::module_& m) {
     check(tcaGetVersion(&a, &b, &c));
     return std::make_tuple(a, b, c);
   });
-  m.def("init", [](std::optional<std::string> transport, int timeout_ms) {
-    tcaConfig config{};
-    config.transport = transport ? transport->c_str() : nullptr;
-    config.timeout_ms = timeout_ms;
-    blocking([&] { return tcaInitWithConfig(&config); });
-  });
+  m.def(
+      "init",
+      [](nb::object transport, int timeout_ms) {
+        std::string name = transport.is_none() ? std::string() : nb::cast<std::string>(transport);
+        tcaConfig config{};
+        config.transport = transport.is_none() ? nullptr : name.c_str();
+        config.timeout_ms = timeout_ms;
+        blocking([&] { return tcaInitWithConfig(&config); });
+      },
+      nb::arg("transport").none(), nb::arg("timeout_ms"));
   m.def("finalize", [] { blocking([] { return tcaFinalize(); }); });
   m.def("rank", [] {
     int r = 0;
