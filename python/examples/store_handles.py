@@ -22,8 +22,9 @@ def open_store():
     else:  # started by tca-run or mpirun: rank 0 picks a port and tells the others through tca
         port = 0
     if port == 0:
-        store = dist.TCPStore(host, 0, size, rank == 0, timeout=timedelta(seconds=60)) \
-            if rank == 0 else None
+        # wait_for_workers=False: the others learn the port only after this returns
+        store = dist.TCPStore(host, 0, size, True, timeout=timedelta(seconds=60),
+                              wait_for_workers=False) if rank == 0 else None
         picked = np.array([store.port if rank == 0 else 0], np.int64)
         picked = tca.allreduce(picked, op="max")
         if rank != 0:

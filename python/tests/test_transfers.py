@@ -128,3 +128,31 @@ def test_chain_path_named(ranks):
     np.testing.assert_array_equal(a, b)
     rb.close()
     ra.close()
+
+
+class DLPackOnly:
+    """An array that speaks DLPack alone (as torch CPU tensors and JAX arrays do)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_only_object(ranks):
+    rank, size = ranks
+    base = np.zeros(64, np.int32)
+    obj = DLPackOnly(base)
+    with tca.register(obj) as region:
+        assert region.nbytes == 256 and region.kind == "cpu"
+        peers = tca.allgather_handles(region)
+        tca.put(peers[(rank + 1) % size], 16, DLPackOnly(np.full(4, rank, np.int32)))
+        tca.barrier()
+        np.testing.assert_array_equal(base[4:8], np.full(4, (rank - 1) % size))
+        tca.barrier()
+    out = tca.allreduce(DLPackOnly(np.ones(8, np.float64)), np.zeros(8))
+    np.testing.assert_array_equal(out, np.full(8, size))
