@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tca/tca_version.h" /* TCA_VERSION_MAJOR, _MINOR, _PATCH, _STRING (generated) */
 
@@ -224,6 +225,22 @@ TCA_API tcaResult tcaPIOPointer(void** ptr, const tcaHandle* handle, size_t offs
 TCA_API tcaResult tcaPIOFence(void);
 /* Raises `slot` at `dst_rank` (after tcaPIOFence for PIO data). */
 TCA_API tcaResult tcaNotify(int dst_rank, int slot);
+
+/* ---- observing a running job (docs/OPERATING.md) ---- */
+/* Writes this rank's state as one JSON line to `file` (a FILE*): the wait in progress, chains
+ * kicked and not drained (channel, entries, peers, transports, bytes, age), runs in flight per
+ * transport, notifications per peer and slot (sent / received / consumed), the collective in
+ * progress with its step, and peers known dead. */
+TCA_API tcaResult tcaDumpState(FILE* file);
+/* This rank's counters as a JSON string (per peer x transport x direction: transfers, bytes,
+ * kicks, notifications, waits, timed_waits, wait_ns, timeouts, errors; latency histograms per
+ * peer; TCA_COUNTERS=1 times one operation in 16, timed all).
+ * json NULL: *bytes receives the size needed (with the terminating NUL); a buffer smaller than
+ * that fails with TCA_ERROR_INVALID_ARGUMENT and the size in *bytes. TCA_ERROR_UNSUPPORTED
+ * unless counting (TCA_COUNTERS=1 or TCA_STATS). */
+TCA_API tcaResult tcaGetCounters(char* json, size_t* bytes);
+/* Sets every counter and histogram to zero. */
+TCA_API tcaResult tcaResetCounters(void);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,24 @@ const std::vector<SettingSpec> kSettings = {
      "log level of the library's messages on stderr"},
     {"TCA_TRACE", SettingKind::kText, "", 0, 0, "a folder",
      "writes a trace per rank (rank-R.trace) into this folder; docs/SIM.md has the format"},
+    {"TCA_COUNTERS", SettingKind::kChoice, "0", 0, 0, "0|1|timed",
+     "1 counts transfers, bytes, kicks, notifications, waits, timeouts and errors per peer, "
+     "transport and direction, and times one operation in 16 for the wait time and the latency "
+     "histograms (tcaGetCounters); timed times every operation; TCA_STATS implies 1"},
+    {"TCA_STATS", SettingKind::kText, "", 0, 0, "a file (%r: the rank) or a folder",
+     "counts as TCA_COUNTERS=1 and writes each rank's counters as JSON at tcaFinalize; a path "
+     "without %r is a folder that gets rank-R.stats.json"},
+    {"TCA_DUMP_SIGNAL", SettingKind::kChoice, "none", 0, 0, "none|usr1|usr2|urg|pwr",
+     "on this signal a rank writes its state (what it waits for, chains in flight, notification "
+     "counts, collective in progress, dead peers) at its next wait or call"},
+    {"TCA_DUMP_ON_TIMEOUT", SettingKind::kChoice, "0", 0, 0, "0|1",
+     "1 writes the rank's state when a wait times out or finds its peer dead"},
+    {"TCA_DUMP_FILE", SettingKind::kText, "", 0, 0, "a file (%r: the rank) or a folder",
+     "where state dumps go (appended, one JSON line each); a path without %r is a folder that "
+     "gets rank-R.dump.json; default stderr"},
+    {"TCA_NVTX", SettingKind::kChoice, "0", 0, 0, "0|1",
+     "1 marks kicks, drains, waits, notifications, puts, gets and collectives as NVTX ranges "
+     "(domain tca) for Nsight Systems, where tca was built with CUDA's nvtx3"},
     {"TCA_CHOICE", SettingKind::kChoice, "auto", 0, 0, "auto|measure|off",
      "the choice between transports by size where several reach a peer: auto measures it once "
      "per machine and caches it, measure measures it at every start, off keeps the registry's "

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/trace.h"
+#include "core/observe/observe.h"
 #include "coll/status.h"
 
 using tca::coll::Action;
@@ -342,6 +343,9 @@ tcaResult tcaColl_st::start() {
                                  !device_program      ? "host"
                                  : device_ != nullptr ? "device"
                                                       : "none");
+  if (tca::observe::on())
+    tca::observe::collective_begin(recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
+                                   tcaCollAlgorithmName(algorithm_), recv_bytes_);
   if (device_program) {  // GPU programs have their own signals
     if (device_ != nullptr) TCA_CHECK(finish_or_fail(device_->start()));
     running_ = true;
@@ -367,6 +371,7 @@ tcaResult tcaColl_st::progress(bool block, bool* done) {
       TCA_CHECK(finish_or_fail(block ? device_->wait() : device_->test(done)));
     if (*done) running_ = false;
     if (*done && tca::trace::enabled()) tca::trace::collective_end();
+    if (*done && tca::observe::on()) tca::observe::collective_end();
     return TCA_SUCCESS;
   }
   TCA_CHECK(finish_or_fail(advance(block, done)));
@@ -374,6 +379,7 @@ tcaResult tcaColl_st::progress(bool block, bool* done) {
     running_ = false;
     g_in_flight = nullptr;
     if (tca::trace::enabled()) tca::trace::collective_end();
+    if (tca::observe::on()) tca::observe::collective_end();
   }
   return TCA_SUCCESS;
 }
@@ -382,6 +388,7 @@ tcaResult tcaColl_st::advance(bool block, bool* done) {
   const std::vector<Action>& actions = iteration_[(started_ - 1) % 2];
   *done = false;
   for (; next_action_ < actions.size(); ++next_action_) {
+    tca::observe::collective_step(next_action_);
     const Action& action = actions[next_action_];
     switch (action.kind) {
       case Action::kPostCredit:

@@ -9,6 +9,8 @@
 #include "base/trace_format.h"
 #include "core/context.h"
 #include "core/desc.h"
+#include "core/observe/api_observe.h"
+#include "core/observe/observe.h"
 #include "core/reserved.h"
 
 namespace tca {
@@ -73,9 +75,11 @@ tcaResult tcaInitWithConfig(const tcaConfig* config) {
   if (tca::g_context != nullptr) TCA_FAIL(TCA_ERROR_ALREADY_INITIALIZED, "tcaInit called twice");
   TCA_CHECK(Context::create(config, &tca::g_context));
   const Context& context = *tca::g_context;
-  const tcaResult traced =
+  tcaResult traced =
       tca::trace::open(context.rank(), context.size(), context.peer(context.rank()).host_hash);
+  if (traced == TCA_SUCCESS) traced = tca::observe::open(*tca::g_context);
   if (traced != TCA_SUCCESS) {
+    tca::trace::close();
     tca::ErrorKeeper keep;
     tca::g_context.reset();
     return traced;
@@ -87,9 +91,10 @@ tcaResult tcaFinalize(void) {
   TCA_CONTEXT(context);
   for (int channel = 0; channel < TCA_DMA_CHANNELS; ++channel)
     TCA_CHECK(context->wait_channel(channel));
+  const tcaResult observed = tca::observe::close(*context);
   tca::trace::close();
   tca::g_context.reset();
-  return TCA_SUCCESS;
+  return observed;
 }
 
 tcaResult tcaRank(int* rank) {
@@ -267,6 +272,8 @@ tcaResult tcaStartDMADesc(tcaDesc desc) {
   TCA_CONTEXT(context);
   tcaDesc_st* chain = nullptr;
   TCA_CHECK(tca::get_desc(context, desc, &chain));
+  if (tca::observe::on())
+    return tca::observe::start_desc(*context, *chain, reinterpret_cast<uintptr_t>(desc));
   if (!tca::trace::enabled()) return tca::desc_start(*context, *chain);
   const uint64_t begin = tca::trace::now_ns();
   TCA_CHECK(tca::desc_start(*context, *chain));
@@ -277,6 +284,7 @@ tcaResult tcaStartDMADesc(tcaDesc desc) {
 tcaResult tcaWaitDMAC(int channel) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_channel(channel));
+  if (tca::observe::on()) return tca::observe::wait_dmac(*context, channel);
   if (!tca::trace::enabled()) return context->wait_channel(channel);
   const uint64_t begin = tca::trace::now_ns();
   TCA_CHECK(context->wait_channel(channel));
@@ -288,6 +296,7 @@ tcaResult tcaWaitDMARecvDesc(int src_rank, int slot, int* from) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_rank(*context, src_rank, true));
   TCA_CHECK(tca::check_slot(slot));
+  if (tca::observe::on()) return tca::observe::wait_recv(*context, src_rank, slot, from);
   if (!tca::trace::enabled()) return context->wait_notification(src_rank, slot, from);
   const uint64_t begin = tca::trace::now_ns();
   int sender = src_rank;
@@ -302,6 +311,7 @@ tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int* arrived, int* from) {
   TCA_CHECK(tca::check_rank(*context, src_rank, true));
   TCA_CHECK(tca::check_slot(slot));
   if (arrived == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "arrived is NULL");
+  if (tca::observe::on()) return tca::observe::test_recv(*context, src_rank, slot, arrived, from);
   if (!tca::trace::enabled()) return context->test_notification(src_rank, slot, arrived, from);
   int sender = src_rank;
   TCA_CHECK(context->test_notification(src_rank, slot, arrived, &sender));
@@ -326,6 +336,7 @@ tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_
   transfer.dst_offset = dst_offset;
   transfer.dst_pitch = transfer.src_pitch = transfer.width = bytes;
   transfer.peer = transfer.dst->owner;
+  if (tca::observe::on()) return tca::observe::put_or_get(*context, transfer, true);
   return tca::run_traced(*context, transfer, tca::trace_format::kPut);
 }
 
@@ -341,6 +352,7 @@ tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t byte
   transfer.src_offset = src_offset;
   transfer.dst_pitch = transfer.src_pitch = transfer.width = bytes;
   transfer.peer = transfer.src->owner;
+  if (tca::observe::on()) return tca::observe::put_or_get(*context, transfer, false);
   return tca::run_traced(*context, transfer, tca::trace_format::kGet);
 }
 
@@ -376,6 +388,7 @@ tcaResult tcaNotify(int dst_rank, int slot) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_rank(*context, dst_rank, false));
   TCA_CHECK(tca::check_slot(slot));
+  if (tca::observe::on()) return tca::observe::notify_peer(*context, dst_rank, slot);
   if (!tca::trace::enabled()) return context->notify(dst_rank, slot);
   const uint64_t begin = tca::trace::now_ns();
   TCA_CHECK(context->notify(dst_rank, slot));

@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/settings.h"
 #include "core/cells.h"
+#include "core/observe/observe.h"
 #include "core/wake.h"
 #include "transport/registry.h"
 
@@ -306,7 +307,12 @@ void Context::track_run(int channel, PreparedRun* run) {
 tcaResult Context::wait_channel(int channel) {
   auto& runs = in_flight_[channel];
   while (!runs.empty()) {
-    TCA_CHECK(runs.front()->wait());
+    const tcaResult waited = runs.front()->wait();
+    if (waited == TCA_ERROR_TIMEOUT)  // name what this rank still has in flight
+      return adopt_error(waited,
+                         fmt::format("{} (draining channel {}; outstanding here: {})",
+                                     last_error_message(), channel, observe::outstanding(*this)));
+    TCA_CHECK(waited);
     runs.erase(runs.begin());
   }
   return TCA_SUCCESS;

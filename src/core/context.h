@@ -123,6 +123,9 @@ class Context {
   void track_run(int channel, PreparedRun* run);
   tcaResult wait_channel(int channel);
   void forget_run(PreparedRun* run);  // a descriptor being freed drops its runs
+  const std::vector<PreparedRun*>& runs_in_flight(int channel) const {
+    return in_flight_[channel];
+  }
   DescRegistry& descriptors() { return descriptors_; }
 
  private:
@@ -144,6 +147,8 @@ class Context {
   }
   // Consumes one arrived notification (no progress); true if there was one.
   bool consume_arrival(int src_rank, int slot, int* from);
+  // Fails a wait for (src_rank, slot) with a message naming what arrived and what is outstanding.
+  tcaResult timed_out(int src_rank, int slot);
   tcaResult progress_transports();
   // Whether a wait for `src_rank` sleeps on the wake word instead of yielding.
   bool sleeps_waiting_for(int src_rank) const;

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "core/cells.h"
 #include "core/context.h"
+#include "core/observe/observe.h"
 #include "core/wake.h"
 
 namespace tca {
@@ -157,17 +158,33 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
       sched_yield();
       if (spin % 256 != 0) continue;
     }
+    if (observe::on()) observe::dump_if_requested(*this);
     if (src_rank != TCA_ANY_RANK) {
       TCA_CHECK(check_peer_alive(src_rank));
     } else {
       for (int peer = 0; peer < size_; ++peer) TCA_CHECK(check_peer_alive(peer));
     }
-    if (Clock::now() > deadline)
-      TCA_FAIL(
-          TCA_ERROR_TIMEOUT, "no notification on slot {} from {} within {} ms", slot,
-          src_rank == TCA_ANY_RANK ? std::string("any rank") : fmt::format("rank {}", src_rank),
-          timeout_ms_);
+    if (Clock::now() > deadline) return timed_out(src_rank, slot);
   }
+}
+
+tcaResult Context::timed_out(int src_rank, int slot) {
+  observe::timed_out(*this, "timeout");
+  std::string counts;  // what arrived and was consumed on the slot, per awaited peer
+  for (int src = 0; src < size_; ++src) {
+    if (src_rank != TCA_ANY_RANK && src != src_rank) continue;
+    const uint64_t arrived =
+        cell_at(control_block(), notify_cell_offset(src, slot))->load(std::memory_order_acquire);
+    if (src_rank == TCA_ANY_RANK && arrived == 0) continue;
+    counts += fmt::format("{}rank {}: {} arrived, {} consumed", counts.empty() ? "" : "; ", src,
+                          arrived, *notify_consumed_counter(src, slot));
+  }
+  TCA_FAIL(TCA_ERROR_TIMEOUT,
+           "rank {} waited {} ms for a notification on slot {} from {} ({}); outstanding here: {}",
+           rank_, timeout_ms_, slot,
+           src_rank == TCA_ANY_RANK ? std::string("any rank") : fmt::format("rank {}", src_rank),
+           counts.empty() ? std::string("none arrived from any rank") : counts,
+           observe::outstanding(*this));
 }
 
 bool Context::sleeps_waiting_for(int src_rank) const {

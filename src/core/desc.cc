@@ -67,6 +67,7 @@ void unbind(Context& context, tcaDesc_st& desc) {
   for (auto& run : desc.runs) context.forget_run(run.get());
   desc.runs.clear();
   desc.run_transports.clear();
+  desc.transfer_transports.clear();
   desc.own_regions.clear();
   desc.channel = -1;
 }
@@ -148,6 +149,7 @@ tcaResult desc_bind(Context& context, tcaDesc_st& desc, int channel) {
   unbind(context, desc);
   desc.runs = std::move(runs);
   desc.run_transports = std::move(run_transports);
+  desc.transfer_transports = std::move(transports);
   desc.own_regions = std::move(own_regions);
   desc.channel = channel;
   return TCA_SUCCESS;

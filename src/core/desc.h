@@ -19,7 +19,8 @@ struct tcaDesc_st {
   int channel = -1;
   std::vector<std::unique_ptr<tca::PreparedRun>> runs;
   std::vector<tca::Transport*> run_transports;
-  std::vector<const tca::PeerRegion*> own_regions;  // checked for liveness at every kick
+  std::vector<tca::Transport*> transfer_transports;  // per transfer (counters, state dumps)
+  std::vector<const tca::PeerRegion*> own_regions;   // checked for liveness at every kick
 };
 
 namespace tca {
@@ -34,6 +35,11 @@ class DescRegistry {
   tcaResult create(tcaDesc* out);
   tcaResult find(tcaDesc desc, tcaDesc_st** out) const;
   tcaResult destroy(Context& context, tcaDesc desc);
+  // Calls f(token, descriptor) for every live descriptor (state dumps).
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [token, desc] : descs_) f(token, *desc);
+  }
 
  private:
   std::unordered_map<uintptr_t, std::unique_ptr<tcaDesc_st>> descs_;

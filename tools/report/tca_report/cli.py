@@ -22,6 +22,10 @@ def parse_arguments(argv):
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the figures and report.md "
                         "(created; files of the same names are replaced)")
     parser.add_argument("--title", default="tca results", help="the page's title (default: %(default)s)")
+    parser.add_argument("--stats", action="store_true",
+                        help="the files are TCA_STATS counters (one per rank): draw the traffic matrix and "
+                             "the latency histograms into stats.md. (--hang DIR, alone: merges the state "
+                             "dumps of TCA_DUMP_FILE=DIR into who waits for what)")
     return parser.parse_args(argv)
 
 
@@ -52,8 +56,25 @@ def build(runs, out_dir):
     return items, notes
 
 
+def _stats(files, out_dir):
+    from tca_report import stats
+
+    os.makedirs(out_dir, exist_ok=True)
+    items = stats.figures(files, out_dir)
+    stats.write_page(os.path.join(out_dir, "stats.md"), items)
+    print(f"tca-report: {len(items)} figures and stats.md in {out_dir}")
+    return 0
+
+
 def main(argv=None):
-    arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--hang":  # no figures: needs no matplotlib
+        if len(argv) != 2:
+            print("usage: tca-report --hang DIR (the folder of TCA_DUMP_FILE)", file=sys.stderr)
+            return 2
+        from tca_report import hang
+        return hang.main(argv[1])
+    arguments = parse_arguments(argv)
     try:
         import matplotlib  # noqa: F401
         import numpy  # noqa: F401
@@ -67,6 +88,8 @@ def main(argv=None):
     parent = os.path.dirname(out_dir)
     try:
         os.makedirs(parent, exist_ok=True)
+        if arguments.stats:
+            return _stats(arguments.files, out_dir)
         runs = load(arguments.files)
         # Written into a scratch folder first: a report that fails leaves nothing half-written.
         scratch = tempfile.mkdtemp(prefix=".tca-report-", dir=parent)

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
+// The observer's settings, clock, dump signal and the hooks at the core's dispatch points.
+#include "core/observe/observe.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "base/settings.h"
+#include "core/context.h"
+#include "core/desc.h"
+#include "core/observe/state.h"
+
+namespace tca::observe {
+
+bool g_on = false;
+volatile int g_dump_requested = 0;
+namespace detail {
+uint64_t g_collective_step = 0;
+}
+
+namespace {
+
+State g_state;
+struct sigaction g_previous_action;
+
+extern "C" void on_dump_signal(int) { g_dump_requested = 1; }
+
+tcaResult read_flag(const char* name, bool* out) {
+  std::string value;
+  TCA_CHECK(setting_choice(name, &value));
+  *out = value == "1";
+  return TCA_SUCCESS;
+}
+
+tcaResult read_signal(int* out) {
+  std::string value;
+  TCA_CHECK(setting_choice("TCA_DUMP_SIGNAL", &value));
+  *out = value == "usr1"   ? SIGUSR1
+         : value == "usr2" ? SIGUSR2
+         : value == "urg"  ? SIGURG
+         : value == "pwr"  ? SIGPWR
+                           : 0;
+  return TCA_SUCCESS;
+}
+
+}  // namespace
+
+State& state() { return g_state; }
+
+uint64_t now_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+uint64_t coarse_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+uint64_t timer_start() { return g_state.counters && sampled(g_state) ? now_ns() : 0; }
+
+int transport_index(const Transport* transport) {
+  const int index = transport->id() < kMaxTransports ? transport->id() : kMaxTransports - 1;
+  if (g_state.transport_names[index].empty()) g_state.transport_names[index] = transport->name();
+  return index;
+}
+
+int bucket_of(uint64_t ns) {
+  const int bucket = ns == 0 ? 0 : 63 - __builtin_clzll(ns);
+  return bucket < kBuckets ? bucket : kBuckets - 1;
+}
+
+std::string rank_path(const std::string& path, int rank, const char* suffix) {
+  const size_t at = path.find("%r");
+  if (at == std::string::npos) return fmt::format("{}/rank-{}.{}", path, rank, suffix);
+  std::string out = path;
+  out.replace(at, 2, std::to_string(rank));
+  return out;
+}
+
+tcaResult open(Context& context) {
+  State fresh;
+  std::string count;
+  bool stats_set = false;
+  TCA_CHECK(setting_choice("TCA_COUNTERS", &count));
+  TCA_CHECK(setting_text("TCA_STATS", &fresh.stats_path, &stats_set));
+  TCA_CHECK(read_flag("TCA_DUMP_ON_TIMEOUT", &fresh.dump_on_timeout));
+  TCA_CHECK(setting_text("TCA_DUMP_FILE", &fresh.dump_path));
+  TCA_CHECK(read_signal(&fresh.dump_signal));
+  TCA_CHECK(read_flag("TCA_NVTX", &fresh.nvtx));
+#if !TCA_HAVE_NVTX
+  if (fresh.nvtx) TCA_WARN("TCA_NVTX=1, but this build of tca has no NVTX (nvtx3 not found)");
+  fresh.nvtx = false;
+#endif
+  fresh.counters = count != "0" || stats_set;
+  fresh.time_all = count == "timed";
+  fresh.peers.resize(context.size());
+  fresh.opened_ns = now_ns();
+  if (fresh.dump_signal != 0) {
+    struct sigaction action {};
+    action.sa_handler = on_dump_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    if (sigaction(fresh.dump_signal, &action, &g_previous_action) != 0)
+      TCA_FAIL(TCA_ERROR_INTERNAL, "cannot install the handler of TCA_DUMP_SIGNAL: {}",
+               std::strerror(errno));
+  }
+  g_state = std::move(fresh);
+  g_dump_requested = 0;
+  g_on = g_state.counters || g_state.nvtx || g_state.dump_on_timeout || g_state.dump_signal != 0;
+  return TCA_SUCCESS;
+}
+
+tcaResult close(Context& context) {
+  if (g_state.dump_signal != 0) sigaction(g_state.dump_signal, &g_previous_action, nullptr);
+  g_on = false;
+  const std::string stats = g_state.stats_path;
+  std::string json = stats.empty() ? std::string() : counters_json(context);
+  g_state = State();
+  if (stats.empty()) return TCA_SUCCESS;
+  const std::string path = rank_path(stats, context.rank(), "stats.json");
+  if (stats.find("%r") == std::string::npos) mkdir(stats.c_str(), 0755);
+  FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr)
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "TCA_STATS: cannot write {}: {}", path,
+             std::strerror(errno));
+  json += '\n';
+  const bool written = std::fwrite(json.data(), 1, json.size(), file) == json.size();
+  if (std::fclose(file) != 0 || !written)
+    TCA_FAIL(TCA_ERROR_INTERNAL, "TCA_STATS: writing {} failed", path);
+  return TCA_SUCCESS;
+}
+
+bool counting() { return g_on && g_state.counters; }
+
+void dump_if_requested(Context& context) {
+  if (g_dump_requested == 0) return;
+  g_dump_requested = 0;
+  dump_to_setting(context, "signal");
+}
+
+void timed_out(Context& context, const char* what) {
+  if (g_on && g_state.dump_on_timeout) dump_to_setting(context, what);
+}
+
+// ---------------------------------------------------------------- hooks
+
+void kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin,
+          tcaResult result) {
+  State& s = g_state;
+  const int me = context.rank();
+  if (s.counters) {
+    uint64_t seen[8];  // (peer, transport, direction) keys already counted a kick
+    int seen_count = 0;
+    for (size_t i = 0; i < chain.transfers.size(); ++i) {
+      const Transfer& transfer = chain.transfers[i];
+      if (i >= chain.transfer_transports.size()) break;
+      const int t = transport_index(chain.transfer_transports[i]);
+      const int direction = transfer.dst->owner != me ? kOut : kIn;
+      Cell& cell = s.peers[transfer.peer].cells[t][direction];
+      if (result != TCA_SUCCESS) {
+        ++cell.errors;
+        continue;
+      }
+      ++cell.transfers;
+      cell.bytes += transfer.width * transfer.count;
+      if (transfer.flags & TCA_FLAG_NOTIFY) ++cell.notifications;
+      const uint64_t key = (uint64_t(transfer.peer) << 8) | uint64_t(t << 1) | direction;
+      bool counted = false;
+      for (int k = 0; k < seen_count; ++k) counted = counted || seen[k] == key;
+      if (!counted) {
+        ++cell.kicks;
+        if (seen_count < 8) seen[seen_count++] = key;
+      }
+    }
+  }
+  if (result != TCA_SUCCESS || chain.channel < 0) return;
+  auto& kicked = s.kicked[chain.channel];
+  if (kicked.size() >= kMaxKicked) kicked.erase(kicked.begin());
+  kicked.push_back({token, coarse_ns(), begin});
+}
+
+void drain_end(Context& context, int channel, tcaResult result) {
+  State& s = g_state;
+  auto& kicked = s.kicked[channel];
+  if (result != TCA_SUCCESS) {
+    if (result == TCA_ERROR_TIMEOUT) timed_out(context, "channel");
+    return;
+  }
+  if (s.counters) {
+    uint64_t end = 0;
+    for (const KickedChain& chain : kicked)
+      if (chain.timed_ns != 0) end = now_ns();
+    for (const KickedChain& chain : kicked) {
+      if (chain.timed_ns == 0) continue;
+      tcaDesc_st* desc = nullptr;
+      if (context.descriptors().find(reinterpret_cast<tcaDesc>(chain.token), &desc) !=
+          TCA_SUCCESS) {
+        clear_last_error();  // freed since: its latency is not known
+        continue;
+      }
+      const int bucket = bucket_of(end - chain.timed_ns);
+      int last_peer = -1;
+      for (const Transfer& transfer : desc->transfers)
+        if (transfer.peer != last_peer) {
+          ++s.peers[transfer.peer].chain_latency[bucket];
+          last_peer = transfer.peer;
+        }
+    }
+  }
+  kicked.clear();
+}
+
+void wait_begin(int peer, int slot, uint64_t timed_ns) {
+  WaitState& wait = g_state.wait;
+  if (wait.active && wait.peer == peer && wait.slot == slot) return;  // a poll goes on
+  wait = {true, peer, slot, coarse_ns(), timed_ns};
+}
+
+void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaResult result) {
+  State& s = g_state;
+  if (result == TCA_SUCCESS && !arrived) {  // a poll that found nothing: the wait goes on
+    wait_begin(peer, slot, timer_start());
+    return;
+  }
+  if (result == TCA_ERROR_PEER_FAILED) timed_out(context, "peer failed");  // the wait shows
+  const bool going_on = s.wait.active && s.wait.peer == peer && s.wait.slot == slot;
+  // A wait timed from its start, or (a poll that found its notification at once) of no length.
+  const bool timed = going_on ? s.wait.timed_ns != 0 : s.counters && sampled(s);
+  const uint64_t begin = going_on ? s.wait.timed_ns : 0;
+  s.wait.active = false;
+  const int sender = result == TCA_SUCCESS && from >= 0 ? from : peer;
+  if (!s.counters || sender < 0) return;
+  Transport* transport = context.default_transport(sender);
+  if (transport == nullptr) return;
+  Cell& cell = s.peers[sender].cells[transport_index(transport)][kIn];
+  if (result == TCA_ERROR_TIMEOUT) {
+    ++cell.timeouts;
+  } else if (result != TCA_SUCCESS) {
+    ++cell.errors;
+  } else {
+    ++cell.waits;
+    if (!timed) return;
+    const uint64_t waited = begin != 0 ? now_ns() - begin : 0;
+    ++cell.timed_waits;
+    cell.wait_ns += waited;
+    ++s.peers[sender].wait_latency[bucket_of(waited)];
+  }
+}
+
+void notify(Context& context, int dst, int, tcaResult result) {
+  if (!g_state.counters) return;
+  Cell& cell = g_state.peers[dst].cells[transport_index(context.default_transport(dst))][kOut];
+  if (result == TCA_SUCCESS)
+    ++cell.notifications;
+  else
+    ++cell.errors;
+}
+
+void put_get(Context& context, const Transfer& transfer, bool put, uint64_t begin,
+             tcaResult result) {
+  if (!g_state.counters) return;
+  Transport* transport = nullptr;
+  if (context.transport_for(TCA_PATH_AUTO, transfer, &transport) != TCA_SUCCESS) {
+    clear_last_error();
+    return;
+  }
+  PeerCounters& peer = g_state.peers[transfer.peer];
+  Cell& cell = peer.cells[transport_index(transport)][put ? kOut : kIn];
+  if (result != TCA_SUCCESS) {
+    ++(result == TCA_ERROR_TIMEOUT ? cell.timeouts : cell.errors);
+    return;
+  }
+  ++cell.transfers;
+  cell.bytes += transfer.width * transfer.count;
+  if (begin != 0) ++peer.chain_latency[bucket_of(now_ns() - begin)];
+}
+
+void collective_begin(const char* kind, const char* algorithm, uint64_t bytes) {
+  CollectiveState& c = g_state.collective;
+  c.active = true;
+  c.kind = kind;
+  c.algorithm = algorithm;
+  c.bytes = bytes;
+  c.since_ns = coarse_ns();
+  ++c.sequence;
+  detail::g_collective_step = 0;
+  if (g_state.nvtx) c.nvtx_range = nvtx_start(kind, kColorCollective);
+}
+
+void collective_end() {
+  CollectiveState& c = g_state.collective;
+  if (!c.active) return;
+  c.active = false;
+  ++c.completed;
+  if (g_state.nvtx) nvtx_end(c.nvtx_range);
+}
+
+void phase(bool begin, const char* name) {
+  if (!g_state.nvtx) return;
+  if (begin)
+    nvtx_push(name, kColorPhase);
+  else
+    nvtx_pop();
+}
+
+}  // namespace tca::observe

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
+// The observer's per-process state, shared by its files (counters, dumps, hooks, NVTX).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tca/tca.h"
+
+namespace tca {
+class Context;
+class Transport;
+}  // namespace tca
+
+namespace tca::observe {
+
+constexpr int kMaxTransports = 8;  // transport ids counted apart (later ids share the last)
+constexpr int kBuckets = 40;       // latency buckets: [2^b, 2^(b+1)) ns, the last open-ended
+constexpr size_t kMaxKicked = 4096;
+constexpr uint32_t kSampling = 16;  // TCA_COUNTERS=1 times one operation in this many  // chains
+                                    // remembered per channel between drains
+enum Direction { kOut = 0, kIn = 1 };
+
+struct Cell {
+  uint64_t transfers = 0;
+  uint64_t bytes = 0;
+  uint64_t kicks = 0;
+  uint64_t notifications = 0;
+  uint64_t waits = 0;
+  uint64_t wait_ns = 0;      // summed over the timed waits
+  uint64_t timed_waits = 0;  // waits whose time was taken (every one with TCA_COUNTERS=timed)
+  uint64_t timeouts = 0;
+  uint64_t errors = 0;
+};
+
+struct PeerCounters {
+  std::array<std::array<Cell, 2>, kMaxTransports> cells{};  // [transport id][direction]
+  std::array<uint64_t, kBuckets> chain_latency{};           // kick (or put/get) to completion
+  std::array<uint64_t, kBuckets> wait_latency{};            // wait begin to notification
+};
+
+struct KickedChain {
+  uintptr_t token = 0;
+  uint64_t kicked_ns = 0;  // coarse clock (ages in dumps)
+  uint64_t timed_ns = 0;   // fine clock where this kick is timed, else 0
+};
+
+struct WaitState {
+  bool active = false;
+  int peer = 0;
+  int slot = 0;
+  uint64_t since_ns = 0;  // coarse clock
+  uint64_t timed_ns = 0;  // fine clock where this wait is timed, else 0
+};
+
+struct CollectiveState {
+  bool active = false;
+  const char* kind = "";
+  const char* algorithm = "";
+  uint64_t bytes = 0;
+  uint64_t sequence = 0;  // collectives begun on this rank, this one included
+  uint64_t since_ns = 0;
+  uint64_t completed = 0;
+  uint64_t nvtx_range = 0;
+};
+
+struct State {
+  bool counters = false;
+  bool time_all = false;  // TCA_COUNTERS=timed: every operation timed, else one in kSampling
+  uint32_t sample_tick = 0;
+  bool nvtx = false;
+  bool dump_on_timeout = false;
+  int dump_signal = 0;
+  std::string stats_path;  // as set, %r not yet replaced
+  std::string dump_path;   // "" : stderr
+  std::vector<PeerCounters> peers;
+  std::array<std::string, kMaxTransports> transport_names{};
+  std::array<std::vector<KickedChain>, TCA_DMA_CHANNELS> kicked{};
+  WaitState wait;
+  CollectiveState collective;
+  uint64_t opened_ns = 0;
+};
+
+State& state();
+// Whether this operation is timed (all with TCA_COUNTERS=timed, else one in kSampling).
+inline bool sampled(State& s) { return s.time_all || ++s.sample_tick % kSampling == 0; }
+// The fine clock where the operation is timed, else 0.
+uint64_t timer_start();
+// A clock of a few milliseconds' resolution that costs little (ages, waits in progress).
+uint64_t coarse_ns();
+// The counters' index of `transport` (its id, clamped); records its name.
+int transport_index(const Transport* transport);
+int bucket_of(uint64_t ns);
+// `path` with %r replaced by `rank`; a path without %r is a folder that gets rank-R.<suffix>.
+std::string rank_path(const std::string& path, int rank, const char* suffix);
+
+// Writes the dump where TCA_DUMP_FILE says (stderr where unset), naming `reason`.
+void dump_to_setting(Context& context, const char* reason);
+
+// NVTX (nvtx.cc): no-ops where the build has no nvtx3 or TCA_NVTX is off.
+void nvtx_push(const char* what, uint32_t color);
+void nvtx_pop();
+uint64_t nvtx_start(const char* what, uint32_t color);
+void nvtx_end(uint64_t range);
+constexpr uint32_t kColorKick = 0xff2e7d32;
+constexpr uint32_t kColorWait = 0xffc62828;
+constexpr uint32_t kColorNotify = 0xff1565c0;
+constexpr uint32_t kColorCollective = 0xff6a1b9a;
+constexpr uint32_t kColorPhase = 0xffef6c00;
+
+}  // namespace tca::observe

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
+// The observer on 2 ranks over shm: counters equal to the traffic sent, byte for byte
+// (tcaGetCounters, tcaResetCounters, TCA_STATS with %r), the state dump (tcaDumpState) and the
+// timeout message naming what was awaited and what is outstanding.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using tca_test::ScopedEnvironment;
+
+std::string counters() {
+  size_t bytes = 0;
+  EXPECT_EQ(tcaGetCounters(nullptr, &bytes), TCA_SUCCESS) << tcaGetLastErrorMessage();
+  std::string text(bytes, '\0');
+  EXPECT_EQ(tcaGetCounters(text.data(), &bytes), TCA_SUCCESS) << tcaGetLastErrorMessage();
+  text.resize(bytes - 1);
+  return text;
+}
+
+std::string cell(uint64_t transfers, uint64_t bytes, uint64_t kicks, uint64_t notifications) {
+  return "{\"transfers\":" + std::to_string(transfers) + ",\"bytes\":" + std::to_string(bytes) +
+         ",\"kicks\":" + std::to_string(kicks) +
+         ",\"notifications\":" + std::to_string(notifications) + ",\"waits\":";
+}
+
+// The sum of a histogram's counts: the object after "name":.
+uint64_t histogram_total(const std::string& json, const std::string& name) {
+  const size_t at = json.find("\"" + name + "\":{");
+  if (at == std::string::npos) return 0;
+  const std::string body = json.substr(at, json.find('}', at) - at);
+  uint64_t total = 0;
+  const std::regex count(":([0-9]+)");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), count);
+       it != std::sregex_iterator(); ++it)
+    total += std::stoull((*it)[1]);
+  return total;
+}
+
+class ObserveTest : public ::testing::Test {
+ protected:
+  void start() {
+    ASSERT_TCA_OK(tcaInit());
+    ASSERT_TCA_OK(tcaRank(&rank_));
+    ASSERT_TCA_OK(tcaSize(&size_));
+    ASSERT_EQ(size_, 2) << "run on 2 ranks";
+    ASSERT_TCA_OK(tcaMalloc(&buffer_, kBytes, TCA_MEM_CPU));
+    ASSERT_TCA_OK(tcaCreateHandle(&mine_, buffer_, kBytes, TCA_MEM_CPU));
+    ASSERT_TCA_OK(tcaAllgatherHandles(&mine_, all_));
+  }
+  void TearDown() override {
+    if (buffer_ == nullptr) return;
+    EXPECT_TCA_OK(tcaBarrier());
+    EXPECT_TCA_OK(tcaDestroyHandle(&mine_));
+    EXPECT_TCA_OK(tcaFree(buffer_));
+    EXPECT_TCA_OK(tcaFinalize());
+  }
+
+  // Rank 0 sends rank 1: a put of 1000 B, a 2-entry chain (300 B, then 4 x 16 B with a
+  // notification on slot 3) kicked twice, a notification on slot 7; and gets 500 B from it.
+  void send_known_traffic() {
+    if (rank_ == 0) {
+      std::vector<char> local(1000, 1);
+      ASSERT_TCA_OK(tcaPut(&all_[1], 0, local.data(), 1000));
+      tcaDesc chain = nullptr;
+      ASSERT_TCA_OK(tcaDescNew(&chain));
+      ASSERT_TCA_OK(tcaDescSetMemcpy(chain, &all_[1], 1024, &all_[0], 0, 300, 0, 0));
+      ASSERT_TCA_OK(tcaDescSetMemcpy2D(chain, &all_[1], 2048, 32, &all_[0], 0, 32, 16, 4,
+                                       TCA_FLAG_NOTIFY, 3));
+      ASSERT_TCA_OK(tcaDescSet(chain, 0));
+      for (int kick = 0; kick < 2; ++kick) {
+        ASSERT_TCA_OK(tcaStartDMADesc(chain));
+        ASSERT_TCA_OK(tcaWaitDMAC(0));
+      }
+      ASSERT_TCA_OK(tcaDescFree(chain));
+      ASSERT_TCA_OK(tcaNotify(1, 7));
+      ASSERT_TCA_OK(tcaGet(local.data(), &all_[1], 0, 500));
+    } else {
+      for (int slot : {3, 3, 7}) ASSERT_TCA_OK(tcaWaitDMARecvDesc(0, slot, nullptr));
+    }
+  }
+
+  static constexpr size_t kBytes = 64 * 1024;
+  int rank_ = 0;
+  int size_ = 0;
+  void* buffer_ = nullptr;
+  tcaHandle mine_{};
+  tcaHandle all_[2]{};
+};
+
+TEST_F(ObserveTest, CountersEqualTheTrafficSent) {
+  ScopedEnvironment counting("TCA_COUNTERS", "timed");  // every operation timed
+  ScopedEnvironment shm("TCA_TRANSPORT", "shm");
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(send_known_traffic());
+  ASSERT_TCA_OK(tcaBarrier());
+  const std::string json = counters();
+  if (rank_ == 0) {
+    // out: 1000 + 2 x (300 + 64) bytes in 5 transfers, 2 kicks, 2 chained + 1 notification.
+    EXPECT_NE(
+        json.find(
+            "{\"peer\":1,\"out\":{\"shm\":" + cell(5, 1728, 2, 3) +
+            "0,\"timed_waits\":0,\"wait_ns\":0,\"timeouts\":0,\"errors\":0}},\"in\":{\"shm\":" +
+            cell(1, 500, 0, 0) + "0,\"timed_waits\":0,\"wait_ns\":0,\"timeouts\":0,\"errors\":0}}"),
+        std::string::npos)
+        << json;
+    EXPECT_EQ(histogram_total(json, "chain_latency_ns"), 4u) << json;  // 2 drains, put, get
+    EXPECT_EQ(histogram_total(json, "wait_latency_ns"), 0u) << json;
+  } else {
+    EXPECT_NE(json.find("{\"peer\":0,\"out\":{},\"in\":{\"shm\":" + cell(0, 0, 0, 0) +
+                        "3,\"timed_waits\":3,"),
+              std::string::npos)
+        << json;
+    EXPECT_EQ(histogram_total(json, "wait_latency_ns"), 3u) << json;
+  }
+  ASSERT_TCA_OK(tcaResetCounters());
+  EXPECT_NE(counters().find("\"peers\":[]"), std::string::npos);
+}
+
+TEST_F(ObserveTest, GetCountersChecksItsBuffer) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  size_t bytes = 0;
+  EXPECT_TCA_ERROR(TCA_ERROR_UNSUPPORTED, tcaGetCounters(nullptr, &bytes));  // off by default
+  EXPECT_TCA_ERROR(TCA_ERROR_UNSUPPORTED, tcaResetCounters());
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaDumpState(nullptr));
+}
+
+TEST_F(ObserveTest, GetCountersReportsTheSizeItNeeds) {
+  ScopedEnvironment counting("TCA_COUNTERS", "1");
+  ASSERT_NO_FATAL_FAILURE(start());
+  size_t bytes = 0;
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaGetCounters(nullptr, nullptr));
+  ASSERT_TCA_OK(tcaGetCounters(nullptr, &bytes));
+  std::string small(4, 'x');
+  size_t given = small.size();
+  EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaGetCounters(small.data(), &given));
+  EXPECT_EQ(given, bytes);
+  EXPECT_EQ(small, "xxxx");  // a refused call writes nothing
+}
+
+TEST_F(ObserveTest, StatsFileAtFinalize) {
+  // tca-run's ranks share their parent: one name for the job.
+  const std::string pattern = "/tmp/tca-observe-stats-" + std::to_string(getppid()) + "-%r.json";
+  {
+    ScopedEnvironment stats("TCA_STATS", pattern);
+    ScopedEnvironment shm("TCA_TRANSPORT", "shm");
+    ASSERT_NO_FATAL_FAILURE(start());
+    ASSERT_NO_FATAL_FAILURE(send_known_traffic());
+    TearDown();
+    buffer_ = nullptr;
+  }
+  std::string path = pattern;
+  path.replace(path.find("%r"), 2, std::to_string(rank_));
+  std::ifstream file(path);
+  ASSERT_TRUE(file.good()) << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  std::remove(path.c_str());
+  EXPECT_NE(text.str().find("{\"rank\":" + std::to_string(rank_) + ",\"size\":2,"),
+            std::string::npos);
+  if (rank_ == 0) {
+    EXPECT_NE(text.str().find("\"out\":{\"shm\":" + cell(5, 1728, 2, 3)), std::string::npos)
+        << text.str();
+  }
+}
+
+TEST_F(ObserveTest, TimeoutNamesTheWaitAndWhatIsOutstanding) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  if (rank_ == 0) {
+    tcaDesc chain = nullptr;
+    ASSERT_TCA_OK(tcaDescNew(&chain));
+    ASSERT_TCA_OK(tcaDescSetMemcpy(chain, &all_[1], 0, &all_[0], 0, 128, TCA_FLAG_NOTIFY, 4));
+    ASSERT_TCA_OK(tcaDescSet(chain, 2));
+    ASSERT_TCA_OK(tcaStartDMADesc(chain));  // kicked, not drained
+    ASSERT_TCA_OK(tcaSetTimeout(200));
+    EXPECT_TCA_ERROR(TCA_ERROR_TIMEOUT, tcaWaitDMARecvDesc(1, 5, nullptr));
+    const std::string message = tcaGetLastErrorMessage();
+    for (const char* part : {"rank 0 waited 200 ms for a notification on slot 5 from rank 1",
+                             "rank 1: 0 arrived, 0 consumed", "1 chain(s) kicked and not drained",
+                             "[channel 2, 1 entries, peers 1]"})
+      EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+
+    char* text = nullptr;
+    size_t length = 0;
+    FILE* memory = open_memstream(&text, &length);
+    ASSERT_TCA_OK(tcaDumpState(memory));
+    std::fclose(memory);
+    const std::string dump(text, length);
+    free(text);
+    for (const char* part :
+         {"{\"tca_state\":1,\"rank\":0,\"size\":2,\"reason\":\"tcaDumpState\"",
+          "\"channel\":2,\"entries\":1,\"peers\":[1],\"transports\":[\"",
+          "\"bytes\":128,\"notifies\":[{\"peer\":1,\"slot\":4}]",
+          "{\"peer\":1,\"slot\":4,\"sent\":1,", "\"collective\":null", "\"dead_peers\":[]"})
+      EXPECT_NE(dump.find(part), std::string::npos) << part << " not in: " << dump;
+    ASSERT_TCA_OK(tcaSetTimeout(30000));
+    ASSERT_TCA_OK(tcaWaitDMAC(2));
+    ASSERT_TCA_OK(tcaDescFree(chain));
+  } else {
+    ASSERT_TCA_OK(tcaWaitDMARecvDesc(0, 4, nullptr));
+  }
+}
+
+}  // namespace
