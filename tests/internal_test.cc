@@ -22,7 +22,7 @@
 #include "base/region.h"
 #include "base/settings.h"
 #include "coll/schedule.h"
-#include "core/path_choice.h"
+#include "tuning/transport_choice.h"
 #include "transport/registry.h"
 #ifdef TCA_HAVE_CUDA
 #include "transport/cuda/calibration.h"
@@ -419,9 +419,9 @@ TEST(TransportChoice, FastestPerSizeWithAMarginForThePreferredOne) {
   const ChoiceTable table = choose_by_size(sizes, {2, 5}, micros);
   ASSERT_EQ(2u, table.steps.size());
   EXPECT_EQ(0u, table.steps[0].from_bytes);
-  EXPECT_EQ(2, table.steps[0].transport_id);
+  EXPECT_EQ(2, table.steps[0].value);
   EXPECT_EQ(8192u, table.steps[1].from_bytes);
-  EXPECT_EQ(5, table.steps[1].transport_id);
+  EXPECT_EQ(5, table.steps[1].value);
   EXPECT_EQ(2, table.pick(0));
   EXPECT_EQ(2, table.pick(8191));
   EXPECT_EQ(5, table.pick(8192));

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tca/tca_coll.h"
 #include "test_util.h"
 
 namespace tca_test {
@@ -94,6 +95,41 @@ TEST(Settings, EverySettingWithItsValueAndOrigin) {
   EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetSetting(-1, &info));
   EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetSetting(0, nullptr));
   EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetSettingCount(nullptr));
+}
+
+// The fixed rules of the choices by size, before tcaInit: every one complete, and the
+// algorithm rules the ones tcaCollChooseAlgorithm follows.
+TEST(Choices, FixedRulesAreListed) {
+  int count = 0;
+  ASSERT_EQ(TCA_SUCCESS, tcaGetChoiceRuleCount(&count));
+  ASSERT_GT(count, 10);
+  std::set<std::string> choices;
+  std::string gpu_allreduce_2;  // the picks of "gpu allreduce, ranks <= 2", in order
+  for (int i = 0; i < count; ++i) {
+    tcaChoiceRule rule{};
+    ASSERT_EQ(TCA_SUCCESS, tcaGetChoiceRule(i, &rule));
+    ASSERT_NE(nullptr, rule.choice);
+    ASSERT_NE(nullptr, rule.when);
+    ASSERT_NE(nullptr, rule.pick);
+    choices.insert(rule.choice);
+    if (std::string(rule.when) == "gpu allreduce, ranks <= 2") {
+      tcaCollAlgorithm algorithm = TCA_COLL_AUTO;
+      const size_t bytes = rule.max_bytes == SIZE_MAX ? size_t{1} << 30 : rule.max_bytes;
+      ASSERT_EQ(TCA_SUCCESS,
+                tcaCollChooseAlgorithm(TCA_COLL_ALLREDUCE, TCA_MEM_GPU, bytes, 2, &algorithm));
+      EXPECT_STREQ(tcaCollAlgorithmName(algorithm), rule.pick);
+      gpu_allreduce_2 += std::string(rule.pick) + " ";
+    }
+  }
+  EXPECT_EQ("recursive_doubling ring ", gpu_allreduce_2);
+  for (const char* choice : {"transport", "collective algorithm", "gpu collective protocol",
+                             "gpu collective channels", "cuda engine"})
+    EXPECT_EQ(1u, choices.count(choice)) << choice;
+  tcaChoiceRule rule{};
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetChoiceRule(count, &rule));
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetChoiceRule(-1, &rule));
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetChoiceRule(0, nullptr));
+  EXPECT_EQ(TCA_ERROR_INVALID_ARGUMENT, tcaGetChoiceRuleCount(nullptr));
 }
 
 TEST(Lifecycle, CallsBeforeInitAreRejected) {

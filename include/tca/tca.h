@@ -141,6 +141,17 @@ typedef struct tcaSettingInfo {
  * thread's next tcaGetSetting call. */
 TCA_API tcaResult tcaGetSettingCount(int* count);
 TCA_API tcaResult tcaGetSetting(int index, tcaSettingInfo* info);
+/* ---- choices by size: the fixed rules (tca-info --choices lists them) ---- */
+typedef struct tcaChoiceRule {
+  const char* choice; /* e.g. "collective algorithm", "gpu collective protocol", "cuda engine" */
+  const char* when;   /* the case it holds for, e.g. "gpu allreduce, ranks <= 2" */
+  size_t max_bytes;   /* it holds up to this size (SIZE_MAX: any); in a case the first fits */
+  const char* pick;   /* what it chooses, e.g. "ring" */
+} tcaChoiceRule;
+/* Callable at any time, before tcaInit too; the strings stay valid while the library is loaded.
+ * The measured choices are listed by tcaAutoTransport and tcaCudaCalibration. */
+TCA_API tcaResult tcaGetChoiceRuleCount(int* count);
+TCA_API tcaResult tcaGetChoiceRule(int index, tcaChoiceRule* rule);
 TCA_API tcaResult tcaFinalize(void); /* collective */
 TCA_API tcaResult tcaRank(int* rank);
 TCA_API tcaResult tcaSize(int* size);

@@ -35,6 +35,8 @@
 #include "tca/tca_coll_cuda.h"
 #include "tca/tca_cuda.h"
 
+#include "tuning/collective_choice.h"
+#include "tuning/rules.h"
 namespace tca::coll {
 
 // Launches one iteration of `program`, a block of `threads` per channel (device_kernel.cu).
@@ -48,24 +50,6 @@ namespace {
 
 using namespace tca_coll_program;
 
-constexpr size_t kKiB = 1024;
-// Results up to these sizes move inline; a channel per this much of the result, up to
-// kMaxChannels (tools/device/coll_tune.sh on 4 H200s, docs/COLLECTIVES.md: a block moves
-// only about 30 GB/s, so even a few MiB want every channel; an allgather's inline steps beat
-// bulk stores up to 2 MiB, an allreduce's, which send the whole vector, up to 512 KiB).
-constexpr size_t kInlineMaxAllreduceBytes = 512 * kKiB;
-constexpr size_t kInlineMaxAllgatherBytes = 2048 * kKiB;
-constexpr size_t kInlineBytesPerChannel = 4 * kKiB;
-constexpr size_t kSimpleBytesPerChannel = 16 * kKiB;
-constexpr int kMaxChannels = 64;
-// Threads per block: bulk copies need many stores in flight (64 blocks of 1024 moved 64 MiB
-// about a fifth faster than 32 of 512 on H200s); inline messages of a few KiB per channel want
-// 512; a few bytes are fastest with few threads to synchronize (one double: 2.9 µs per
-// graph-replayed allreduce with 128 threads, 3.2 with 512).
-constexpr int kSimpleThreads = 1024;
-constexpr int kInlineThreads = 512;
-constexpr int kTinyThreads = 128;
-constexpr size_t kTinyBytesPerChannel = 1 * kKiB;
 constexpr size_t kAlignment = 256;
 
 size_t align_up(size_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
@@ -122,16 +106,14 @@ tcaResult protocol_from_environment(tcaCollKind kind, size_t result_bytes, bool*
   } else if (choice == "simple") {
     *inline_protocol = false;
   } else {
-    *inline_protocol = result_bytes <= (kind == TCA_COLL_ALLREDUCE ? kInlineMaxAllreduceBytes
-                                                                   : kInlineMaxAllgatherBytes);
+    *inline_protocol = tuning::gpu_inline_protocol(kind, result_bytes);
   }
   return TCA_SUCCESS;
 }
 
 tcaResult channels_from_environment(size_t result_bytes, bool inline_protocol, size_t count,
                                     int* channels) {
-  const size_t per_channel = inline_protocol ? kInlineBytesPerChannel : kSimpleBytesPerChannel;
-  size_t wanted = std::clamp<size_t>(result_bytes / per_channel, 1, kMaxChannels);
+  size_t wanted = tuning::gpu_channels(result_bytes, inline_protocol);
   int64_t parsed = 0;
   bool set = false;
   TCA_CHECK(setting_count("TCA_COLL_CHANNELS", &parsed, &set));
@@ -331,7 +313,7 @@ class Engine final : public DeviceEngine {
   DeviceBuffers buffers_;
   bool inline_ = false;
   int channels_ = 1;
-  int threads_ = kSimpleThreads;
+  int threads_ = tuning::kSimpleThreads;
   std::vector<std::vector<Schedule>> schedules_;  // [channel][rank]
   size_t steps_ = 0;                              // signal cells of steps, per channel
   size_t cells_per_channel_ = 0;                  // steps, then a credit cell per rank
@@ -618,9 +600,7 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   TCA_CHECK(channels_from_environment(buffers.recv_bytes, inline_, shape_.count, &channels_));
   // Inline messages land in mailboxes and need no credits: staging in scratch only adds copies.
   if (inline_) shape_.staged_allgather_bytes = 0;
-  threads_ = !inline_                                                 ? kSimpleThreads
-             : buffers.recv_bytes / channels_ <= kTinyBytesPerChannel ? kTinyThreads
-                                                                      : kInlineThreads;
+  threads_ = tuning::gpu_threads(inline_, buffers.recv_bytes / channels_);
 
   // Every rank's schedule of every channel: who sends what to whom is needed on both ends.
   schedules_.assign(channels_, std::vector<Schedule>(ranks_));

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// The public C API of the choice between transports (tcaAutoTransport).
+// The public C API of the choices by size: the transport (tcaAutoTransport) and the fixed rules
+// (tcaGetChoiceRule, from tuning/rules.h).
 #include <string>
 
 #include "base/error.h"
 #include "core/context.h"
+#include "tuning/rules.h"
 
 extern "C" {
 
@@ -32,6 +34,23 @@ tcaResult tcaAutoTransport(int peer, tcaMemKind local, tcaMemKind remote, size_t
     text = context->choice_table(peer, local, remote);
     *table = text.c_str();
   }
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaGetChoiceRuleCount(int* count) {
+  if (count == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "count is NULL");
+  *count = static_cast<int>(tca::tuning::listed_rules().size());
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaGetChoiceRule(int index, tcaChoiceRule* rule) {
+  const auto& rules = tca::tuning::listed_rules();
+  if (rule == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "rule is NULL");
+  if (index < 0 || static_cast<size_t>(index) >= rules.size())
+    TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "choice rule {} outside [0, {})", index, rules.size());
+  const tca::tuning::ListedRule& listed = rules[index];
+  *rule = {listed.choice.c_str(), listed.when.c_str(), static_cast<size_t>(listed.max_bytes),
+           listed.pick.c_str()};
   return TCA_SUCCESS;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// The context's choice between transports by size (core/path_choice.h): the start-up
+// The context's choice between transports by size (tuning/transport_choice.h): the start-up
 // ping-pong between rank 0 and one peer of each class, the cache, and the lookup AUTO makes.
 #include <algorithm>
 #include <chrono>
@@ -61,7 +61,7 @@ std::string Context::choice_table(int peer, tcaMemKind local, tcaMemKind remote)
   if (forced_ || peer == rank_) return "";
   std::string text;
   for (const ChoiceStep& step : table.steps) {
-    const Transport* transport = first_of_id(step.transport_id);
+    const Transport* transport = first_of_id(step.value);
     text += fmt::format("{}{}:{}", text.empty() ? "" : ",", step.from_bytes,
                         transport != nullptr ? transport->name() : "?");
   }
@@ -142,7 +142,7 @@ tcaResult Context::calibrate_choices() {
       for (const ChoiceStep& step : table->steps) {
         if (wire.steps[klass] == kMaxSteps) break;
         wire.from[klass][wire.steps[klass]] = step.from_bytes;
-        wire.id[klass][wire.steps[klass]++] = step.transport_id;
+        wire.id[klass][wire.steps[klass]++] = step.value;
       }
       TCA_INFO("transport choice for {}: {}", keys[i], encode_table(*table));
     }

@@ -18,7 +18,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/desc.h"
 #include "core/init_clock.h"
-#include "core/path_choice.h"
+#include "tuning/transport_choice.h"
 #include "domain/memory_domain.h"
 #include "tca/tca.h"
 #include "transport/transport.h"

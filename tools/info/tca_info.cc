@@ -2,9 +2,11 @@
 // Copyright (c) the tca authors
 // tca-info: what this build of tca is and what it would do here, as ucx_info and nvshmem-info
 // tell of theirs — the release, every setting with its value and where it came from, the
-// transports that reach each rank, and the choices it makes by size (transport per peer and
-// memory kinds, collective algorithm per size). Rank 0 prints; public API only, no MPI: the
-// ranks find each other through tca's bootstrap (mpirun, tca-run, torchrun, or one rank alone).
+// transports that reach each rank, and the choices it makes by size (the fixed rules of every
+// choice, transport per peer and memory kinds, collective algorithm per size). Rank 0 prints;
+// public API only, no MPI: the ranks find each other through tca's bootstrap (mpirun, tca-run,
+// torchrun, or one rank alone).
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -147,6 +149,35 @@ void print_collective_choices(int size, Table& table, nlohmann::ordered_json* ro
   }
 }
 
+// The fixed rules of every choice by size (tuning/rules.h in the library); needs no tcaInit.
+bool print_rules(Table& table, Report& report) {
+  int count = 0;
+  if (tcaGetChoiceRuleCount(&count) != TCA_SUCCESS) return false;
+  table.comment(
+      "fixed rules of the choices by size (in a case, the first that fits the size wins)");
+  table.set_columns({{"choice", 24, Align::kLeft},
+                     {"when", 28, Align::kLeft},
+                     {"up to (B)", 12},
+                     {"pick", 0, Align::kLeft}});
+  table.header();
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (int i = 0; i < count; ++i) {
+    tcaChoiceRule rule{};
+    if (tcaGetChoiceRule(i, &rule) != TCA_SUCCESS) return false;
+    const std::string up_to =
+        rule.max_bytes == SIZE_MAX ? "any" : std::to_string(static_cast<uint64_t>(rule.max_bytes));
+    table.row({rule.choice, rule.when, up_to, rule.pick});
+    rows.push_back(
+        {{"choice", rule.choice},
+         {"when", rule.when},
+         {"max_bytes", rule.max_bytes == SIZE_MAX ? nlohmann::ordered_json(nullptr)
+                                                  : nlohmann::ordered_json(rule.max_bytes)},
+         {"pick", rule.pick}});
+  }
+  report.set("choice_rules", rows);
+  return true;
+}
+
 // The first comment line and the report's head: the release and, where tca started, the ranks
 // and the bootstrap that joined them.
 void print_head(bool started, const Table& table, Report& report) {
@@ -194,7 +225,8 @@ int main(int argc, char** argv) {
       "transports)");
   cli.app().add_flag("--settings", options.settings, "every setting, its value and its origin");
   cli.app().add_flag("--transports", options.transports, "the paths that reach each rank");
-  cli.app().add_flag("--choices", options.choices, "the choices by size: transport, algorithm");
+  cli.app().add_flag("--choices", options.choices,
+                     "the choices by size: transport, algorithm, GPU protocol, engine");
   cli.add_json(options.json);
   if (auto code = cli.parse(argc, argv, rank)) return *code;
   if (!options.settings && !options.transports && !options.choices)
@@ -207,12 +239,14 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "tca-info: tcaInit: %s\n", tcaGetLastErrorMessage());
     print_head(false, table, report);
     if (options.settings) print_settings(table, report);
+    if (options.choices) print_rules(table, report);
     report.print();
     return 1;
   }
   print_head(ranks, table, report);
   int status = 0;
   if (options.settings && !print_settings(table, report)) status = 1;
+  if (options.choices && !print_rules(table, report)) status = 1;
   if (ranks) {
     if (!print_ranks(options, table, report)) status = 1;
     if (tcaFinalize() != TCA_SUCCESS) status = 1;

@@ -118,20 +118,6 @@ tcaResult measure_pingpong(const PingPongSide& side, const DeviceLimits& limits,
   return TCA_SUCCESS;
 }
 
-Engine PairCalibration::pick(uint64_t bytes) const {
-  size_t i = 0;
-  while (i + 1 < sizes.size() && sizes[i + 1] <= bytes) ++i;
-  return i < sizes.size() && sm_gbps[i] > ce_gbps[i] ? Engine::kSm : Engine::kCopyEngine;
-}
-
-uint64_t PairCalibration::crossover() const {
-  // Walk down from the largest size while the copy engines are picked.
-  size_t first_ce = sizes.size();
-  while (first_ce > 0 && pick(sizes[first_ce - 1]) == Engine::kCopyEngine) --first_ce;
-  if (first_ce == sizes.size()) return kNeverCopyEngine;
-  return first_ce == 0 ? 0 : sizes[first_ce];
-}
-
 std::string calibration_path() {
   return cache_file("TCA_CUDA_CALIBRATION_FILE", "calibration", ".json");
 }

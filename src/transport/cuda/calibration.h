@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// Which engine a transfer of a given size should take between two GPUs, measured on the
-// machine the way a ping-pong uses a host-kicked chain: at every size from 64 B up, both ranks
+// The measurement behind the choice between copy engines and SMs (tuning/engine_choice.h), made on
+// the machine the way a ping-pong uses a host-kicked chain: at every size from 64 B up, both ranks
 // of a pair take turns sending a notifying transfer into the other's GPU memory (kick, wait for
 // local completion, then wait for the peer's answer), once on each engine. Each calibrated size
 // then picks the engine with the shorter half round trip; sizes in between take the pick of
@@ -17,26 +17,24 @@
 
 #include "tca/tca.h"
 #include "transport/cuda/engines.h"
+#include "tuning/engine_choice.h"
 
 namespace tca {
 
-constexpr uint64_t kNeverCopyEngine = UINT64_MAX;  // a crossover no transfer reaches
+using tuning::kNeverCopyEngine;
 // The largest size calibrated (where both GPUs have room for it; less otherwise).
 constexpr uint64_t kCalibrationBytes = uint64_t{256} << 20;
 
-struct PairCalibration {
+// One pair's calibration: the GPUs' UUIDs and the rates (tuning/engine_choice.h chooses by them).
+struct PairCalibration : tuning::EngineRates {
   std::string src_uuid;
   std::string dst_uuid;
-  std::vector<uint64_t> sizes;  // ascending, each twice the previous
-  std::vector<double> ce_gbps;  // copy engines: bytes / half round trip
-  std::vector<double> sm_gbps;  // SM copy kernel, the same
 
   // The faster engine at the largest calibrated size not above `bytes` (at the smallest one
   // for smaller transfers).
-  Engine pick(uint64_t bytes) const;
-  // The smallest calibrated size from which every larger one picks the copy engines (0: all
-  // do; kNeverCopyEngine: the largest picks the SMs).
-  uint64_t crossover() const;
+  Engine pick(uint64_t bytes) const {
+    return copy_engine_at(bytes) ? Engine::kCopyEngine : Engine::kSm;
+  }
 };
 
 // One rank's side of the calibration ping-pong with a peer, or with itself.

@@ -34,7 +34,7 @@ tcaResult CudaTransportImpl::calibrate() {
   CalibrationCache cache;
   if (!path.empty()) cache.load(path);
   const bool refresh = refresh_requested();
-  const bool overridden = path_override_ != PathOverride::kNone || crossover_override_;
+  const bool overridden = engine_choice_.overridden();
   // Row `rank` of each matrix: what that rank says of each peer.
   std::vector<uint8_t> mine(2 * size, 0);
   for (int peer = 0; peer < size; ++peer) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// Chains on the GPU engines: preparing runs, choosing the engine, host kicks and their
-// announcements to the owners, notifications and PIO pointers.
+// Chains on the GPU engines: preparing runs, the engine (chosen by tuning/engine_choice.h), host
+// kicks and their announcements to the owners, notifications and PIO pointers.
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -19,20 +19,12 @@
 namespace tca {
 
 Engine CudaTransportImpl::choose_engine(int peer, uint64_t bytes, uint64_t row_bytes) const {
-  if (path_override_ == PathOverride::kCopyEngine) return Engine::kCopyEngine;
-  if (path_override_ == PathOverride::kSm) return Engine::kSm;
-  if (row_bytes < kNarrowRowBytes) return Engine::kSm;
-  const PairCalibration* pair = calibration(peer);
-  if (pair != nullptr && !crossover_override_) return pair->pick(bytes);
-  return bytes >= crossover(peer) ? Engine::kCopyEngine : Engine::kSm;
+  return engine_choice_.copy_engine(calibration(peer), bytes, row_bytes) ? Engine::kCopyEngine
+                                                                         : Engine::kSm;
 }
 
 uint64_t CudaTransportImpl::crossover(int peer) const {
-  if (path_override_ == PathOverride::kCopyEngine) return 0;
-  if (path_override_ == PathOverride::kSm) return kNeverCopyEngine;
-  if (crossover_override_) return *crossover_override_;
-  const PairCalibration* pair = calibration(peer);
-  return pair != nullptr ? pair->crossover() : kDefaultCrossover;
+  return engine_choice_.crossover(calibration(peer));
 }
 
 const PairCalibration* CudaTransportImpl::calibration(int peer) const {

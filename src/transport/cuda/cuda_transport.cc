@@ -82,12 +82,12 @@ tcaResult CudaTransportImpl::init() {
 tcaResult CudaTransportImpl::read_path_overrides() {
   std::string path;
   TCA_CHECK(setting_choice("TCA_CUDA_PATH", &path));
-  if (path == "ce") path_override_ = PathOverride::kCopyEngine;
-  if (path == "sm") path_override_ = PathOverride::kSm;
+  if (path == "ce") engine_choice_.force = tuning::EngineChoice::Force::kCopyEngine;
+  if (path == "sm") engine_choice_.force = tuning::EngineChoice::Force::kSm;
   int64_t bytes = 0;
   bool set = false;
   TCA_CHECK(setting_count("TCA_CUDA_CROSSOVER", &bytes, &set));
-  if (set) crossover_override_ = static_cast<uint64_t>(bytes);
+  if (set) engine_choice_.crossover_override = static_cast<uint64_t>(bytes);
   int64_t idle_us = 0;
   TCA_CHECK(setting_count("TCA_CUDA_RESIDENT_IDLE_US", &idle_us));
   resident_idle_ns_ = static_cast<uint64_t>(idle_us) * 1000;

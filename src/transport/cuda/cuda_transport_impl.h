@@ -27,11 +27,6 @@ namespace tca {
 
 class CudaTransportImpl;
 
-// 2D transfers with rows narrower than this go to the SMs on TCA_PATH_CUDA: the copy engines
-// pay per row, the SMs gather narrow rows into full-width stores.
-constexpr uint64_t kNarrowRowBytes = 512;
-// The crossover used when a pair could not be measured.
-constexpr uint64_t kDefaultCrossover = uint64_t{64} << 10;
 // The notification slot of the calibration's ping-pongs: each arrives and is consumed before
 // tcaInit returns, so the slot's sequences start every later use in step.
 constexpr int kCalibrationSlot = TCA_NOTIFY_SLOTS - 1;
@@ -170,7 +165,6 @@ class CudaTransportImpl final : public Transport {
     PeerMapping mapping;
     HostRegistration pinned;
   };
-  enum class PathOverride { kNone, kCopyEngine, kSm };
   // Whether no host kick is pending on the DMA stream (so a resident kick keeps the order).
   tcaResult dma_stream_idle(bool* idle);
 
@@ -215,8 +209,7 @@ class CudaTransportImpl final : public Transport {
   CudaStream dma_stream_;
   PinnedHostMemory stream_wait_timed_out_;  // an unsigned int the GPU sets when a wait gives up
   unsigned int* stream_wait_timed_out_device_ = nullptr;
-  PathOverride path_override_ = PathOverride::kNone;
-  std::optional<uint64_t> crossover_override_;
+  tuning::EngineChoice engine_choice_;    // TCA_CUDA_PATH, TCA_CUDA_CROSSOVER
   uint64_t resident_idle_ns_ = 0;         // TCA_CUDA_RESIDENT_IDLE_US
   bool stream_kicks_pending_ = false;     // host kicks on the DMA stream not yet waited for
   std::vector<uint64_t> kick_sequences_;  // host kicks announced to each owner

@@ -4,7 +4,8 @@
 // the same memory kinds (cuda and ucx inside a host, mpi and ucx between hosts, shm and mpi
 // inside a host), a ping-pong at start-up times each at a few sizes between rank 0 and one peer
 // of the class; each size then takes the fastest, and sizes in between the pick of the nearest
-// measured size below. The tables are cached per machine, like the CUDA engine calibration.
+// measured size below. The tables are cached per machine, like the CUDA engine calibration
+// (tuning/engine_choice.h).
 #pragma once
 
 #include <cstdint>
@@ -13,20 +14,16 @@
 #include <vector>
 
 #include "tca/tca.h"
+#include "tuning/size_table.h"
 
 namespace tca {
 
-// From `from_bytes` on (until the next step), transfers take transport `transport_id`.
-struct ChoiceStep {
-  uint64_t from_bytes = 0;
-  int transport_id = -1;
-};
+// From `from_bytes` on (until the next step), transfers take transport id `value`.
+using ChoiceStep = tuning::SizeStep<int>;
 
-struct ChoiceTable {
-  std::vector<ChoiceStep> steps;  // ascending from_bytes, the first from 0
+struct ChoiceTable : tuning::SizeTable<int> {  // the first step from 0
   // The transport for a transfer of `bytes` (-1 for an empty table).
-  int pick(uint64_t bytes) const;
-  bool operator==(const ChoiceTable& other) const;
+  int pick(uint64_t bytes) const { return SizeTable::pick(bytes, -1); }
 };
 
 // The sizes the start-up ping-pong measures.

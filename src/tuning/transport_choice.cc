@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "core/path_choice.h"
+#include "tuning/transport_choice.h"
 
 #include <unistd.h>
 
@@ -16,22 +16,6 @@
 
 namespace tca {
 
-int ChoiceTable::pick(uint64_t bytes) const {
-  int chosen = -1;
-  for (const ChoiceStep& step : steps)
-    if (step.from_bytes <= bytes) chosen = step.transport_id;
-  return chosen;
-}
-
-bool ChoiceTable::operator==(const ChoiceTable& other) const {
-  if (steps.size() != other.steps.size()) return false;
-  for (size_t i = 0; i < steps.size(); ++i)
-    if (steps[i].from_bytes != other.steps[i].from_bytes ||
-        steps[i].transport_id != other.steps[i].transport_id)
-      return false;
-  return true;
-}
-
 const std::vector<uint64_t>& choice_sizes() {
   static const std::vector<uint64_t> sizes = {8, 512, 8 << 10, 64 << 10, 512 << 10, 4 << 20};
   return sizes;
@@ -45,7 +29,7 @@ ChoiceTable choose_by_size(const std::vector<uint64_t>& sizes, const std::vector
     for (size_t c = 1; c < candidates.size(); ++c)
       if (micros[c][s] * (1.0 + margin) < micros[best][s]) best = c;
     const int id = candidates[best];
-    if (table.steps.empty() || table.steps.back().transport_id != id)
+    if (table.steps.empty() || table.steps.back().value != id)
       table.steps.push_back({table.steps.empty() ? 0 : sizes[s], id});
   }
   return table;
@@ -54,7 +38,7 @@ ChoiceTable choose_by_size(const std::vector<uint64_t>& sizes, const std::vector
 std::string encode_table(const ChoiceTable& table) {
   std::string text;
   for (const ChoiceStep& step : table.steps)
-    text += fmt::format("{}{}:{}", text.empty() ? "" : ",", step.from_bytes, step.transport_id);
+    text += fmt::format("{}{}:{}", text.empty() ? "" : ",", step.from_bytes, step.value);
   return text;
 }
 
