@@ -38,8 +38,11 @@ def _sizes(lo, hi):
         s *= 2
 
 
-def pingpong(src, dst_peer, iters, warmup, reps, slot=0, channel=0, path="auto"):
-    """Half round trips in microseconds (median of reps batches) between ranks 0 and 1."""
+_STAT = {"median": statistics.median, "min": min}
+
+
+def pingpong(src, dst_peer, iters, warmup, reps, slot=0, channel=0, path="auto", stat="median"):
+    """Half round trips in microseconds (median or min of reps batches) between ranks 0 and 1."""
     rank = tca.rank()
     peer = 1 - rank
     nbytes = src.nbytes
@@ -62,7 +65,7 @@ def pingpong(src, dst_peer, iters, warmup, reps, slot=0, channel=0, path="auto")
                     wait_dma(channel)
             if rep > 0:
                 batches.append((time.perf_counter() - start) / count / 2 * 1e6)
-    return statistics.median(batches)
+    return _STAT[stat](batches)
 
 
 def cpu_rows(args):
@@ -75,7 +78,8 @@ def cpu_rows(args):
         np.asarray(src)[:] = 1
         rs, rd = tca.register(src), tca.register(dst)
         handles = _pair_handles(rd)
-        lat = pingpong(rs, handles[1 - tca.rank()], args.iters, args.warmup, args.repetitions)
+        lat = pingpong(rs, handles[1 - tca.rank()], args.iters, args.warmup, args.repetitions,
+                       stat=args.statistic)
         rows.append({"path": "py.chain", "src": "cpu", "dst": "cpu", "bytes": nbytes,
                      "latency_us": lat, "bandwidth_GBps": nbytes / lat / 1e3,
                      "transport": tca.auto_transport(1 - tca.rank(), "cpu", "cpu", nbytes)[0]})
@@ -243,7 +247,7 @@ def report(rows, args, bootstrap, size):
            "rows": rows}
     out = sys.stderr if args.json else sys.stdout
     print(f"# tca.bench {tca.__version__}: {size} ranks, bootstrap {bootstrap}; latency: half a "
-          "round trip (ping-pong) or time per operation; median of batches", file=out)
+          f"round trip (ping-pong) or time per operation; {args.statistic} of batches", file=out)
     table(rows, out)
     if args.json:
         print(json.dumps(doc, indent=2))
@@ -252,7 +256,8 @@ def report(rows, args, bootstrap, size):
 
 def launch(args):
     """--compare-c: the C rows, then this program's, each as a 2-rank job, one table."""
-    common = ["-b", str(args.min_bytes), "-e", str(args.max_bytes)]
+    common = ["-b", str(args.min_bytes), "-e", str(args.max_bytes), "-s", args.statistic,
+              "-r", str(args.repetitions)]
     c = subprocess.run([args.tca_run, "-n", "2", args.compare_c, "-p", "shm.chain", "--json"]
                        + common, check=True, capture_output=True, text=True)
     py_args = [a for a in sys.argv[1:] if a not in ("--json",)]
@@ -293,6 +298,8 @@ def main(argv=None):
     parser.add_argument("-i", "--iters", type=int, default=2000, help="round trips per batch")
     parser.add_argument("-w", "--warmup", type=int, default=200)
     parser.add_argument("-r", "--repetitions", type=int, default=5)
+    parser.add_argument("-s", "--statistic", choices=["median", "min"], default="median",
+                        help="what is reported of the batches")
     parser.add_argument("--graph-ops", type=int, default=20, help="allreduces per captured graph")
     parser.add_argument("--replays", type=int, default=50)
     parser.add_argument("--coll-bytes", type=int, default=128 << 20)
