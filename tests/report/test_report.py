@@ -152,6 +152,39 @@ class Figures(unittest.TestCase):
                 self.assertIn("device not recorded; date not recorded; command not recorded", page.read())
 
 
+class Counters(unittest.TestCase):
+    """--stats draws TCA_STATS files; --hang merges state dumps (the hung jobs of tests/observe
+    check the diagnosis of real dumps)."""
+
+    def test_stats_figures(self):
+        files = [fixture("stats_pingpong_rank0.json"), fixture("stats_pingpong_rank1.json")]
+        with tempfile.TemporaryDirectory() as out:
+            result = subprocess.run([sys.executable, SCRIPT, "--stats", *files, "--out", out],
+                                    capture_output=True, text=True, timeout=240)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            for name in ("stats_traffic.png", "stats_latency.png"):
+                Figures.check_png(self, os.path.join(out, name))
+            with open(os.path.join(out, "stats.md"), encoding="utf-8") as page:
+                self.assertIn("](stats_traffic.png)", page.read())
+
+    def test_stats_missing_field(self):
+        with tempfile.TemporaryDirectory() as out:
+            broken = os.path.join(out, "broken.json")
+            with open(broken, "w", encoding="utf-8") as handle:
+                json.dump({"rank": 0, "size": 2}, handle)
+            result = subprocess.run([sys.executable, SCRIPT, "--stats", broken, "--out", out],
+                                    capture_output=True, text=True, timeout=240)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("missing field 'peers'", result.stderr)
+
+    def test_hang_without_dumps(self):
+        with tempfile.TemporaryDirectory() as folder:
+            result = subprocess.run([sys.executable, SCRIPT, "--hang", folder], capture_output=True,
+                                    text=True, timeout=60)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("no dumps", result.stderr)
+
+
 class MissingFields(unittest.TestCase):
     def fails_naming(self, name, edit, field):
         with tempfile.TemporaryDirectory() as out:

@@ -20,7 +20,7 @@ namespace tca::observe {
 tcaResult start_desc(Context& context, tcaDesc_st& chain, uintptr_t token) {
   dump_if_requested(context);
   nvtx_push("tca kick", kColorKick);
-  const uint64_t begin = timer_start();
+  const uint64_t begin = timer_start(kTimedKick);
   const uint64_t trace_begin = trace::enabled() ? trace::now_ns() : 0;
   const tcaResult result = desc_start(context, chain);
   if (result == TCA_SUCCESS && trace::enabled())
@@ -45,7 +45,7 @@ tcaResult wait_recv(Context& context, int src_rank, int slot, int* from) {
   dump_if_requested(context);
   nvtx_push("tca wait", kColorWait);
   const uint64_t trace_begin = trace::enabled() ? trace::now_ns() : 0;
-  wait_begin(src_rank, slot, timer_start());
+  wait_begin(src_rank, slot, timer_start(kTimedWait));
   int sender = src_rank;
   const tcaResult result = context.wait_notification(src_rank, slot, &sender);
   if (result == TCA_SUCCESS) {
@@ -77,7 +77,7 @@ tcaResult test_recv(Context& context, int src_rank, int slot, int* arrived, int*
 tcaResult put_or_get(Context& context, const Transfer& transfer, bool put) {
   dump_if_requested(context);
   nvtx_push(put ? "tca put" : "tca get", kColorKick);
-  const uint64_t begin = timer_start();
+  const uint64_t begin = timer_start(kTimedPutGet);
   const tcaResult result =
       run_traced(context, transfer, put ? trace_format::kPut : trace_format::kGet);
   put_get(context, transfer, put, begin, result);

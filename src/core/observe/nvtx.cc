@@ -13,8 +13,29 @@ namespace tca::observe {
 #if TCA_HAVE_NVTX
 namespace {
 
+// One category per kind of range, named in the domain (Nsight Systems groups by them).
+uint32_t category_of(uint32_t color) {
+  switch (color) {
+    case kColorKick:
+      return 1;
+    case kColorWait:
+      return 2;
+    case kColorNotify:
+      return 3;
+    case kColorCollective:
+      return 4;
+    default:
+      return 5;
+  }
+}
+
 nvtxDomainHandle_t domain() {
-  static nvtxDomainHandle_t handle = nvtxDomainCreateA("tca");
+  static nvtxDomainHandle_t handle = [] {
+    nvtxDomainHandle_t made = nvtxDomainCreateA("tca");
+    const char* names[] = {"transfer", "wait", "notify", "collective", "phase"};
+    for (uint32_t i = 0; i < 5; ++i) nvtxDomainNameCategoryA(made, i + 1, names[i]);
+    return made;
+  }();
   return handle;
 }
 
@@ -24,7 +45,7 @@ nvtxEventAttributes_t attributes(const char* what, uint32_t color) {
   event.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   event.colorType = NVTX_COLOR_ARGB;
   event.color = color;
-  event.category = color;  // one category per kind of range
+  event.category = category_of(color);
   event.messageType = NVTX_MESSAGE_TYPE_ASCII;
   event.message.ascii = what;
   return event;

@@ -66,7 +66,9 @@ uint64_t coarse_ns() {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
-uint64_t timer_start() { return g_state.counters && sampled(g_state) ? now_ns() : 0; }
+uint64_t timer_start(TimedKind kind) {
+  return g_state.counters && sampled(g_state, kind) ? now_ns() : 0;
+}
 
 int transport_index(const Transport* transport) {
   const int index = transport->id() < kMaxTransports ? transport->id() : kMaxTransports - 1;
@@ -229,13 +231,14 @@ void wait_begin(int peer, int slot, uint64_t timed_ns) {
 void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaResult result) {
   State& s = g_state;
   if (result == TCA_SUCCESS && !arrived) {  // a poll that found nothing: the wait goes on
-    wait_begin(peer, slot, timer_start());
+    const bool going_on = s.wait.active && s.wait.peer == peer && s.wait.slot == slot;
+    if (!going_on) wait_begin(peer, slot, timer_start(kTimedWait));
     return;
   }
   if (result == TCA_ERROR_PEER_FAILED) timed_out(context, "peer failed");  // the wait shows
   const bool going_on = s.wait.active && s.wait.peer == peer && s.wait.slot == slot;
   // A wait timed from its start, or (a poll that found its notification at once) of no length.
-  const bool timed = going_on ? s.wait.timed_ns != 0 : s.counters && sampled(s);
+  const bool timed = going_on ? s.wait.timed_ns != 0 : s.counters && sampled(s, kTimedWait);
   const uint64_t begin = going_on ? s.wait.timed_ns : 0;
   s.wait.active = false;
   const int sender = result == TCA_SUCCESS && from >= 0 ? from : peer;

@@ -70,7 +70,8 @@ struct CollectiveState {
 struct State {
   bool counters = false;
   bool time_all = false;  // TCA_COUNTERS=timed: every operation timed, else one in kSampling
-  uint32_t sample_tick = 0;
+  // Per kind of operation, so that alternating kinds (a kick, then a wait) are each sampled.
+  std::array<uint32_t, 3> sample_ticks{};
   bool nvtx = false;
   bool dump_on_timeout = false;
   int dump_signal = 0;
@@ -85,10 +86,13 @@ struct State {
 };
 
 State& state();
-// Whether this operation is timed (all with TCA_COUNTERS=timed, else one in kSampling).
-inline bool sampled(State& s) { return s.time_all || ++s.sample_tick % kSampling == 0; }
+enum TimedKind { kTimedKick = 0, kTimedWait = 1, kTimedPutGet = 2 };
+// Whether this operation is timed (all with TCA_COUNTERS=timed, else one in kSampling of its kind).
+inline bool sampled(State& s, TimedKind kind) {
+  return s.time_all || ++s.sample_ticks[kind] % kSampling == 0;
+}
 // The fine clock where the operation is timed, else 0.
-uint64_t timer_start();
+uint64_t timer_start(TimedKind kind);
 // A clock of a few milliseconds' resolution that costs little (ages, waits in progress).
 uint64_t coarse_ns();
 // The counters' index of `transport` (its id, clamped); records its name.
