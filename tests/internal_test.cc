@@ -25,7 +25,7 @@
 #include "tuning/transport_choice.h"
 #include "transport/registry.h"
 #ifdef TCA_HAVE_CUDA
-#include "transport/cuda/calibration.h"
+#include "transport/cuda/pair_calibration.h"
 #endif
 
 namespace tca {

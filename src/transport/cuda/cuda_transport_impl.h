@@ -18,8 +18,8 @@
 #include "base/cuda_util.h"
 #include "base/host_memory.h"
 #include "domain/cuda_domain.h"
-#include "transport/cuda/calibration.h"
-#include "transport/cuda/engines.h"
+#include "transport/cuda/copy_paths.h"
+#include "transport/cuda/pair_calibration.h"
 #include "transport/cuda/resident.h"
 #include "transport/transport.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "transport/cuda/engines.h"
+#include "transport/cuda/copy_paths.h"
 
 #include <cudaTypedefs.h>
 

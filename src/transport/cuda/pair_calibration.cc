@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "transport/cuda/calibration.h"
+#include "transport/cuda/pair_calibration.h"
 
 #include <unistd.h>
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "tca/tca.h"
-#include "transport/cuda/engines.h"
+#include "transport/cuda/copy_paths.h"
 #include "tuning/engine_choice.h"
 
 namespace tca {
