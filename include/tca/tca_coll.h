@@ -73,6 +73,14 @@ typedef enum tcaTopologyKind {
   TCA_TOPOLOGY_TORUS_2D = 3 /* dims[0] x dims[1] ranks, wrapping in both dimensions */
 } tcaTopologyKind;
 
+/* A team: an ordered subset of the job's ranks that collectives can span (docs/TEAMS.md).
+ * TCA_TEAM_WORLD is every rank, team rank = world rank; TCA_TEAM_INVALID is the team of a rank
+ * that joins none. A team value is local to the process that made it. */
+typedef int tcaTeam;
+#define TCA_TEAM_WORLD 0
+#define TCA_TEAM_INVALID (-1)
+#define TCA_TEAM_NO_COLOR (-1) /* tcaTeamSplit: this rank joins no team */
+
 typedef struct tcaCollTopology {
   tcaTopologyKind kind;
   int dims[2]; /* TCA_TOPOLOGY_TORUS_2D only */
@@ -90,6 +98,9 @@ typedef struct tcaCollConfig {
    * call. It leaves once it has been idle this long (microseconds, at most 1000000), so until
    * then cudaDeviceSynchronize (and cudaFree, which synchronizes the device) waits for it. */
   unsigned resident_idle_us;
+  /* The ranks that take part (every one of them calls), ranks counted within the team;
+   * 0: TCA_TEAM_WORLD. */
+  tcaTeam team;
 } tcaCollConfig;
 
 typedef struct tcaColl_st* tcaColl;
@@ -126,6 +137,34 @@ TCA_API tcaResult tcaAllgather(const void* sendbuf, void* recvbuf, size_t count,
                                const tcaCollConfig* config);
 /* Collective: frees what the one-shot calls keep (tcaFinalize frees their memory too). */
 TCA_API tcaResult tcaCollReleaseCache(void);
+
+/* ---- teams (docs/TEAMS.md) ----
+ * Control exchanges of teams travel over the transports (a chained write and a notification on
+ * slot TCA_TEAM_SLOT per pair of ranks), not over the bootstrap, so they go on after any rank's
+ * death, rank 0's included. Two ranks make the team calls they share in the same order. */
+#define TCA_TEAM_SLOT (TCA_NOTIFY_SLOTS - 1)
+/* Collective over `parent`: the ranks of one `color` (>= 0) form a team, ordered by `key`, then by
+ * rank in `parent`; TCA_TEAM_NO_COLOR gives *team = TCA_TEAM_INVALID. */
+TCA_API tcaResult tcaTeamSplit(tcaTeam parent, int color, int key, tcaTeam* team);
+/* Collective over `parent`, every rank passing the same list: a team of `count` distinct ranks
+ * of the job (world ranks, each a member of parent), team rank i = world_ranks[i]. Ranks not
+ * in the list get TCA_TEAM_INVALID. */
+TCA_API tcaResult tcaTeamCreate(tcaTeam parent, int count, const int* world_ranks, tcaTeam* team);
+TCA_API tcaResult tcaTeamRank(tcaTeam team, int* rank); /* this rank's place in the team */
+TCA_API tcaResult tcaTeamSize(tcaTeam team, int* size);
+/* `rank` of team `from` as a rank of team `to` (either may be TCA_TEAM_WORLD); *to_rank = -1
+ * where that rank is not a member of `to`. Local. */
+TCA_API tcaResult tcaTeamTranslateRank(tcaTeam from, int rank, tcaTeam to, int* to_rank);
+/* Collective over the team; for set-up, not for data ordering. */
+TCA_API tcaResult tcaTeamBarrier(tcaTeam team);
+/* Local: forgets the team (its collectives must be freed first). TCA_TEAM_WORLD stays. */
+TCA_API tcaResult tcaTeamFree(tcaTeam team);
+/* Collective over the live ranks of `team`, after some member failed (TCA_ERROR_PEER_FAILED or
+ * TCA_ERROR_TIMEOUT): the survivors agree on who is alive, each wait bounded by twice tca's
+ * timeout, and get the same new team of the live members in their old order. Notifications that
+ * failed collectives left on the collectives' slots are dropped. A member that the others count
+ * as dead gets TCA_ERROR_PEER_FAILED. */
+TCA_API tcaResult tcaTeamShrink(tcaTeam team, tcaTeam* survivors);
 
 /* ---- selection and mapping ---- */
 /* What TCA_COLL_AUTO runs for `bytes` of result (allgather: all ranks' data together) on

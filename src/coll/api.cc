@@ -101,8 +101,10 @@ tcaResult tcaCollFree(tcaColl coll) {
   TCA_CHECK(tca::coll::check_live(coll));
   if (coll->running())
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: tcaCollWait before freeing");
-  // Peers may still write into this rank's buffers until every rank has finished.
-  TCA_CHECK(tcaBarrier());
+  // Peers may still write into this rank's buffers until every rank has finished. An object
+  // whose iteration failed is freed locally: its peers may be gone (tcaTeamShrink first, so
+  // that the survivors have stopped writing).
+  if (!coll->failed()) TCA_CHECK(tca::coll::team_barrier(coll->team()));
   live_objects().erase(coll);
   const std::unique_ptr<tcaColl_st> owned(coll);
   return owned->release();

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "base/trace.h"
-#include "core/observe/observe.h"
 #include "coll/status.h"
+#include "core/observe/observe.h"
 
 using tca::coll::Action;
 using tca::coll::Buffer;
@@ -20,7 +20,8 @@ namespace {
 constexpr int kCreditSlot = TCA_COLL_FIRST_SLOT;
 constexpr unsigned kMaxResidentIdleUs = 1000000;  // tcaCollConfig.resident_idle_us
 constexpr int kFirstDataSlot = TCA_COLL_FIRST_SLOT + 1;
-constexpr int kDataSlots = TCA_NOTIFY_SLOTS - kFirstDataSlot;
+constexpr int kDataSlots = TCA_TEAM_SLOT - kFirstDataSlot;  // the last slot is the teams'
+static_assert(kDataSlots > 0, "collectives need a data slot");
 
 // Steps beyond kDataSlots share slots: notifications of one (sender, slot) pair are counted,
 // so a wait consumes them in the order they were raised.
@@ -90,11 +91,11 @@ tcaResult check_arguments(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_
 // Whether CUDA IPC reaches every rank from this one (then a GPU program runs the collective).
 // Where it does not, every rank finds some rank out of reach too (hosts are symmetric), so all
 // choose the host-run schedule together.
-tcaResult gpu_ipc_everywhere(int ranks, bool* everywhere) {
+tcaResult gpu_ipc_everywhere(const TeamView& team, bool* everywhere) {
   *everywhere = true;
-  for (int peer = 0; peer < ranks && *everywhere; ++peer) {
+  for (int peer = 0; peer < team.size() && *everywhere; ++peer) {
     int available = 0;
-    TCA_CHECK(tcaPathAvailable(TCA_PATH_CUDA, peer, &available));
+    TCA_CHECK(tcaPathAvailable(TCA_PATH_CUDA, team.world_rank(peer), &available));
     *everywhere = available != 0;
   }
   return TCA_SUCCESS;
@@ -106,8 +107,12 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
                              const void* sendbuf, void* recvbuf, const tcaCollConfig& config,
                              std::unique_ptr<tcaColl_st>* out) {
   std::unique_ptr<tcaColl_st> coll(new tcaColl_st());
-  TCA_CHECK(tcaRank(&coll->rank_));
-  TCA_CHECK(tcaSize(&coll->ranks_));
+  // Collectives on the world make the teams' control exchange, so that survivors of a failure
+  // can shrink the world later without the bootstrap.
+  if (config.team == TCA_TEAM_WORLD) TCA_CHECK(tca::coll::ensure_control());
+  TCA_CHECK(tca::coll::team_view(config.team, &coll->team_));
+  coll->rank_ = coll->team_.me;
+  coll->ranks_ = coll->team_.size();
   TCA_CHECK(tca::coll::check_arguments(kind, type, op, count, sendbuf, recvbuf, config, coll->rank_,
                                        coll->ranks_, &coll->in_place_));
   tca::coll::Shape shape;
@@ -126,7 +131,7 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
   coll->sendbuf_ = sendbuf;
   coll->recvbuf_ = recvbuf;
   if (config.memory == TCA_MEM_GPU)
-    TCA_CHECK(tca::coll::gpu_ipc_everywhere(coll->ranks_, &coll->host_scheduled_));
+    TCA_CHECK(tca::coll::gpu_ipc_everywhere(coll->team_, &coll->host_scheduled_));
   coll->host_scheduled_ = config.memory == TCA_MEM_GPU && !coll->host_scheduled_;
   if (config.memory == TCA_MEM_GPU && !coll->host_scheduled_) {
 #if TCA_HAVE_CUDA
@@ -138,6 +143,7 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
       buffers.recv = recvbuf;
       buffers.recv_bytes = coll->recv_bytes_;
       buffers.resident_idle_us = config.resident_idle_us;
+      buffers.team = config.team;
       TCA_CHECK(tca::coll::make_device_engine(shape, buffers, &coll->device_));
     }
     *out = std::move(coll);
@@ -147,7 +153,10 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
 #endif
   }
   TCA_CHECK(tca::coll::make_local_ops(config.memory, type, op, &coll->local_));
-  TCA_CHECK(tca::coll::NotificationWaiter::create(coll->rank_, coll->ranks_, &coll->waiter_));
+  int world_ranks = 1;
+  TCA_CHECK(tcaSize(&world_ranks));
+  TCA_CHECK(tca::coll::NotificationWaiter::create(coll->team_.world_rank(coll->rank_), world_ranks,
+                                                  &coll->waiter_));
   if (count == 0) {  // nothing to move: every iteration is empty
     *out = std::move(coll);
     return TCA_SUCCESS;
@@ -199,10 +208,10 @@ tcaResult tcaColl_st::register_buffers(const Schedule& schedule) {
   }
   if (ranks_ == 1) return TCA_SUCCESS;  // nobody to tell
   peer_recv_.resize(ranks_);
-  TCA_CHECK(tcaAllgatherHandles(&recv_handle_, peer_recv_.data()));
+  TCA_CHECK(tca::coll::team_allgather_handles(team_, &recv_handle_, peer_recv_.data()));
   if (scratch_bytes_ > 0) {
     peer_scratch_.resize(ranks_);
-    TCA_CHECK(tcaAllgatherHandles(&scratch_handle_, peer_scratch_.data()));
+    TCA_CHECK(tca::coll::team_allgather_handles(team_, &scratch_handle_, peer_scratch_.data()));
   }
   return TCA_SUCCESS;
 }
@@ -266,7 +275,7 @@ tcaResult tcaColl_st::build_iterations(const Schedule& schedule,
     for (int writer : writers_to_me) {
       Action credit;
       credit.kind = Action::kPostCredit;
-      credit.peer = writer;
+      credit.peer = team_.world_rank(writer);  // actions name world ranks
       credit.slot = kCreditSlot;
       actions.push_back(credit);
     }
@@ -275,14 +284,15 @@ tcaResult tcaColl_st::build_iterations(const Schedule& schedule,
     for (size_t i = 0; i < schedule.ops.size(); ++i) {
       const Op& op = schedule.ops[i];
       Action action;
-      action.peer = op.peer;
+      // Actions name world ranks (local steps have no peer).
+      action.peer = op.peer >= 0 && op.peer < ranks_ ? team_.world_rank(op.peer) : op.peer;
       switch (op.kind) {
         case OpKind::kSend:
           if (op.needs_credit && !credited[op.peer]) {
             credited[op.peer] = true;
             Action credit;
             credit.kind = Action::kAwaitCredit;
-            credit.peer = op.peer;
+            credit.peer = team_.world_rank(op.peer);
             credit.slot = kCreditSlot;
             actions.push_back(credit);
           }

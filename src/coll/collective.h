@@ -15,6 +15,7 @@
 #include "coll/device_engine.h"
 #include "coll/local_ops.h"
 #include "coll/schedule.h"
+#include "coll/team.h"
 #include "coll/waiter.h"
 #include "tca/tca_coll.h"
 
@@ -76,6 +77,8 @@ struct tcaColl_st {
   // The GPU program of a TCA_MEM_GPU collective (null for host memory).
   tca::coll::DeviceEngine* device() const { return device_.get(); }
   bool failed() const { return failed_; }
+  // The ranks that take part; rank_ and ranks_ and the schedule's peers count within it.
+  const tca::coll::TeamView& team() const { return team_; }
   bool on_gpu() const { return memory_ == TCA_MEM_GPU; }
   // A GPU collective whose schedule the host runs as chains through the transports (some rank is
   // out of CUDA IPC's reach, e.g. on another host) instead of a GPU program.
@@ -93,6 +96,7 @@ struct tcaColl_st {
 
   tcaCollAlgorithm algorithm_ = TCA_COLL_RING;
   tcaMemKind memory_ = TCA_MEM_CPU;
+  tca::coll::TeamView team_;
   int rank_ = 0;
   int ranks_ = 1;
   size_t send_bytes_ = 0;

@@ -31,6 +31,7 @@
 #include "base/cuda_util.h"
 #include "base/settings.h"
 #include "coll/status.h"
+#include "coll/team.h"
 #include "tca/detail/coll_program.h"
 #include "tca/tca_coll_cuda.h"
 #include "tca/tca_cuda.h"
@@ -577,8 +578,10 @@ tcaResult Engine::emit_channel(int channel, int parity, std::vector<Instruction>
 }
 
 tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
-  TCA_CHECK(tcaRank(&rank_));
-  TCA_CHECK(tcaSize(&ranks_));
+  TeamView team;
+  TCA_CHECK(team_view(buffers.team, &team));
+  rank_ = team.me;
+  ranks_ = team.size();
   shape_ = shape;
   buffers_ = buffers;
   for (const void* buffer : {buffers.send, static_cast<const void*>(buffers.recv)})
@@ -656,8 +659,8 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   peer_recv_.assign(ranks_, nullptr);
   if (ranks_ > 1) {
     std::vector<tcaHandle> scratches(ranks_), recvs(ranks_);
-    TCA_CHECK(tcaAllgatherHandles(&scratch_handle_, scratches.data()));
-    TCA_CHECK(tcaAllgatherHandles(&recv_handle_, recvs.data()));
+    TCA_CHECK(team_allgather_handles(team, &scratch_handle_, scratches.data()));
+    TCA_CHECK(team_allgather_handles(team, &recv_handle_, recvs.data()));
     for (int peer = 0; peer < ranks_; ++peer) {
       if (peer == rank_) continue;
       void* mapped = nullptr;

@@ -20,6 +20,7 @@ struct DeviceBuffers {
   void* recv = nullptr;
   size_t recv_bytes = 0;
   unsigned resident_idle_us = 0;  // tcaCollConfig's
+  tcaTeam team = TCA_TEAM_WORLD;  // the ranks of the program; peers count within it
 };
 
 class DeviceEngine {

@@ -16,7 +16,7 @@ namespace {
 
 constexpr size_t kCachedCollectives = 16;
 
-using Key = std::tuple<int, int, int, size_t, int, int, int, int, int>;
+using Key = std::tuple<int, int, int, size_t, int, int, int, int, int, int>;
 
 Key key_of(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t count,
            const tcaCollConfig& config) {
@@ -29,7 +29,8 @@ Key key_of(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t count,
           config.memory,
           config.topology.kind,
           config.topology.dims[0],
-          config.topology.dims[1]};
+          config.topology.dims[1],
+          config.team};
 }
 
 struct Entry {
@@ -84,11 +85,19 @@ tcaResult cached_entry(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t c
   auto found = std::find_if(g_cache.begin(), g_cache.end(),
                             [&key](const Entry& entry) { return entry.key == key; });
   if (found == g_cache.end()) {
-    if (g_cache.size() == kCachedCollectives) {
-      const auto oldest =
-          std::min_element(g_cache.begin(), g_cache.end(),
-                           [](const Entry& x, const Entry& y) { return x.last_use < y.last_use; });
-      TCA_CHECK(tcaBarrier());  // no peer still writes into the evicted buffers
+    // Each team's entries are counted and evicted apart: a team's members make the same calls
+    // on it, whatever other teams each of them belongs to.
+    const auto same_team = [&config](const Entry& entry) {
+      return std::get<9>(entry.key) == config.team;
+    };
+    if (static_cast<size_t>(std::count_if(g_cache.begin(), g_cache.end(), same_team)) ==
+        kCachedCollectives) {
+      auto oldest = g_cache.end();
+      for (auto it = g_cache.begin(); it != g_cache.end(); ++it)
+        if (same_team(*it) && (oldest == g_cache.end() || it->last_use < oldest->last_use))
+          oldest = it;
+      // No peer still writes into the evicted buffers.
+      TCA_CHECK(tca::coll::team_barrier(oldest->coll->team()));
       const tcaResult released = release(*oldest);
       g_cache.erase(oldest);
       TCA_CHECK(released);
@@ -106,10 +115,10 @@ tcaResult cached_entry(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_t c
 tcaResult one_shot(tcaCollKind kind, const void* sendbuf, void* recvbuf, size_t count,
                    tcaDataType type, tcaRedOp op, const tcaCollConfig* config_or_null) {
   const tcaCollConfig config = config_or_null != nullptr ? *config_or_null : tcaCollConfig{};
-  int rank = 0;
-  int ranks = 1;
-  TCA_CHECK(tcaRank(&rank));
-  TCA_CHECK(tcaSize(&ranks));
+  tca::coll::TeamView team;
+  TCA_CHECK(tca::coll::team_view(config.team, &team));
+  const int rank = team.me;
+  const int ranks = team.size();
   bool in_place = false;  // copying in and out makes both forms the same here
   TCA_CHECK(tca::coll::check_arguments(kind, type, op, count, sendbuf, recvbuf, config, rank, ranks,
                                        &in_place));
