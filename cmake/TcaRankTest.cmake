@@ -73,6 +73,19 @@ function(tca_run_test name ranks timeout labels program)
                        LABELS "${labels}" ENVIRONMENT "${environment}")
 endfunction()
 
+# tca_run_hosts_test(NAME RANKS HOSTS_PER TIMEOUT_S LABELS PROGRAM [ARGS...]): as tca_run_test,
+# with every HOSTS_PER ranks a fake host of their own (tca-run --hosts-per).
+function(tca_run_hosts_test name ranks hosts_per timeout labels program)
+  add_test(NAME ${name} COMMAND $<TARGET_FILE:tca-run> -n ${ranks} --hosts-per ${hosts_per}
+                                $<TARGET_FILE:${program}> ${ARGN})
+  set(environment ${TCA_TEST_ENVIRONMENT})
+  if(TCA_HAVE_UCX)
+    list(APPEND environment UCX_TLS=self,tcp UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${ranks}
+                       LABELS "${labels}" ENVIRONMENT "${environment}")
+endfunction()
+
 # tca_rank_test(NAME RANKS TIMEOUT_S LABELS PROGRAM [ARGS...]): mpirun where tca has MPI, else
 # tca-run.
 function(tca_rank_test name ranks timeout labels program)

@@ -4,34 +4,24 @@
 
 #include <vector>
 
+#include "control.h"
+
 namespace bfs {
 
-void check_mpi(int code, const char* call) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw Error(std::string(call) + " failed: " + std::string(text, length));
-}
-
-std::string first_message(MPI_Comm comm, const std::string& text) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int mine = text.empty() ? size : rank;
-  int first = size;
-  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+std::string first_message(const std::string& text) {
+  const int rank = tca_apps::rank(), size = tca_apps::size();
+  const int first = tca_apps::allreduce<int32_t>(text.empty() ? size : rank, tca_apps::Op::kMin);
   if (first == size) return std::string();
   int length = rank == first ? static_cast<int>(text.size()) : 0;
-  check_mpi(MPI_Bcast(&length, 1, MPI_INT, first, comm), "MPI_Bcast");
+  tca_apps::broadcast(&length, sizeof length, first);
   std::vector<char> bytes(text.begin(), text.end());
   bytes.resize(length);
-  check_mpi(MPI_Bcast(bytes.data(), length, MPI_CHAR, first, comm), "MPI_Bcast");
+  tca_apps::broadcast(bytes.data(), bytes.size(), first);
   return std::string(bytes.begin(), bytes.end());
 }
 
-void agree(MPI_Comm comm, const std::string& failure) {
-  const std::string first = first_message(comm, failure);
+void agree(const std::string& failure) {
+  const std::string first = first_message(failure);
   if (!first.empty()) throw AgreedError(first);
 }
 

@@ -5,8 +5,6 @@
 // others waiting in the next collective.
 #pragma once
 
-#include <mpi.h>
-
 #include <exception>
 #include <new>
 #include <string>
@@ -17,15 +15,15 @@ namespace bfs {
 
 // Collective. `failure` is empty where this rank is fine; if any rank's is not, every rank
 // throws AgreedError with the message of the lowest failing rank.
-void agree(MPI_Comm comm, const std::string& failure);
+void agree(const std::string& failure);
 
 // Collective: the non-empty `text` of the lowest rank that has one ("" if none has).
-std::string first_message(MPI_Comm comm, const std::string& text);
+std::string first_message(const std::string& text);
 
 // Collective: runs `body`; an exception it throws on any rank becomes an AgreedError on every
 // rank.
 template <class Body>
-void collectively(MPI_Comm comm, Body&& body) {
+void collectively(Body&& body) {
   std::string failure;
   try {
     body();
@@ -35,10 +33,7 @@ void collectively(MPI_Comm comm, Body&& body) {
     failure = e.what();
     if (failure.empty()) failure = "unknown error";
   }
-  agree(comm, failure);
+  agree(failure);
 }
-
-// Throws Error naming the MPI call when `code` is not MPI_SUCCESS (not collective).
-void check_mpi(int code, const char* call);
 
 }  // namespace bfs

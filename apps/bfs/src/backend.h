@@ -4,8 +4,6 @@
 // memory or GPU memory), kernel 1, the engine of kernel 2, the validation and the counts.
 #pragma once
 
-#include <mpi.h>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,14 +34,14 @@ class Backend {
   virtual std::vector<Edge> host_edges() = 0;  // a host copy (for --write-edges)
 
   // Kernel 1 (collective). The caller times it.
-  virtual void build(MPI_Comm comm, const Partition& partition) = 0;
+  virtual void build(const Partition& partition) = 0;
   virtual uint64_t total_arcs() const = 0;
   virtual LocalDegrees degrees() = 0;
 
   // Kernel 2's engine, working in `exchange`'s buffers.
   virtual std::unique_ptr<Engine> make_engine(Exchange& exchange) = 0;
   // Collective: the checks of the gathered tree in `exchange` (after gather_tree).
-  virtual Validation validate(MPI_Comm comm, Exchange& exchange, vertex_t root) = 0;
+  virtual Validation validate(Exchange& exchange, vertex_t root) = 0;
   // This rank's block of the gathered parents, on the host.
   virtual std::vector<int64_t> local_parents(Exchange& exchange) = 0;
 };

@@ -31,8 +31,8 @@ class HostBackend final : public Backend {
   }
   std::vector<Edge> host_edges() override { return edges_; }
 
-  void build(MPI_Comm comm, const Partition& partition) override {
-    graph_ = build_graph(comm, edges_, partition, pool_);
+  void build(const Partition& partition) override {
+    graph_ = build_graph(edges_, partition, pool_);
   }
   uint64_t total_arcs() const override { return graph_.total_arcs; }
   LocalDegrees degrees() override {
@@ -45,8 +45,8 @@ class HostBackend final : public Backend {
   std::unique_ptr<Engine> make_engine(Exchange& exchange) override {
     return std::make_unique<HostEngine>(graph_, exchange, pool_);
   }
-  Validation validate(MPI_Comm comm, Exchange& exchange, vertex_t root) override {
-    return validate_host(comm, graph_.partition, rank_, edges_, info_.share.first, root,
+  Validation validate(Exchange& exchange, vertex_t root) override {
+    return validate_host(graph_.partition, rank_, edges_, info_.share.first, root,
                          exchange.parents(), exchange.levels(), pool_);
   }
   std::vector<int64_t> local_parents(Exchange& exchange) override {

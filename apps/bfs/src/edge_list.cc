@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "agree.h"
+#include "control.h"
 #include "shared_file.h"
 
 namespace bfs {
@@ -105,14 +106,12 @@ Edge decode_record(EdgeFormat format, const unsigned char* record) {
               static_cast<int64_t>(load_le(record + 4, 4) | ((high >> 16) << 32))};
 }
 
-std::vector<Edge> read_edges(MPI_Comm comm, const std::string& path, EdgeFormat format,
-                             uint64_t vertices, EdgeListInfo& info) {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
+std::vector<Edge> read_edges(const std::string& path, EdgeFormat format, uint64_t vertices,
+                             EdgeListInfo& info) {
+  const int rank = tca_apps::rank(), ranks = tca_apps::size();
   const uint64_t record = record_bytes(format);
   std::vector<Edge> edges;
-  collectively(comm, [&] {
+  collectively([&] {
     InputFile file(path);
     const uint64_t bytes = file.size();
     if (bytes % record != 0)
@@ -145,11 +144,11 @@ std::vector<Edge> read_edges(MPI_Comm comm, const std::string& path, EdgeFormat 
   return edges;
 }
 
-void write_edges(MPI_Comm comm, const std::string& path, EdgeFormat format,
-                 const std::vector<Edge>& mine, const EdgeListInfo& info) {
+void write_edges(const std::string& path, EdgeFormat format, const std::vector<Edge>& mine,
+                 const EdgeListInfo& info) {
   const uint64_t record = record_bytes(format);
-  SharedOutputFile file(comm, path, info.tuples * record);
-  collectively(comm, [&] {
+  SharedOutputFile file(path, info.tuples * record);
+  collectively([&] {
     std::vector<unsigned char> buffer(std::min<uint64_t>(mine.size(), kChunkRecords) * record);
     for (uint64_t done = 0; done < mine.size(); done += kChunkRecords) {
       const uint64_t count = std::min<uint64_t>(kChunkRecords, mine.size() - done);

@@ -3,8 +3,6 @@
 // The input tuples of one rank: generated (Kronecker) or read from a file, and written out.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,13 +40,13 @@ uint64_t record_bytes(EdgeFormat format);
 // Collective. Reads this rank's even share of the records of `path` (never the whole file),
 // checking that the file is a whole number of records and that every id is in [0, vertices).
 // `info` receives the totals and the share.
-std::vector<Edge> read_edges(MPI_Comm comm, const std::string& path, EdgeFormat format,
-                             uint64_t vertices, EdgeListInfo& info);
+std::vector<Edge> read_edges(const std::string& path, EdgeFormat format, uint64_t vertices,
+                             EdgeListInfo& info);
 
 // Collective. Writes every rank's tuples (rank r's at positions info.share) to `path` in
 // `format`; the file appears only once every rank has written its share.
-void write_edges(MPI_Comm comm, const std::string& path, EdgeFormat format,
-                 const std::vector<Edge>& mine, const EdgeListInfo& info);
+void write_edges(const std::string& path, EdgeFormat format, const std::vector<Edge>& mine,
+                 const EdgeListInfo& info);
 
 // Encoding of one record (exposed for the tests).
 void encode_record(EdgeFormat format, const Edge& edge, unsigned char* record);

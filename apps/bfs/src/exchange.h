@@ -18,8 +18,6 @@
 // mpi (MPI collectives; GPU data staged through host memory), nccl (GPU ranks).
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -86,7 +84,6 @@ class StreamOrdered {
 };
 
 struct ExchangeSetup {
-  MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
   Partition partition;
   Memory memory = Memory::kHost;

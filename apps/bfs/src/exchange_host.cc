@@ -8,7 +8,9 @@
 #include <cstring>
 
 #include "agree.h"
+#include "control.h"
 #include "exchange.h"
+#include "mpi_check.h"
 #include "tca_check.h"
 
 namespace bfs {
@@ -96,9 +98,11 @@ class TcaHostExchange final : public Exchange {
   tcaColl counts_coll_ = nullptr, parents_coll_ = nullptr, levels_coll_ = nullptr;
 };
 
+#ifdef TCA_HARNESS_MPI
+// --comm mpi: MPI collectives over MPI_COMM_WORLD (the control layer's MPI backend only).
 class MpiHostExchange final : public Exchange {
  public:
-  explicit MpiHostExchange(const ExchangeSetup& setup) : comm_(setup.comm) {
+  explicit MpiHostExchange(const ExchangeSetup& setup) {
     const Partition& p = setup.partition;
     if (p.per_rank() > static_cast<uint64_t>(INT_MAX))
       throw Error("--comm mpi: a rank's share of the vertices exceeds MPI's int count");
@@ -132,12 +136,13 @@ class MpiHostExchange final : public Exchange {
   }
 
  private:
-  MPI_Comm comm_;
+  MPI_Comm comm_ = MPI_COMM_WORLD;
   HostLayout layout_{};
   unsigned char* base_ = nullptr;
   int64_t* sums_ = nullptr;
   int words_ = 0, per_ = 0;
 };
+#endif
 
 }  // namespace
 
@@ -165,11 +170,15 @@ std::unique_ptr<Exchange> make_host_exchange(CommKind kind, const ExchangeSetup&
     case CommKind::kTca:
       return std::make_unique<TcaHostExchange>(setup);
     case CommKind::kMpi:
+#ifdef TCA_HARNESS_MPI
       return std::make_unique<MpiHostExchange>(setup);
-    case CommKind::kNccl:
+#else
       break;
+#endif
+    case CommKind::kNccl:
+      throw Error("NCCL moves GPU memory only (CPU ranks)");
   }
-  throw Error("NCCL moves GPU memory only (CPU ranks)");
+  throw Error("--comm mpi: this build has no MPI");
 }
 
 #ifndef BFS_HAVE_CUDA
@@ -186,7 +195,11 @@ std::unique_ptr<Exchange> make_exchange(CommKind kind, const ExchangeSetup& setu
     unavailable = "NCCL moves GPU memory only (CPU ranks)";
     return nullptr;
   }
-  collectively(setup.comm, [&] {
+  if (kind == CommKind::kMpi) {
+    unavailable = tca_apps::mpi_unavailable();  // the same on every rank
+    if (!unavailable.empty()) return nullptr;
+  }
+  collectively([&] {
     exchange = setup.memory == Memory::kHost ? make_host_exchange(kind, setup)
                                              : make_device_exchange(kind, setup, unavailable);
   });

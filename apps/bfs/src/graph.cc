@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "agree.h"
+#include "control.h"
 
 namespace bfs {
 namespace {
@@ -26,19 +27,19 @@ std::vector<uint64_t> prefix_offsets(const std::vector<Count>& counts) {
 
 // Arcs of one round of an exchange that must go in several: elements [done[r], done[r] + take)
 // of every segment.
-std::vector<uint64_t> exchange_round(MPI_Comm comm, const std::vector<uint64_t>& send,
+std::vector<uint64_t> exchange_round(const std::vector<uint64_t>& send,
                                      const std::vector<uint64_t>& send_offsets,
                                      const std::vector<uint64_t>& send_counts,
                                      const std::vector<uint64_t>& recv_counts, uint64_t done,
                                      uint64_t limit) {
   const int ranks = static_cast<int>(send_counts.size());
-  std::vector<int> scount(ranks), sdispl(ranks), rcount(ranks), rdispl(ranks);
+  std::vector<size_t> scount(ranks), sdispl(ranks), rcount(ranks), rdispl(ranks);
   uint64_t stotal = 0, rtotal = 0;
   for (int r = 0; r < ranks; ++r) {
-    scount[r] = static_cast<int>(std::min(limit, send_counts[r] - std::min(done, send_counts[r])));
-    rcount[r] = static_cast<int>(std::min(limit, recv_counts[r] - std::min(done, recv_counts[r])));
-    sdispl[r] = static_cast<int>(stotal);
-    rdispl[r] = static_cast<int>(rtotal);
+    scount[r] = std::min(limit, send_counts[r] - std::min(done, send_counts[r]));
+    rcount[r] = std::min(limit, recv_counts[r] - std::min(done, recv_counts[r]));
+    sdispl[r] = stotal;
+    rdispl[r] = rtotal;
     stotal += scount[r];
     rtotal += rcount[r];
   }
@@ -46,9 +47,8 @@ std::vector<uint64_t> exchange_round(MPI_Comm comm, const std::vector<uint64_t>&
   for (int r = 0; r < ranks; ++r)
     std::copy_n(send.begin() + static_cast<ptrdiff_t>(send_offsets[r] + done), scount[r],
                 staged.begin() + sdispl[r]);
-  check_mpi(MPI_Alltoallv(staged.data(), scount.data(), sdispl.data(), MPI_UINT64_T,
-                          received.data(), rcount.data(), rdispl.data(), MPI_UINT64_T, comm),
-            "MPI_Alltoallv");
+  tca_apps::alltoallv(staged.data(), scount.data(), sdispl.data(), received.data(), rcount.data(),
+                      rdispl.data(), sizeof(uint64_t));
   return received;
 }
 
@@ -119,12 +119,17 @@ std::vector<uint64_t> bucket_arcs(const Edge* edges, uint64_t count, const Parti
   return arcs;
 }
 
-std::vector<uint64_t> exchange_arcs(MPI_Comm comm, std::vector<uint64_t> send,
+std::vector<uint64_t> exchange_arcs(std::vector<uint64_t> send,
                                     const std::vector<uint64_t>& counts) {
   const int ranks = static_cast<int>(counts.size());
   std::vector<uint64_t> recv_counts(ranks);
-  check_mpi(MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm),
-            "MPI_Alltoall");
+  {
+    // Every pair's count: one element each way.
+    std::vector<size_t> ones(ranks, 1), offsets(ranks);
+    for (int r = 0; r < ranks; ++r) offsets[r] = static_cast<size_t>(r);
+    tca_apps::alltoallv(counts.data(), ones.data(), offsets.data(), recv_counts.data(), ones.data(),
+                        offsets.data(), sizeof(uint64_t));
+  }
   if (ranks == 1) return send;  // moved out
   const std::vector<uint64_t> send_offsets = prefix_offsets(counts);
   const std::vector<uint64_t> recv_offsets = prefix_offsets(recv_counts);
@@ -132,13 +137,13 @@ std::vector<uint64_t> exchange_arcs(MPI_Comm comm, std::vector<uint64_t> send,
   const uint64_t limit = std::max<uint64_t>(1, (uint64_t{1} << 27) / ranks);
   uint64_t longest = 0;
   for (int r = 0; r < ranks; ++r) longest = std::max({longest, counts[r], recv_counts[r]});
-  uint64_t rounds = (longest + limit - 1) / limit, all_rounds = 0;
-  check_mpi(MPI_Allreduce(&rounds, &all_rounds, 1, MPI_UINT64_T, MPI_MAX, comm), "MPI_Allreduce");
+  const uint64_t all_rounds =
+      tca_apps::allreduce<uint64_t>((longest + limit - 1) / limit, tca_apps::Op::kMax);
   std::vector<uint64_t> received(recv_offsets[ranks]);
   for (uint64_t round = 0; round < all_rounds; ++round) {
     const uint64_t done = round * limit;
     const std::vector<uint64_t> piece =
-        exchange_round(comm, send, send_offsets, counts, recv_counts, done, limit);
+        exchange_round(send, send_offsets, counts, recv_counts, done, limit);
     uint64_t at = 0;
     for (int r = 0; r < ranks; ++r) {
       const uint64_t take = std::min(limit, recv_counts[r] - std::min(done, recv_counts[r]));
@@ -190,21 +195,18 @@ void build_local_graph(std::vector<uint64_t>& arcs, HostGraph& graph, ThreadPool
   if (graph.has_td_index()) build_td_index(graph, pool);
 }
 
-HostGraph build_graph(MPI_Comm comm, const std::vector<Edge>& edges, const Partition& partition,
+HostGraph build_graph(const std::vector<Edge>& edges, const Partition& partition,
                       ThreadPool& pool) {
   HostGraph graph;
-  MPI_Comm_rank(comm, &graph.rank);
+  graph.rank = tca_apps::rank();
   graph.partition = partition;
   graph.local_vertices = partition.count(graph.rank);
   std::vector<uint64_t> counts;
   std::vector<uint64_t> arcs;
-  collectively(comm,
-               [&] { arcs = bucket_arcs(edges.data(), edges.size(), partition, pool, counts); });
-  std::vector<uint64_t> received = exchange_arcs(comm, std::move(arcs), counts);
-  collectively(comm, [&] { build_local_graph(received, graph, pool); });
-  const uint64_t mine = graph.columns.size();
-  check_mpi(MPI_Allreduce(&mine, &graph.total_arcs, 1, MPI_UINT64_T, MPI_SUM, comm),
-            "MPI_Allreduce");
+  collectively([&] { arcs = bucket_arcs(edges.data(), edges.size(), partition, pool, counts); });
+  std::vector<uint64_t> received = exchange_arcs(std::move(arcs), counts);
+  collectively([&] { build_local_graph(received, graph, pool); });
+  graph.total_arcs = tca_apps::allreduce<uint64_t>(graph.columns.size(), tca_apps::Op::kSum);
   return graph;
 }
 

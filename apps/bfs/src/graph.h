@@ -16,8 +16,6 @@
 // vertices without sending edges. With one rank the graph itself is that index.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <vector>
 
@@ -54,14 +52,13 @@ std::vector<uint64_t> bucket_arcs(const Edge* edges, uint64_t count, const Parti
 
 // Collective: sends counts[r] arcs of `send` (grouped by rank) to every rank r; returns what
 // this rank received. Large exchanges go in rounds (MPI counts are int).
-std::vector<uint64_t> exchange_arcs(MPI_Comm comm, std::vector<uint64_t> send,
+std::vector<uint64_t> exchange_arcs(std::vector<uint64_t> send,
                                     const std::vector<uint64_t>& counts);
 
 // The local part of the graph from the arcs this rank received.
 void build_local_graph(std::vector<uint64_t>& arcs, HostGraph& graph, ThreadPool& pool);
 
 // Collective: the whole of kernel 1 on the host.
-HostGraph build_graph(MPI_Comm comm, const std::vector<Edge>& edges, const Partition& partition,
-                      ThreadPool& pool);
+HostGraph build_graph(const std::vector<Edge>& edges, const Partition& partition, ThreadPool& pool);
 
 }  // namespace bfs

@@ -7,11 +7,12 @@
 #include <sstream>
 
 #include "agree.h"
+#include "control.h"
 #include "rng.h"
 
 namespace bfs {
 
-std::vector<int64_t> global_degrees(MPI_Comm comm, const Partition& partition, int rank,
+std::vector<int64_t> global_degrees(const Partition& partition, int rank,
                                     const std::vector<vertex_t>& vertices,
                                     const LocalDegrees& degrees) {
   std::vector<uint64_t> local;
@@ -25,14 +26,12 @@ std::vector<int64_t> global_degrees(MPI_Comm comm, const Partition& partition, i
   if (!local.empty()) degrees(local, mine);
   std::vector<int64_t> all(vertices.size(), 0);
   for (size_t i = 0; i < where.size(); ++i) all[where[i]] = mine[i];
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_INT64_T,
-                          MPI_SUM, comm),
-            "MPI_Allreduce");
+  tca_apps::allreduce_in_place(all.data(), all.size(), tca_apps::Op::kSum);
   return all;
 }
 
-std::vector<SearchKey> sample_keys(MPI_Comm comm, const Partition& partition, int rank,
-                                   uint64_t seed, int count, const LocalDegrees& degrees) {
+std::vector<SearchKey> sample_keys(const Partition& partition, int rank, uint64_t seed, int count,
+                                   const LocalDegrees& degrees) {
   constexpr uint64_t kBatch = 256;
   const uint64_t n = partition.vertices();
   const FeistelPermutation candidates(n, derive_key(seed, 4));
@@ -41,7 +40,7 @@ std::vector<SearchKey> sample_keys(MPI_Comm comm, const Partition& partition, in
     std::vector<vertex_t> batch;
     for (uint64_t k = next; k < std::min(n, next + kBatch); ++k)
       batch.push_back(static_cast<vertex_t>(candidates(k)));
-    const std::vector<int64_t> degree = global_degrees(comm, partition, rank, batch, degrees);
+    const std::vector<int64_t> degree = global_degrees(partition, rank, batch, degrees);
     for (size_t i = 0; i < batch.size() && keys.size() < static_cast<size_t>(count); ++i)
       if (degree[i] > 0) keys.push_back(SearchKey{batch[i], degree[i]});
   }
@@ -66,11 +65,11 @@ std::vector<int64_t> read_roots_file(const std::string& path) {
   return roots;
 }
 
-std::vector<SearchKey> given_keys(MPI_Comm comm, const Partition& partition, int rank,
+std::vector<SearchKey> given_keys(const Partition& partition, int rank,
                                   const std::vector<int64_t>& roots, const std::string& roots_file,
                                   const LocalDegrees& degrees) {
   std::vector<int64_t> ids = roots;
-  collectively(comm, [&] {
+  collectively([&] {
     if (!roots_file.empty()) {
       const std::vector<int64_t> listed = read_roots_file(roots_file);
       ids.insert(ids.end(), listed.begin(), listed.end());
@@ -81,9 +80,9 @@ std::vector<SearchKey> given_keys(MPI_Comm comm, const Partition& partition, int
                     std::to_string(partition.vertices()) + ")");
   });
   std::vector<vertex_t> vertices(ids.begin(), ids.end());
-  const std::vector<int64_t> degree = global_degrees(comm, partition, rank, vertices, degrees);
+  const std::vector<int64_t> degree = global_degrees(partition, rank, vertices, degrees);
   std::vector<SearchKey> keys;
-  collectively(comm, [&] {
+  collectively([&] {
     for (size_t i = 0; i < vertices.size(); ++i) {
       if (degree[i] == 0)
         throw Error("search key " + std::to_string(vertices[i]) +

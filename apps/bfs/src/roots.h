@@ -8,8 +8,6 @@
 // seed and the graph only (not on the number of ranks) and never repeat.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -30,17 +28,17 @@ using LocalDegrees =
     std::function<void(const std::vector<uint64_t>& local, std::vector<int64_t>& degrees)>;
 
 // Collective.
-std::vector<SearchKey> sample_keys(MPI_Comm comm, const Partition& partition, int rank,
-                                   uint64_t seed, int count, const LocalDegrees& degrees);
+std::vector<SearchKey> sample_keys(const Partition& partition, int rank, uint64_t seed, int count,
+                                   const LocalDegrees& degrees);
 
 // Collective: the degrees of `vertices` (any ids below N), on every rank.
-std::vector<int64_t> global_degrees(MPI_Comm comm, const Partition& partition, int rank,
+std::vector<int64_t> global_degrees(const Partition& partition, int rank,
                                     const std::vector<vertex_t>& vertices,
                                     const LocalDegrees& degrees);
 
 // Collective: the user's keys (--root, then the lines of --roots), checked: each must be a
 // vertex with degree >= 1 not counting self-loops. Throws Error naming the bad value.
-std::vector<SearchKey> given_keys(MPI_Comm comm, const Partition& partition, int rank,
+std::vector<SearchKey> given_keys(const Partition& partition, int rank,
                                   const std::vector<int64_t>& roots, const std::string& roots_file,
                                   const LocalDegrees& degrees);
 

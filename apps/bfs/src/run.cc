@@ -6,6 +6,7 @@
 
 #include "agree.h"
 #include "backend.h"
+#include "control.h"
 #include "edge_list.h"
 #include "shared_file.h"
 #include "tca_harness/progress.h"
@@ -17,39 +18,30 @@ namespace bfs {
 namespace {
 
 struct World {
-  MPI_Comm comm;
   int rank = 0;
   int ranks = 1;
   int ranks_on_host = 1;
 };
 
-World describe_world(MPI_Comm comm) {
-  World world{comm};
-  MPI_Comm_rank(comm, &world.rank);
-  MPI_Comm_size(comm, &world.ranks);
-  MPI_Comm host;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world.rank, MPI_INFO_NULL, &host),
-            "MPI_Comm_split_type");
-  MPI_Comm_size(host, &world.ranks_on_host);
-  MPI_Comm_free(&host);
+World describe_world() {
+  World world;
+  world.rank = tca_apps::rank();
+  world.ranks = tca_apps::size();
+  world.ranks_on_host = tca_apps::ranks_on_host();
   return world;
 }
 
 bool use_gpu(const std::string& device, const World& world) {
   const bool here = device_available();
   if (device == "cpu") return false;
-  if (device == "auto") return tca_harness::all_ranks(here, world.comm);
-  agree(world.comm, here ? ""
-                         : "--device gpu: rank " + std::to_string(world.rank) +
-                               " has no GPU (or this build has no CUDA)");
+  if (device == "auto") return tca_apps::allreduce<int32_t>(here ? 1 : 0, tca_apps::Op::kAnd) != 0;
+  agree(here ? ""
+             : "--device gpu: rank " + std::to_string(world.rank) +
+                   " has no GPU (or this build has no CUDA)");
   return true;
 }
 
-double max_over_ranks(MPI_Comm comm, double seconds) {
-  double longest = 0;
-  check_mpi(MPI_Allreduce(&seconds, &longest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
-  return longest;
-}
+double max_over_ranks(double seconds) { return tca_apps::allreduce(seconds, tca_apps::Op::kMax); }
 
 // The input tuples into the backend; fills the graph's description.
 EdgeListInfo load_input(const Options& o, const World& world, Backend& backend, RunSummary& s) {
@@ -60,13 +52,13 @@ EdgeListInfo load_input(const Options& o, const World& world, Backend& backend, 
     info.vertices = generator.vertices();
     info.tuples = generator.edges();
     info.share = even_share(info.tuples, world.rank, world.ranks);
-    collectively(world.comm, [&] { backend.generate(generator, info); });
+    collectively([&] { backend.generate(generator, info); });
   } else {
     std::vector<Edge> edges =
-        read_edges(world.comm, o.edges_file, parse_edge_format(o.edge_format), o.vertices, info);
-    collectively(world.comm, [&] { backend.take(std::move(edges), info); });
+        read_edges(o.edges_file, parse_edge_format(o.edge_format), o.vertices, info);
+    collectively([&] { backend.take(std::move(edges), info); });
   }
-  s.generation_time = max_over_ranks(world.comm, timer.seconds());
+  s.generation_time = max_over_ranks(timer.seconds());
   s.generated = o.edges_file.empty();
   s.vertices = info.vertices;
   s.tuples = info.tuples;
@@ -103,15 +95,13 @@ SearchRecord search_once(RunContext& c, Engine& engine, Exchange& exchange, cons
   SearchRecord record;
   record.result = run_search(engine, exchange, key.vertex, key.degree, c.backend.total_arcs(),
                              c.partition.vertices(), settings);
-  const uint64_t ends = engine.visited_tuple_ends();
-  uint64_t all_ends = 0;
-  check_mpi(MPI_Allreduce(&ends, &all_ends, 1, MPI_UINT64_T, MPI_SUM, c.world.comm),
-            "MPI_Allreduce");
+  const uint64_t all_ends =
+      tca_apps::allreduce<uint64_t>(engine.visited_tuple_ends(), tca_apps::Op::kSum);
   record.nedge = static_cast<int64_t>(all_ends / 2);
   record.teps = static_cast<double>(record.nedge) / record.result.seconds;
   if (!c.options.validate) return record;
   tca_harness::Timer timer;
-  const Validation v = c.backend.validate(c.world.comm, exchange, key.vertex);
+  const Validation v = c.backend.validate(exchange, key.vertex);
   record.validate_seconds = timer.seconds();
   std::string failure;
   if (!v.ok())
@@ -127,9 +117,9 @@ SearchRecord search_once(RunContext& c, Engine& engine, Exchange& exchange, cons
 }
 
 void write_first_parents(RunContext& c, Exchange& exchange) {
-  c.parents_file = std::make_unique<SharedOutputFile>(c.world.comm, c.options.parents_out,
+  c.parents_file = std::make_unique<SharedOutputFile>(c.options.parents_out,
                                                       c.partition.vertices() * sizeof(int64_t));
-  collectively(c.world.comm, [&] {
+  collectively([&] {
     const std::vector<int64_t> mine = c.backend.local_parents(exchange);
     c.parents_file->write_at(c.partition.first(c.world.rank) * sizeof(int64_t), mine.data(),
                              mine.size() * sizeof(int64_t));
@@ -140,7 +130,6 @@ CommRun run_comm(RunContext& c, CommKind kind) {
   CommRun run;
   run.comm = comm_name(kind);
   ExchangeSetup setup;
-  setup.comm = c.world.comm;
   setup.rank = c.world.rank;
   setup.partition = c.partition;
   setup.memory = c.backend.memory();
@@ -180,8 +169,8 @@ CommRun run_comm(RunContext& c, CommKind kind) {
 
 }  // namespace
 
-RunSummary run_benchmark(MPI_Comm comm, const Options& o) {
-  const World world = describe_world(comm);
+RunSummary run_benchmark(const Options& o) {
+  const World world = describe_world();
   RunSummary s;
   s.ranks = world.ranks;
   s.seed = o.seed;
@@ -189,34 +178,34 @@ RunSummary run_benchmark(MPI_Comm comm, const Options& o) {
   const bool gpu = use_gpu(o.device, world);
   ThreadPool pool(o.threads > 0 ? o.threads : default_threads(world.ranks_on_host));
   std::unique_ptr<Backend> backend;
-  collectively(comm, [&] {
+  collectively([&] {
     backend = gpu ? make_device_backend(pool, world.rank) : make_host_backend(pool, world.rank);
   });
   s.device = backend->describe();
 
   Partition partition;
-  collectively(comm, [&] {
+  collectively([&] {
     partition =
         make_partition(o.edges_file.empty() ? uint64_t{1} << o.scale : o.vertices, world.ranks);
   });
   const EdgeListInfo info = load_input(o, world, *backend, s);
   if (!o.write_edges.empty()) {
     std::vector<Edge> edges;
-    collectively(comm, [&] { edges = backend->host_edges(); });
-    write_edges(comm, o.write_edges, parse_edge_format(o.edge_format), edges, info);
+    collectively([&] { edges = backend->host_edges(); });
+    write_edges(o.write_edges, parse_edge_format(o.edge_format), edges, info);
   }
 
-  check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+  tca_apps::barrier();
   tca_harness::Timer construction;
-  backend->build(comm, partition);
-  check_mpi(MPI_Barrier(comm), "MPI_Barrier");
-  s.construction_time = max_over_ranks(comm, construction.seconds());
+  backend->build(partition);
+  tca_apps::barrier();
+  s.construction_time = max_over_ranks(construction.seconds());
   s.arcs = backend->total_arcs();
 
   const bool given = !o.roots.empty() || !o.roots_file.empty();
   const std::vector<SearchKey> keys =
-      given ? given_keys(comm, partition, world.rank, o.roots, o.roots_file, backend->degrees())
-            : sample_keys(comm, partition, world.rank, o.seed, o.nbfs, backend->degrees());
+      given ? given_keys(partition, world.rank, o.roots, o.roots_file, backend->degrees())
+            : sample_keys(partition, world.rank, o.seed, o.nbfs, backend->degrees());
   s.keys = given ? "given" : "sampled from seed " + std::to_string(o.seed);
   if (keys.empty())
     throw AgreedError("the graph has no vertex joined to another: nothing to search");

@@ -4,8 +4,6 @@
 // (kernel 2), each validated, and the Graph500 statistics.
 #pragma once
 
-#include <mpi.h>
-
 #include <string>
 #include <vector>
 
@@ -51,6 +49,6 @@ struct RunSummary {
 
 // Collective. Throws Error (agreed by every rank) on bad input; wrong results are listed in
 // the summary's failures.
-RunSummary run_benchmark(MPI_Comm comm, const Options& options);
+RunSummary run_benchmark(const Options& options);
 
 }  // namespace bfs

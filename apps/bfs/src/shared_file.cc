@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agree.h"
+#include "control.h"
 
 namespace bfs {
 namespace {
@@ -22,11 +23,10 @@ std::string system_error(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-SharedOutputFile::SharedOutputFile(MPI_Comm comm, const std::string& path, uint64_t bytes)
-    : comm_(comm), path_(path) {
-  MPI_Comm_rank(comm, &rank_);
+SharedOutputFile::SharedOutputFile(const std::string& path, uint64_t bytes)
+    : rank_(tca_apps::rank()), path_(path) {
   try {
-    collectively(comm_, [&] {
+    collectively([&] {
       if (rank_ != 0) return;
       temporary_ = path + ".partial." + std::to_string(getpid());
       fd_ = ::open(temporary_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
@@ -39,11 +39,11 @@ SharedOutputFile::SharedOutputFile(MPI_Comm comm, const std::string& path, uint6
         throw Error(system_error("cannot size", temporary_));
     });
     int length = static_cast<int>(temporary_.size());
-    check_mpi(MPI_Bcast(&length, 1, MPI_INT, 0, comm_), "MPI_Bcast");
+    tca_apps::broadcast(&length, sizeof length, 0);
     std::vector<char> name(temporary_.begin(), temporary_.end());
     name.resize(length);
-    check_mpi(MPI_Bcast(name.data(), length, MPI_CHAR, 0, comm_), "MPI_Bcast");
-    collectively(comm_, [&] {
+    tca_apps::broadcast(name.data(), name.size(), 0);
+    collectively([&] {
       if (rank_ == 0) return;
       temporary_.assign(name.begin(), name.end());
       fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CLOEXEC);
@@ -75,12 +75,12 @@ void SharedOutputFile::write_at(uint64_t offset, const void* data, uint64_t byte
 }
 
 void SharedOutputFile::commit() {
-  collectively(comm_, [&] {
+  collectively([&] {
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) throw Error(system_error("cannot write", path_));
   });
-  collectively(comm_, [&] {
+  collectively([&] {
     if (rank_ == 0 && std::rename(temporary_.c_str(), path_.c_str()) != 0)
       throw Error(system_error("cannot rename " + temporary_ + " to", path_));
   });

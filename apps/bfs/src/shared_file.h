@@ -5,8 +5,6 @@
 // if the run fails first, the temporary file is removed, so no half-written file is left.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <string>
 
@@ -15,7 +13,7 @@ namespace bfs {
 class SharedOutputFile {
  public:
   // Collective: creates the temporary file of `bytes` bytes and opens it on every rank.
-  SharedOutputFile(MPI_Comm comm, const std::string& path, uint64_t bytes);
+  SharedOutputFile(const std::string& path, uint64_t bytes);
   ~SharedOutputFile();  // removes the temporary file unless committed
   SharedOutputFile(const SharedOutputFile&) = delete;
   SharedOutputFile& operator=(const SharedOutputFile&) = delete;
@@ -26,7 +24,6 @@ class SharedOutputFile {
   void commit();
 
  private:
-  MPI_Comm comm_;
   int rank_ = 0;
   std::string path_, temporary_;
   int fd_ = -1;

@@ -7,6 +7,7 @@
 
 #include "agree.h"
 #include "bitmap.h"
+#include "control.h"
 
 namespace bfs {
 namespace {
@@ -48,13 +49,11 @@ std::string describe_checks(unsigned failed) {
   return text;
 }
 
-Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const TreeLookup& tree) {
+Validation finish_validation(const LocalVerdict& mine, const TreeLookup& tree) {
   Validation result;
-  unsigned local = mine.tuple_failed | mine.vertex_failed;
-  check_mpi(MPI_Allreduce(&local, &result.failed, 1, MPI_UNSIGNED, MPI_BOR, comm), "MPI_Allreduce");
-  const uint64_t in_tree = mine.tuples_in_tree;
-  check_mpi(MPI_Allreduce(&in_tree, &result.tuples_in_tree, 1, MPI_UINT64_T, MPI_SUM, comm),
-            "MPI_Allreduce");
+  const unsigned local = mine.tuple_failed | mine.vertex_failed;
+  result.failed = tca_apps::allreduce<uint32_t>(local, tca_apps::Op::kBitOr);
+  result.tuples_in_tree = tca_apps::allreduce<uint64_t>(mine.tuples_in_tree, tca_apps::Op::kSum);
   if (result.failed == 0) return result;
   std::string detail;
   if (mine.vertex_failed != 0)
@@ -63,7 +62,7 @@ Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const Tree
   else if (mine.tuple_failed != 0)
     detail = "checks " + describe_checks(mine.tuple_failed) + ": " +
              describe_tuple(mine.first_tuple, mine.first_tuple_edge, tree);
-  result.detail = first_message(comm, detail);
+  result.detail = first_message(detail);
   return result;
 }
 
@@ -71,8 +70,8 @@ namespace {
 
 // Check 1's walk on the host: tree levels along the parents, resolved pass by pass on this rank
 // and round by round among the ranks (an allgather of every rank's block after each round).
-std::vector<int32_t> host_tree_levels(MPI_Comm comm, const Partition& partition, int rank,
-                                      vertex_t root, const int64_t* parents, ThreadPool& pool) {
+std::vector<int32_t> host_tree_levels(const Partition& partition, int rank, vertex_t root,
+                                      const int64_t* parents, ThreadPool& pool) {
   const uint64_t n = partition.vertices(), first_global = partition.first(rank);
   std::vector<int32_t> tree_levels(partition.padded(), -1);
   for (;;) {
@@ -97,11 +96,8 @@ std::vector<int32_t> host_tree_levels(MPI_Comm comm, const Partition& partition,
       changed = std::count(changed_by.begin(), changed_by.end(), 1) > 0;
       if (changed) changed_round = 1;
     }
-    check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, tree_levels.data(),
-                            static_cast<int>(partition.per_rank()), MPI_INT32_T, comm),
-              "MPI_Allgather");
-    int any = 0;
-    check_mpi(MPI_Allreduce(&changed_round, &any, 1, MPI_INT, MPI_LOR, comm), "MPI_Allreduce");
+    tca_apps::allgather_in_place(tree_levels.data(), partition.per_rank() * sizeof(int32_t));
+    const int any = tca_apps::allreduce<int32_t>(changed_round, tca_apps::Op::kOr);
     if (!any) return tree_levels;
   }
 }
@@ -145,19 +141,16 @@ LocalVerdict merge(const std::vector<LocalVerdict>& partial) {
 
 }  // namespace
 
-Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
-                         const std::vector<Edge>& edges, uint64_t first_tuple, vertex_t root,
-                         const int64_t* parents, const int32_t* levels, ThreadPool& pool) {
+Validation validate_host(const Partition& partition, int rank, const std::vector<Edge>& edges,
+                         uint64_t first_tuple, vertex_t root, const int64_t* parents,
+                         const int32_t* levels, ThreadPool& pool) {
   const uint64_t n = partition.vertices(), first_global = partition.first(rank);
-  const std::vector<int32_t> tree_levels =
-      host_tree_levels(comm, partition, rank, root, parents, pool);
+  const std::vector<int32_t> tree_levels = host_tree_levels(partition, rank, root, parents, pool);
 
   std::vector<uint64_t> found(partition.padded() / 64, 0);
   std::vector<LocalVerdict> partial(pool.size());
   check_tuples_host(edges, first_tuple, parents, levels, found, partial, pool);
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, found.data(), static_cast<int>(found.size()), MPI_UINT64_T,
-                          MPI_BOR, comm),
-            "MPI_Allreduce");
+  tca_apps::allreduce_in_place(found.data(), found.size(), tca_apps::Op::kBitOr);
 
   // Own vertices: checks 1, 2 and 5.
   pool.parallel_for(partition.count(rank), 1 << 14, [&](uint64_t first, uint64_t last, int thread) {
@@ -174,8 +167,7 @@ Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
 
   LocalVerdict total = merge(partial);
   total.vertices = n;
-  return finish_validation(comm, total,
-                           [&](uint64_t g) { return TreeEntry{parents[g], levels[g]}; });
+  return finish_validation(total, [&](uint64_t g) { return TreeEntry{parents[g], levels[g]}; });
 }
 
 }  // namespace bfs

@@ -4,8 +4,6 @@
 // its share of the input tuples and its own vertices against the gathered tree (COMM.TREE).
 #pragma once
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -50,13 +48,13 @@ using TreeLookup = std::function<TreeEntry(uint64_t vertex)>;
 
 // Collective: combines the ranks' verdicts; the detail names the lowest failing rank's first
 // failure, with the parents and levels around it.
-Validation finish_validation(MPI_Comm comm, const LocalVerdict& mine, const TreeLookup& tree);
+Validation finish_validation(const LocalVerdict& mine, const TreeLookup& tree);
 
 // Collective, CPU ranks. `parents` and `levels` are the gathered tree (partition.padded()
 // entries each); `edges` this rank's tuples, which sit at positions [first_tuple, ...) of the
 // list.
-Validation validate_host(MPI_Comm comm, const Partition& partition, int rank,
-                         const std::vector<Edge>& edges, uint64_t first_tuple, vertex_t root,
-                         const int64_t* parents, const int32_t* levels, ThreadPool& pool);
+Validation validate_host(const Partition& partition, int rank, const std::vector<Edge>& edges,
+                         uint64_t first_tuple, vertex_t root, const int64_t* parents,
+                         const int32_t* levels, ThreadPool& pool);
 
 }  // namespace bfs

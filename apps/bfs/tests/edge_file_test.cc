@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "agree.h"
+#include "control.h"
 #include "edge_list.h"
 #include "kronecker.h"
 #include "roots.h"
@@ -24,12 +25,12 @@ class TempPath {
  public:
   explicit TempPath(const std::string& tag) {
     long long id = world_rank() == 0 ? static_cast<long long>(getpid()) : 0;
-    MPI_Bcast(&id, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    tca_apps::broadcast(&id, sizeof id, 0);
     path_ = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
             "/tca-bfs-test-" + std::to_string(id) + "-" + tag;
   }
   ~TempPath() {
-    MPI_Barrier(MPI_COMM_WORLD);
+    tca_apps::barrier();
     if (world_rank() == 0) std::remove(path_.c_str());
   }
   const std::string& path() const { return path_; }
@@ -40,7 +41,7 @@ class TempPath {
 
 void write_raw(const std::string& path, const std::string& bytes) {
   if (world_rank() == 0) std::ofstream(path, std::ios::binary) << bytes;
-  MPI_Barrier(MPI_COMM_WORLD);
+  tca_apps::barrier();
 }
 
 TEST(EdgeRecords, RoundTripInBothFormats) {
@@ -70,11 +71,11 @@ TEST(EdgeFiles, WrittenByAllRanksReadBackBySharesInBothFormats) {
     info.vertices = 512;
     info.tuples = all.size();
     info.share = even_share(all.size(), world_rank(), world_size());
-    write_edges(MPI_COMM_WORLD, file.path(), format,
+    write_edges(file.path(), format,
                 std::vector<Edge>(all.begin() + info.share.first, all.begin() + info.share.last),
                 info);
     EdgeListInfo read_info;
-    const std::vector<Edge> mine = read_edges(MPI_COMM_WORLD, file.path(), format, 512, read_info);
+    const std::vector<Edge> mine = read_edges(file.path(), format, 512, read_info);
     EXPECT_EQ(read_info.tuples, all.size());
     ASSERT_EQ(mine.size(), read_info.share.size());
     for (size_t i = 0; i < mine.size(); ++i) {
@@ -84,7 +85,8 @@ TEST(EdgeFiles, WrittenByAllRanksReadBackBySharesInBothFormats) {
   }
 }
 
-// The file one rank writes alone is byte for byte the one all ranks write together.
+// The file one rank writes alone (the others writing nothing) is byte for byte the one all ranks
+// write together.
 TEST(EdgeFiles, TheSameFileWhateverTheRanks) {
   const std::vector<Edge> all = test::kronecker_edges(8, 8, 9);
   TempPath together("together"), alone("alone");
@@ -92,13 +94,15 @@ TEST(EdgeFiles, TheSameFileWhateverTheRanks) {
   info.vertices = 256;
   info.tuples = all.size();
   info.share = even_share(all.size(), world_rank(), world_size());
-  write_edges(MPI_COMM_WORLD, together.path(), EdgeFormat::kPacked48,
+  write_edges(together.path(), EdgeFormat::kPacked48,
               std::vector<Edge>(all.begin() + info.share.first, all.begin() + info.share.last),
               info);
+  // Rank 0 writes every tuple, the others none.
+  EdgeListInfo whole = info;
+  whole.share = world_rank() == 0 ? Range{0, all.size()} : Range{all.size(), all.size()};
+  write_edges(alone.path(), EdgeFormat::kPacked48, world_rank() == 0 ? all : std::vector<Edge>(),
+              whole);
   if (world_rank() == 0) {
-    EdgeListInfo whole = info;
-    whole.share = Range{0, all.size()};
-    write_edges(MPI_COMM_SELF, alone.path(), EdgeFormat::kPacked48, all, whole);
     std::ifstream a(together.path(), std::ios::binary), b(alone.path(), std::ios::binary);
     const std::string bytes_a((std::istreambuf_iterator<char>(a)), {});
     const std::string bytes_b((std::istreambuf_iterator<char>(b)), {});
@@ -111,7 +115,7 @@ void expect_read_fails(const std::string& path, EdgeFormat format, uint64_t vert
                        const std::string& needle) {
   EdgeListInfo info;
   try {
-    read_edges(MPI_COMM_WORLD, path, format, vertices, info);
+    read_edges(path, format, vertices, info);
     FAIL() << "reading " << path << " should fail with '" << needle << "'";
   } catch (const AgreedError& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
@@ -149,8 +153,7 @@ TEST(EdgeFiles, FileInputGivesTheNedgeOfTheGeneratedGraph) {
   const std::vector<Edge> all = test::kronecker_edges(scale, 16, 23);
   test::TestGraph generated(all, generator.vertices(), "cpu");
   const std::vector<SearchKey> keys =
-      sample_keys(MPI_COMM_WORLD, generated.partition(), test::world_rank(), 23, 8,
-                  generated.backend().degrees());
+      sample_keys(generated.partition(), test::world_rank(), 23, 8, generated.backend().degrees());
   for (const EdgeFormat format : {EdgeFormat::kInt64, EdgeFormat::kPacked48}) {
     SCOPED_TRACE(edge_format_name(format));
     TempPath file(std::string("input.") + edge_format_name(format));
@@ -158,15 +161,14 @@ TEST(EdgeFiles, FileInputGivesTheNedgeOfTheGeneratedGraph) {
     info.vertices = generator.vertices();
     info.tuples = generator.edges();
     info.share = even_share(info.tuples, test::world_rank(), test::world_size());
-    write_edges(MPI_COMM_WORLD, file.path(), format, generated.my_edges(), info);
+    write_edges(file.path(), format, generated.my_edges(), info);
     EdgeListInfo read_info;
-    std::vector<Edge> mine =
-        read_edges(MPI_COMM_WORLD, file.path(), format, generator.vertices(), read_info);
+    std::vector<Edge> mine = read_edges(file.path(), format, generator.vertices(), read_info);
     for (const std::string& device : test::devices()) {
       test::TestGraph from_file(mine, read_info, device);
       for (const SearchKey& key : keys) {
-        ASSERT_TRUE(generated.search(key.vertex, CommKind::kMpi));
-        ASSERT_TRUE(from_file.search(key.vertex, CommKind::kMpi));
+        ASSERT_TRUE(generated.search(key.vertex, test::reference_comm()));
+        ASSERT_TRUE(from_file.search(key.vertex, test::reference_comm()));
         EXPECT_EQ(from_file.nedge(), generated.nedge()) << "search key " << key.vertex;
         EXPECT_TRUE(from_file.validate(key.vertex).ok());
       }

@@ -131,8 +131,8 @@ TEST(Kronecker, InitiatorDecidesTheQuadrants) {
 TEST(SearchKeys, SampledKeysHaveDegreeAndNoRepeats) {
   const std::vector<Edge> edges = test::kronecker_edges(8, 4, 21);
   test::TestGraph graph(edges, 256, "cpu");
-  const std::vector<SearchKey> keys = sample_keys(
-      MPI_COMM_WORLD, graph.partition(), test::world_rank(), 21, 64, graph.backend().degrees());
+  const std::vector<SearchKey> keys =
+      sample_keys(graph.partition(), test::world_rank(), 21, 64, graph.backend().degrees());
   ASSERT_EQ(keys.size(), 64u);
   std::set<vertex_t> distinct;
   for (const SearchKey& k : keys) {
@@ -141,8 +141,8 @@ TEST(SearchKeys, SampledKeysHaveDegreeAndNoRepeats) {
   }
   EXPECT_EQ(distinct.size(), keys.size());
   // The same keys again (deterministic), and fewer when the graph has fewer candidates.
-  const std::vector<SearchKey> again = sample_keys(
-      MPI_COMM_WORLD, graph.partition(), test::world_rank(), 21, 64, graph.backend().degrees());
+  const std::vector<SearchKey> again =
+      sample_keys(graph.partition(), test::world_rank(), 21, 64, graph.backend().degrees());
   for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(keys[i].vertex, again[i].vertex);
 }
 
@@ -150,8 +150,8 @@ TEST(SearchKeys, FewerThan64WhenFewVerticesHaveNeighbours) {
   // 8 vertices joined to another, the rest isolated or with self-loops only.
   std::vector<Edge> edges{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {9, 9}, {10, 10}};
   test::TestGraph graph(edges, 300, "cpu");
-  const std::vector<SearchKey> keys = sample_keys(
-      MPI_COMM_WORLD, graph.partition(), test::world_rank(), 1, 64, graph.backend().degrees());
+  const std::vector<SearchKey> keys =
+      sample_keys(graph.partition(), test::world_rank(), 1, 64, graph.backend().degrees());
   ASSERT_EQ(keys.size(), 8u);
   for (const SearchKey& k : keys) EXPECT_LT(k.vertex, 8u);
 }
@@ -160,16 +160,14 @@ TEST(SearchKeys, GivenKeyOfDegreeZeroIsRefused) {
   std::vector<Edge> edges{{0, 1}, {2, 2}};
   test::TestGraph graph(edges, 1024, "cpu");
   try {
-    given_keys(MPI_COMM_WORLD, graph.partition(), test::world_rank(), {2}, "",
-               graph.backend().degrees());
+    given_keys(graph.partition(), test::world_rank(), {2}, "", graph.backend().degrees());
     FAIL() << "a key with only a self-loop was accepted";
   } catch (const AgreedError& e) {
     EXPECT_NE(std::string(e.what()).find("search key 2 has degree 0"), std::string::npos)
         << e.what();
   }
   try {
-    given_keys(MPI_COMM_WORLD, graph.partition(), test::world_rank(), {5000}, "",
-               graph.backend().degrees());
+    given_keys(graph.partition(), test::world_rank(), {5000}, "", graph.backend().degrees());
     FAIL() << "a key beyond the vertices was accepted";
   } catch (const AgreedError& e) {
     EXPECT_NE(std::string(e.what()).find("search key 5000 is not a vertex"), std::string::npos)

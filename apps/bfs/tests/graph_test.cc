@@ -23,8 +23,7 @@ void expect_graph_matches(const std::vector<Edge>& edges, uint64_t vertices) {
   const Range share = even_share(edges.size(), world_rank(), world_size());
   ThreadPool pool(2);
   const HostGraph graph = build_graph(
-      MPI_COMM_WORLD, std::vector<Edge>(edges.begin() + share.first, edges.begin() + share.last),
-      partition, pool);
+      std::vector<Edge>(edges.begin() + share.first, edges.begin() + share.last), partition, pool);
 
   std::vector<std::set<vertex_t>> adjacency(vertices);
   std::vector<uint32_t> ends(vertices, 0);

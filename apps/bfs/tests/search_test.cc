@@ -114,8 +114,8 @@ TEST(KronceckerGraphs, EveryWayAgreesOnTheLevels) {
   // The levels of a BFS are unique: every backend, comm and direction must give the same.
   const std::vector<Edge> edges = test::kronecker_edges(11, 16, 5);
   test::TestGraph reference(edges, 2048, "cpu");
-  ASSERT_TRUE(reference.search(edges[0].u == edges[0].v ? edges[1].u : edges[0].u, CommKind::kMpi,
-                               DirectionMode::kTopDown));
+  ASSERT_TRUE(reference.search(edges[0].u == edges[0].v ? edges[1].u : edges[0].u,
+                               test::reference_comm(), DirectionMode::kTopDown));
   const vertex_t root = reference.result().root;
   const std::vector<int32_t> levels = reference.levels();
   int64_t nedge = reference.nedge();

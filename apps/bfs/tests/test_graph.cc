@@ -2,6 +2,8 @@
 // Copyright (c) the tca authors
 #include "test_graph.h"
 
+#include "control.h"
+
 #ifdef BFS_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -40,17 +42,9 @@ void copy_bytes(void* to, const void* from, size_t bytes, Memory memory, bool to
 
 }  // namespace
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+int world_rank() { return tca_apps::rank(); }
 
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+int world_size() { return tca_apps::size(); }
 
 namespace {
 
@@ -59,13 +53,7 @@ namespace {
 // suite took 52 s on 2 ranks, 127 s on 3 and 167 s on 4.
 bool gpus_shared_by_at_most_two() {
 #ifdef BFS_HAVE_CUDA
-  MPI_Comm host = MPI_COMM_NULL;
-  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) !=
-      MPI_SUCCESS)
-    return false;
-  int ranks_here = 1;
-  MPI_Comm_size(host, &ranks_here);
-  MPI_Comm_free(&host);
+  const int ranks_here = tca_apps::ranks_on_host();
   int gpus = 0;
   if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
   return ranks_here <= 2 * gpus;
@@ -76,11 +64,16 @@ bool gpus_shared_by_at_most_two() {
 
 }  // namespace
 
+CommKind reference_comm() {
+  return tca_apps::mpi_unavailable().empty() ? CommKind::kMpi : CommKind::kTca;
+}
+
 std::vector<std::string> devices() {
   std::vector<std::string> list{"cpu"};
-  // Every rank calls the split (it is collective) before any rank decides.
+  // Every rank asks (under MPI a collective split) before any rank decides.
   const bool shared_by_two = gpus_shared_by_at_most_two();
-  if (tca_harness::all_ranks(device_available() && shared_by_two, MPI_COMM_WORLD))
+  if (tca_apps::allreduce<int32_t>(device_available() && shared_by_two ? 1 : 0,
+                                   tca_apps::Op::kAnd) != 0)
     list.push_back("gpu");
   return list;
 }
@@ -119,14 +112,13 @@ TestGraph::TestGraph(std::vector<Edge> mine, const EdgeListInfo& info, const std
   backend_ = device == "gpu" ? make_device_backend(pool_, world_rank())
                              : make_host_backend(pool_, world_rank());
   backend_->take(mine_, info_);
-  backend_->build(MPI_COMM_WORLD, partition_);
+  backend_->build(partition_);
 }
 
 bool TestGraph::search(vertex_t root, CommKind comm, DirectionMode mode) {
   engine_.reset();
   exchange_.reset();
   ExchangeSetup setup;
-  setup.comm = MPI_COMM_WORLD;
   setup.rank = world_rank();
   setup.partition = partition_;
   setup.memory = backend_->memory();
@@ -136,14 +128,13 @@ bool TestGraph::search(vertex_t root, CommKind comm, DirectionMode mode) {
   if (!exchange_) return false;
   engine_ = backend_->make_engine(*exchange_);
   const std::vector<int64_t> degree =
-      global_degrees(MPI_COMM_WORLD, partition_, world_rank(), {root}, backend_->degrees());
+      global_degrees(partition_, world_rank(), {root}, backend_->degrees());
   SearchSettings settings;
   settings.mode = mode;
   result_ = run_search(*engine_, *exchange_, root, degree[0], backend_->total_arcs(),
                        partition_.vertices(), settings);
-  const uint64_t ends = engine_->visited_tuple_ends();
-  uint64_t all = 0;
-  MPI_Allreduce(&ends, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const uint64_t all =
+      tca_apps::allreduce<uint64_t>(engine_->visited_tuple_ends(), tca_apps::Op::kSum);
   nedge_ = static_cast<int64_t>(all / 2);
   return true;
 }
@@ -167,8 +158,6 @@ void TestGraph::plant(uint64_t vertex, int64_t parent, int32_t level) {
   copy_bytes(exchange_->levels() + vertex, &level, sizeof(level), backend_->memory(), true);
 }
 
-Validation TestGraph::validate(vertex_t root) {
-  return backend_->validate(MPI_COMM_WORLD, *exchange_, root);
-}
+Validation TestGraph::validate(vertex_t root) { return backend_->validate(*exchange_, root); }
 
 }  // namespace bfs::test

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// What the tests share: a graph built on every rank of MPI_COMM_WORLD from a whole edge list
+// What the tests share: a graph built on every rank of the job from a whole edge list
 // (each rank takes its even share, as from a file), searched on a backend with an exchange.
 #pragma once
-
-#include <mpi.h>
 
 #include <memory>
 #include <string>
@@ -22,6 +20,8 @@ int world_size();
 // The devices to run a case on: "cpu", and "gpu" where every rank has a GPU and no GPU serves
 // more than two ranks of its host.
 std::vector<std::string> devices();
+// The comm the reference searches take: mpi where the control layer runs over MPI, else tca.
+CommKind reference_comm();
 
 class TestGraph {
  public:

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// main() of tca_bfs_tests, alone or under mpirun: MPI and tca live for the whole program; rank 0
+// main() of tca_bfs_tests, alone, under tca-run or under mpirun: the control layer (MPI where an
+// MPI launcher started it, else tca's bootstrap) and tca live for the whole program; rank 0
 // prints gtest's report, the other ranks their failures only; every rank exits non-zero when
 // any rank failed.
 #include <gtest/gtest.h>
-#include <mpi.h>
 #include <tca/tca.h>
 
 #include <cstdio>
+#include <string>
+
+#include "control.h"
 
 namespace {
 
@@ -28,16 +31,18 @@ class FailuresOnly : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // SERIALIZED: tca may make MPI calls from its guard thread (TCA_MPI_GUARD).
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  const std::string failure = tca_apps::start_control(&argc, &argv);
+  if (!failure.empty()) {
+    std::fprintf(stderr, "%s\n", failure.c_str());
+    return 1;
+  }
   ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (tcaInit() != TCA_SUCCESS) {
+  const int rank = tca_apps::rank(), size = tca_apps::size();
+  const bool start_tca = !tca_apps::tca_started_by_control();
+  if (start_tca && tcaInit() != TCA_SUCCESS) {
     std::fprintf(stderr, "tcaInit: %s\n", tcaGetLastErrorMessage());
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    tca_apps::finish_control();
+    return 1;
   }
   if (rank != 0) {
     ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
@@ -45,11 +50,10 @@ int main(int argc, char** argv) {
     listeners.Append(new FailuresOnly(rank));
   }
   const int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  int failed_ranks = 0;
-  MPI_Allreduce(&failed, &failed_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int failed_ranks = tca_apps::allreduce<int32_t>(failed, tca_apps::Op::kSum);
   if (rank == 0 && failed_ranks > 0)
     std::fprintf(stderr, "FAILED on %d of %d ranks\n", failed_ranks, size);
-  tcaFinalize();
-  MPI_Finalize();
+  if (start_tca) tcaFinalize();
+  tca_apps::finish_control();
   return failed_ranks > 0 ? 1 : 0;
 }

@@ -21,6 +21,31 @@ target_compile_options(tca_bfs_tests PRIVATE ${TCA_WARNINGS})
 add_test(NAME bfs_unit COMMAND tca_bfs_tests)
 set_tests_properties(bfs_unit PROPERTIES TIMEOUT 300 LABELS "unit;apps;bfs"
                      ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+# The same under tca-run (tca's tcp bootstrap, the control layer's tca backend) in every build,
+# and under mpirun where the build has MPI.
+foreach(ranks 2 3 4)
+  tca_run_test(bfs_run_tests_np${ranks} ${ranks} 300 "tcarun;apps;bfs" tca_bfs_tests)
+endforeach()
+tca_run_hosts_test(bfs_run_tests_np4_hosts2 4 2 300 "tcarun;apps;bfs;large" tca_bfs_tests)
+
+# Whole runs under tca-run: every search validated, --comm mpi skipped with a note (no MPI
+# there), nccl skipped on CPU ranks; at 2, 3 and 4 ranks and on fake hosts.
+set(bfs_tcarun_runs "10 2" "12 3" "9 4")
+foreach(run IN LISTS bfs_tcarun_runs)
+  separate_arguments(run)
+  list(GET run 0 scale)
+  list(GET run 1 ranks)
+  add_test(NAME bfs_run_s${scale}_np${ranks}
+           COMMAND sh ${TCA_APPS_EXPECT_NOTE} "--comm mpi: skipped, no MPI" $<TARGET_FILE:tca-run>
+                   -n ${ranks} $<TARGET_FILE:tca-bfs> --scale ${scale} --nbfs 16 --comm tca
+                   --comm mpi --comm nccl)
+  set_tests_properties(bfs_run_s${scale}_np${ranks} PROPERTIES TIMEOUT 300 PROCESSORS ${ranks}
+                       LABELS "tcarun;apps;bfs" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+endforeach()
+tca_run_hosts_test(bfs_run_s11_np4_hosts2 4 2 300 "tcarun;apps;bfs" tca-bfs --scale 11 --nbfs 16
+                   --comm tca --json)
+
+if(TCA_APPS_MPI)
 foreach(ranks 2 3 4)
   tca_mpi_test(bfs_tests_np${ranks} ${ranks} 300 "mpi;apps;bfs" tca_bfs_tests)
 endforeach()
@@ -45,19 +70,26 @@ tca_mpi_test(bfs_s10_np3_mpi_transport 3 300 "mpi;apps;bfs" tca-bfs --scale 10 -
              --comm tca --comm mpi)
 set_tests_properties(bfs_s10_np3_mpi_transport PROPERTIES
                      ENVIRONMENT "${TCA_TEST_ENVIRONMENT};TCA_TRANSPORT=mpi")
+endif()
 
 # Bad input: a clear error naming the value, a non-zero exit, no file left (not even a partial
-# one). tca_bfs_bad_input(NAME RANKS MESSAGE FILE ARGS...)
+# one). tca_bfs_bad_input(NAME RANKS MESSAGE FILE ARGS...): under mpirun where the build has
+# MPI, else under tca-run.
 set(bfs_expect ${CMAKE_CURRENT_SOURCE_DIR}/tests/expect_failure.sh)
 set(bfs_scratch ${CMAKE_CURRENT_BINARY_DIR}/bad-input)
 file(MAKE_DIRECTORY ${bfs_scratch})
 function(tca_bfs_bad_input name ranks message file)
-  add_test(NAME bfs_bad_${name}
-           COMMAND bash ${bfs_expect} ${message} ${file}
-                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${TCA_MPIEXEC_FLAGS}
-                   ${MPIEXEC_PREFLAGS} $<TARGET_FILE:tca-bfs> ${MPIEXEC_POSTFLAGS} ${ARGN})
+  if(TCA_APPS_MPI AND NOT BFS_BAD_INPUT_TCA_RUN)
+    set(launcher ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${TCA_MPIEXEC_FLAGS}
+                 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:tca-bfs> ${MPIEXEC_POSTFLAGS})
+    set(labels "mpi;apps;bfs")
+  else()
+    set(launcher $<TARGET_FILE:tca-run> -n ${ranks} $<TARGET_FILE:tca-bfs>)
+    set(labels "tcarun;apps;bfs")
+  endif()
+  add_test(NAME bfs_bad_${name} COMMAND bash ${bfs_expect} ${message} ${file} ${launcher} ${ARGN})
   set_tests_properties(bfs_bad_${name} PROPERTIES TIMEOUT 120 PROCESSORS ${ranks}
-                       LABELS "mpi;apps;bfs" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+                       LABELS "${labels}" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
 endfunction()
 # Files made by the tests themselves: 40 bytes (not a whole number of 16- or 12-byte records),
 # and one tuple (7, 3) of int64 records, which names vertex 7.
@@ -88,3 +120,15 @@ tca_bfs_bad_input(roots_file 1 "no-such-roots-file" - --scale 6 --roots ${bfs_sc
 set_tests_properties(bfs_bad_vertex_id bfs_bad_more_ranks_than_vertices bfs_bad_root_degree_zero
                      PROPERTIES
                      FIXTURES_REQUIRED bfs_bad_files)
+# Errors agreed between ranks under tca-run in builds with MPI too.
+if(TCA_APPS_MPI)
+  set(BFS_BAD_INPUT_TCA_RUN ON)
+  tca_bfs_bad_input(run_vertex_id 2 "record 0 has vertex id 7, outside \\[0, 5\\)"
+                    ${bfs_scratch}/parents-e --edges ${bfs_scratch}/tuple-7-3.bin --vertices 5
+                    --parents-out ${bfs_scratch}/parents-e)
+  tca_bfs_bad_input(run_more_ranks_than_vertices 3 "3 ranks for a graph of 2 vertices" -
+                    --edges ${bfs_scratch}/tuple-7-3.bin --vertices 2)
+  set_tests_properties(bfs_bad_run_vertex_id bfs_bad_run_more_ranks_than_vertices PROPERTIES
+                       FIXTURES_REQUIRED bfs_bad_files)
+  unset(BFS_BAD_INPUT_TCA_RUN)
+endif()

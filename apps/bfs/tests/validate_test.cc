@@ -40,7 +40,7 @@ class PlantedErrors : public ::testing::Test {
       SCOPED_TRACE(device);
       test::TestGraph graph(edges_, kVertices, device);
       const vertex_t root = static_cast<vertex_t>(edges_[0].u);
-      ASSERT_TRUE(graph.search(root, CommKind::kMpi));
+      ASSERT_TRUE(graph.search(root, test::reference_comm()));
       ASSERT_TRUE(graph.validate(root).ok());
       Tree tree{graph.parents(), graph.levels(), std::vector<std::set<int64_t>>(kVertices),
                 std::vector<int>(kVertices, 0)};

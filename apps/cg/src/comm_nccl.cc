@@ -9,12 +9,11 @@
 #include "comm.h"
 
 #ifdef TCA_HARNESS_NCCL
-#include <mpi.h>
-
 #include <array>
 #include <memory>
 #include <stdexcept>
 
+#include "control.h"
 #include "tca_harness/nccl.h"
 #endif
 
@@ -40,7 +39,7 @@ class NcclComm final : public Comm {
       : layout_(layout), nccl_holder_(acquire_nccl()), nccl_(*nccl_holder_) {}
 
   // Collective: "" once NCCL is ready (decided once per run).
-  std::string open() { return nccl_.open(MPI_COMM_WORLD); }
+  std::string open() { return nccl_.open(tca_apps::harness_control()); }
 
   CommKind kind() const override { return CommKind::kNccl; }
   Allocator allocator(Device) override { return gpu_allocator(); }

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "comm.h"
+#include "control.h"
 
 namespace tca_cg {
 namespace {
@@ -77,7 +78,13 @@ std::unique_ptr<Comm> make_comm(CommKind kind, const Layout& layout, Device devi
     case CommKind::kTca:
       return make_tca_comm(layout, device, options);
     case CommKind::kMpi:
+      *why_not = tca_apps::mpi_unavailable();
+      if (!why_not->empty()) return nullptr;
+#ifdef TCA_HARNESS_MPI
       return make_mpi_comm(layout);
+#else
+      return nullptr;
+#endif
     case CommKind::kNccl:
       return make_nccl_comm(layout, why_not);
   }

@@ -11,10 +11,10 @@
 
 #ifdef TCA_CG_CUDA
 #include <cuda_runtime_api.h>
-#include <mpi.h>
 #include <tca/tca_coll_cuda.h>
 #include <tca/tca_cuda.h>
 
+#include "control.h"
 #include "tca_push.h"
 #endif
 
@@ -446,8 +446,8 @@ class TcaComm final : public Comm {
     reduce_mailbox_.timeout_ns = timeout;
     // Every rank's kernels reach every peer, or none pushes; and every rank's region is clear
     // before any rank's first put.
-    int reachable = unreachable_.empty() ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &reachable, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const int reachable =
+        tca_apps::allreduce<int32_t>(unreachable_.empty() ? 1 : 0, tca_apps::Op::kMin);
     if (!reachable) {
       *why_not = unreachable_.empty() ? "another rank's kernels cannot reach every peer"
                                       : "no device pointer to " + unreachable_;

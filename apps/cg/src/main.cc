@@ -4,7 +4,6 @@
 // official zeta) or CG on a Matrix Market matrix; CPU threads or a GPU per rank; rows (1d) or
 // sqrt(P) x sqrt(P) blocks (2d); tca, MPI or NCCL communication, several in one run for a
 // comparison on the same matrix. See docs/CG.md.
-#include <mpi.h>
 #include <tca/tca.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "comm.h"
 #include "config.h"
+#include "control.h"
 #include "engine.h"
 #include "problem.h"
 #include "report.h"
@@ -26,16 +26,6 @@
 
 namespace tca_cg {
 namespace {
-
-int ranks_on_this_host(int* local_rank) {
-  MPI_Comm host;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
-  int size = 1;
-  MPI_Comm_size(host, &size);
-  MPI_Comm_rank(host, local_rank);
-  MPI_Comm_free(&host);
-  return size;
-}
 
 bool uses(const Config& config, CommKind kind) {
   for (CommKind comm : config.comms) {
@@ -130,10 +120,9 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
 }
 
 int run(int argc, char** argv) {
-  int rank = 0, ranks = 1, local_rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const int on_host = ranks_on_this_host(&local_rank);
+  const int rank = tca_apps::rank(), ranks = tca_apps::size();
+  const int local_rank = tca_apps::local_rank();
+  const int on_host = tca_apps::ranks_on_host();
 
   Config config;
   if (std::optional<int> code = parse_config(argc, argv, rank, ranks, on_host, &config))
@@ -153,7 +142,8 @@ int run(int argc, char** argv) {
     return 1;
   }
 
-  const bool tca = uses(config, CommKind::kTca) && ranks > 1;
+  // Under MPI, tca starts only where a run uses it; the tca backend started it already.
+  const bool tca = uses(config, CommKind::kTca) && ranks > 1 && !tca_apps::tca_started_by_control();
   if (tca) tca_harness::check(tcaInit(), "tcaInit");
 
   int status = 0;
@@ -209,16 +199,15 @@ int run(int argc, char** argv) {
 }  // namespace tca_cg
 
 int main(int argc, char** argv) {
-  // SERIALIZED: tca may make MPI calls from its guard thread (TCA_MPI_GUARD).
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   tca_harness::set_program_name("tca-cg");
+  const std::string failure = tca_apps::start_control(&argc, &argv);
+  if (!failure.empty()) tca_harness::die(failure);
   int status = 1;
   try {
     status = tca_cg::run(argc, argv);
   } catch (const std::exception& failure) {
     tca_harness::die(failure.what());
   }
-  MPI_Finalize();
+  tca_apps::finish_control();
   return status;
 }

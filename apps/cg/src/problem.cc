@@ -2,10 +2,9 @@
 // Copyright (c) the tca authors
 #include "problem.h"
 
-#include <mpi.h>
-
 #include <exception>
 
+#include "control.h"
 #include "mtx_reader.h"
 #include "npb_matrix.h"
 #include "tca_harness/timer.h"
@@ -13,18 +12,14 @@
 namespace tca_cg {
 
 std::string first_error(const std::string& mine) {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  int candidate = mine.empty() ? ranks : rank;
-  int first = ranks;
-  MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  const int rank = tca_apps::rank(), ranks = tca_apps::size();
+  const int first = tca_apps::allreduce<int32_t>(mine.empty() ? ranks : rank, tca_apps::Op::kMin);
   if (first == ranks) return "";
   std::string message = rank == first ? mine : std::string();
   int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD);
+  tca_apps::broadcast(&length, sizeof length, first);
   message.resize(length);
-  MPI_Bcast(message.data(), length, MPI_CHAR, first, MPI_COMM_WORLD);
+  tca_apps::broadcast(message.data(), message.size(), first);
   return message;
 }
 
@@ -99,10 +94,8 @@ std::string build_problem(const Config& config, int rank, int ranks, Problem* pr
   const std::string error = config.npb ? build_npb(config, rank, ranks, problem)
                                        : build_mtx(config, rank, ranks, problem);
   if (!error.empty()) return error;
-  int64_t nnz = problem->matrix.nnz();
-  MPI_Allreduce(&nnz, &problem->nnz_total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  double seconds = timer.seconds();
-  MPI_Allreduce(&seconds, &problem->setup_seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  problem->nnz_total = tca_apps::allreduce<int64_t>(problem->matrix.nnz(), tca_apps::Op::kSum);
+  problem->setup_seconds = tca_apps::allreduce<double>(timer.seconds(), tca_apps::Op::kMax);
   return "";
 }
 

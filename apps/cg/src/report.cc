@@ -2,10 +2,9 @@
 // Copyright (c) the tca authors
 #include "report.h"
 
-#include <mpi.h>
-
 #include <cmath>
 
+#include "control.h"
 #include "npb_class.h"
 
 namespace tca_cg {
@@ -46,24 +45,20 @@ double solve_error(const Problem& problem, const SolveResult& result) {
 
 BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, double spmv_bytes) {
   BreakdownSummary summary;
-  int ranks = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  MPI_Allreduce(breakdown.seconds.data(), summary.max.data(), kPhaseCount, MPI_DOUBLE, MPI_MAX,
-                MPI_COMM_WORLD);
-  MPI_Allreduce(breakdown.seconds.data(), summary.mean.data(), kPhaseCount, MPI_DOUBLE, MPI_SUM,
-                MPI_COMM_WORLD);
+  using tca_apps::Op;
+  const int ranks = tca_apps::size();
+  tca_apps::allreduce(breakdown.seconds.data(), summary.max.data(), kPhaseCount, Op::kMax);
+  tca_apps::allreduce(breakdown.seconds.data(), summary.mean.data(), kPhaseCount, Op::kSum);
   for (double& value : summary.mean) value /= ranks;
-  MPI_Allreduce(&breakdown.total, &summary.total_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(&breakdown.total, &summary.total_mean, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  summary.total_max = tca_apps::allreduce(breakdown.total, Op::kMax);
+  summary.total_mean = tca_apps::allreduce(breakdown.total, Op::kSum);
   summary.total_mean /= ranks;
   summary.calls = breakdown.calls;
-  MPI_Bcast(summary.calls.data(), kPhaseCount, MPI_LONG, 0, MPI_COMM_WORLD);
+  tca_apps::broadcast(summary.calls.data(), sizeof(summary.calls[0]) * kPhaseCount, 0);
   summary.separate_run = breakdown.separate_run;
   summary.graph = breakdown.graph;
   summary.steps = steps;
-  double bytes = spmv_bytes;
-  MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  summary.spmv_bytes = bytes;
+  summary.spmv_bytes = tca_apps::allreduce(spmv_bytes, Op::kSum);
   return summary;
 }
 

@@ -2,12 +2,11 @@
 // Copyright (c) the tca authors
 #include "solver.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
+#include "control.h"
 #include "tca/tca_trace.h"
 #include "tca_harness/timer.h"
 
@@ -94,11 +93,7 @@ void CgStepper::error(double exact) {
 
 namespace {
 
-double slowest(double seconds) {
-  double max = seconds;
-  MPI_Allreduce(&seconds, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return max;
-}
+double slowest(double seconds) { return tca_apps::allreduce(seconds, tca_apps::Op::kMax); }
 
 // The timed run's clock: the CPU's marks cost nothing next to its work; on the GPU the timed
 // run carries no events (its breakdown is measured in a second run).
@@ -121,7 +116,7 @@ Breakdown measure_breakdown(Engine& engine, CgStepper& stepper, int units, bool 
   })
                              : -1;
   engine.synchronize();
-  MPI_Barrier(MPI_COMM_WORLD);
+  tca_apps::barrier();
   const tca_harness::Timer timer;
   if (captured < 0) clock->mark(Phase::kNone);
   for (int unit = 0; unit < units; ++unit) {
@@ -179,7 +174,7 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
   engine.synchronize();
   engine.fill_x(1.0);
   engine.synchronize();
-  MPI_Barrier(MPI_COMM_WORLD);
+  tca_apps::barrier();
 
   const int iterations =
       options.iterations > 0 ? std::min(options.iterations, cls.niter) : cls.niter;
@@ -243,7 +238,7 @@ SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout, const So
   };
 
   engine.synchronize();
-  MPI_Barrier(MPI_COMM_WORLD);
+  tca_apps::barrier();
   clock->mark(Phase::kNone);
   clock->reset();
   const tca_harness::Timer timer;

@@ -9,6 +9,7 @@
 
 #include "agree.h"
 #include "backend.h"
+#include "control.h"
 #include "cuda/cuda_util.h"
 #include "cuda/device_graph.h"
 #include "cuda/engine_cuda.h"
@@ -103,17 +104,17 @@ class DeviceBackend final : public Backend {
     return edges;
   }
 
-  void build(MPI_Comm comm, const Partition& partition) override;
+  void build(const Partition& partition) override;
   uint64_t total_arcs() const override { return graph_.total_arcs; }
   LocalDegrees degrees() override;
 
   std::unique_ptr<Engine> make_engine(Exchange& exchange) override {
     return std::make_unique<CudaEngine>(graph_, exchange, stream_, tuning_);
   }
-  Validation validate(MPI_Comm comm, Exchange& exchange, vertex_t root) override {
+  Validation validate(Exchange& exchange, vertex_t root) override {
     if (!validator_)
       validator_ = std::make_unique<DeviceValidator>(graph_.partition, rank_, stream_);
-    return validator_->validate(comm, edges_.data(), edges_.size(), info_.share.first, root,
+    return validator_->validate(edges_.data(), edges_.size(), info_.share.first, root,
                                 exchange.parents(), exchange.levels());
   }
   std::vector<int64_t> local_parents(Exchange& exchange) override {
@@ -135,13 +136,13 @@ class DeviceBackend final : public Backend {
   std::unique_ptr<DeviceValidator> validator_;
 };
 
-void DeviceBackend::build(MPI_Comm comm, const Partition& partition) {
+void DeviceBackend::build(const Partition& partition) {
   graph_.partition = partition;
   graph_.rank = rank_;
   graph_.local_vertices = partition.count(rank_);
   DeviceArray<uint64_t> arcs;
   uint64_t count = 0;
-  collectively(comm, [&] {
+  collectively([&] {
     if (partition.ranks() == 1) {
       count = 2 * edges_.size();
       arcs.resize(count);
@@ -153,15 +154,14 @@ void DeviceBackend::build(MPI_Comm comm, const Partition& partition) {
     std::vector<uint64_t> per_rank;
     std::vector<uint64_t> bucketed =
         bucket_arcs(edges.data(), edges.size(), partition, pool_, per_rank);
-    const std::vector<uint64_t> received = exchange_arcs(comm, std::move(bucketed), per_rank);
+    const std::vector<uint64_t> received = exchange_arcs(std::move(bucketed), per_rank);
     count = received.size();
     arcs.resize(count);
     copy_sync(arcs.data(), received.data(), count * sizeof(uint64_t), cudaMemcpyHostToDevice,
               stream_);
   });
-  collectively(comm, [&] { build_device_graph(arcs, count, graph_, stream_); });
-  check_mpi(MPI_Allreduce(&graph_.local_arcs, &graph_.total_arcs, 1, MPI_UINT64_T, MPI_SUM, comm),
-            "MPI_Allreduce");
+  collectively([&] { build_device_graph(arcs, count, graph_, stream_); });
+  tca_apps::allreduce(&graph_.local_arcs, &graph_.total_arcs, 1, tca_apps::Op::kSum);
 }
 
 LocalDegrees DeviceBackend::degrees() {

@@ -11,8 +11,10 @@
 #include <tca/tca_coll_device.cuh>
 
 #include "agree.h"
+#include "control.h"
 #include "cuda/cuda_util.h"
 #include "exchange.h"
+#include "mpi_check.h"
 #include "tca_check.h"
 #include "tca_harness/ranks.h"
 #ifdef TCA_HARNESS_NCCL
@@ -191,11 +193,12 @@ std::string tca_gpu_unreachable(const ExchangeSetup& setup) {
       reason = "tca's CUDA path does not reach rank " + std::to_string(peer) +
                "'s GPU memory from rank " + std::to_string(setup.rank) + " (ranks sharing a GPU?)";
   }
-  return tca_harness::agreed_reason(reason, setup.comm,
+  return tca_harness::agreed_reason(reason, tca_apps::harness_control(),
                                     "tca's CUDA path does not join every pair of ranks");
 }
 
-// ---- MPI: GPU data staged through pinned host memory ----
+// ---- MPI: GPU data staged through pinned host memory (builds with MPI) ----
+#ifdef TCA_HARNESS_MPI
 
 class MpiDeviceExchange final : public DeviceExchange {
  public:
@@ -219,7 +222,7 @@ class MpiDeviceExchange final : public DeviceExchange {
          words_ * sizeof(uint64_t), cudaMemcpyDeviceToHost);
     wait();
     check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, host, static_cast<int>(words_),
-                            MPI_UINT64_T, setup_.comm),
+                            MPI_UINT64_T, MPI_COMM_WORLD),
               "MPI_Allgather (frontier)");
     copy(frontier_[parity], host, frontier_host_.size() * sizeof(uint64_t), cudaMemcpyHostToDevice);
   }
@@ -229,9 +232,9 @@ class MpiDeviceExchange final : public DeviceExchange {
     wait();
     Counts sums;
     int64_t total[kCountWords];
-    check_mpi(
-        MPI_Allreduce(counts_host_.data(), total, kCountWords, MPI_INT64_T, MPI_SUM, setup_.comm),
-        "MPI_Allreduce (counts)");
+    check_mpi(MPI_Allreduce(counts_host_.data(), total, kCountWords, MPI_INT64_T, MPI_SUM,
+                            MPI_COMM_WORLD),
+              "MPI_Allreduce (counts)");
     sums.vertices = total[0];
     sums.arcs = total[1];
     return sums;
@@ -246,10 +249,10 @@ class MpiDeviceExchange final : public DeviceExchange {
     wait();
     const int count = static_cast<int>(per_);
     check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, parents_host_.data(), count,
-                            MPI_INT64_T, setup_.comm),
+                            MPI_INT64_T, MPI_COMM_WORLD),
               "MPI_Allgather (parents)");
     check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, levels_host_.data(), count,
-                            MPI_INT32_T, setup_.comm),
+                            MPI_INT32_T, MPI_COMM_WORLD),
               "MPI_Allgather (levels)");
     copy(parents_, parents_host_.data(), parents_host_.size() * sizeof(int64_t),
          cudaMemcpyHostToDevice);
@@ -271,6 +274,8 @@ class MpiDeviceExchange final : public DeviceExchange {
 };
 
 #ifdef TCA_HARNESS_NCCL
+#endif
+
 // ---- NCCL: collectives on the GPU buffers, in the stream ----
 
 class NcclDeviceExchange final : public DeviceExchange, public StreamOrdered {
@@ -334,11 +339,16 @@ std::unique_ptr<Exchange> make_device_exchange(CommKind kind, const ExchangeSetu
       if (!unavailable.empty()) return nullptr;
       return std::make_unique<TcaDeviceExchange>(setup);
     case CommKind::kMpi:
+#ifdef TCA_HARNESS_MPI
       return std::make_unique<MpiDeviceExchange>(setup);
+#else
+      unavailable = "this build has no MPI";
+      return nullptr;
+#endif
     case CommKind::kNccl: {
 #ifdef TCA_HARNESS_NCCL
       auto nccl = std::make_unique<tca_harness::Nccl>();
-      unavailable = nccl->open(setup.comm);
+      unavailable = nccl->open(tca_apps::harness_control());
       if (!unavailable.empty()) return nullptr;
       return std::make_unique<NcclDeviceExchange>(setup, std::move(nccl));
 #else

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "agree.h"
+#include "control.h"
 #include "cuda/validate_cuda.h"
 #include "validate_rules.h"
 
@@ -93,7 +94,7 @@ DeviceValidator::DeviceValidator(const Partition& partition, int rank, cudaStrea
       verdict_(kVerdictWords),
       verdict_host_(kVerdictWords) {}
 
-void DeviceValidator::tree_levels(MPI_Comm comm, vertex_t root, const int64_t* parents) {
+void DeviceValidator::tree_levels(vertex_t root, const int64_t* parents) {
   const uint64_t first = partition_.first(rank_), count = partition_.count(rank_);
   const uint64_t per = partition_.per_rank();
   check_cuda(cudaMemsetAsync(tree_levels_.data(), 0xFF, tree_levels_.bytes(), stream_),
@@ -119,21 +120,17 @@ void DeviceValidator::tree_levels(MPI_Comm comm, vertex_t root, const int64_t* p
     if (partition_.ranks() == 1) return;
     copy_sync(staged.data() + rank_ * per, tree_levels_.data() + rank_ * per, per * sizeof(int32_t),
               cudaMemcpyDeviceToHost, stream_);
-    check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, staged.data(),
-                            static_cast<int>(per), MPI_INT32_T, comm),
-              "MPI_Allgather");
+    tca_apps::allgather_in_place(staged.data(), per * sizeof(int32_t));
     copy_sync(tree_levels_.data(), staged.data(), staged.size() * sizeof(int32_t),
               cudaMemcpyHostToDevice, stream_);
-    int any = 0;
-    check_mpi(MPI_Allreduce(&changed_round, &any, 1, MPI_INT, MPI_LOR, comm), "MPI_Allreduce");
+    const int any = tca_apps::allreduce<int32_t>(changed_round, tca_apps::Op::kOr);
     if (!any) return;
   }
 }
 
-Validation DeviceValidator::validate(MPI_Comm comm, const Edge* edges, uint64_t count,
-                                     uint64_t first_tuple, vertex_t root, const int64_t* parents,
-                                     const int32_t* levels) {
-  tree_levels(comm, root, parents);
+Validation DeviceValidator::validate(const Edge* edges, uint64_t count, uint64_t first_tuple,
+                                     vertex_t root, const int64_t* parents, const int32_t* levels) {
+  tree_levels(root, parents);
   unsigned long long* verdict = verdict_.data();
   const unsigned long long initial[kVerdictWords] = {0, 0, ~0ull, ~0ull, 0, 0};
   check_cuda(cudaMemcpyAsync(verdict, initial, sizeof(initial), cudaMemcpyHostToDevice, stream_),
@@ -149,9 +146,7 @@ Validation DeviceValidator::validate(MPI_Comm comm, const Edge* edges, uint64_t 
                                stream_),
                "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, found.data(), static_cast<int>(found.size()),
-                            MPI_UNSIGNED_LONG_LONG, MPI_BOR, comm),
-              "MPI_Allreduce");
+    tca_apps::allreduce_in_place(found.data(), found.size(), tca_apps::Op::kBitOr);
     check_cuda(cudaMemcpyAsync(found_.data(), found.data(), found_.bytes(), cudaMemcpyHostToDevice,
                                stream_),
                "cudaMemcpyAsync");
@@ -181,7 +176,7 @@ Validation DeviceValidator::validate(MPI_Comm comm, const Edge* edges, uint64_t 
     copy_sync(&mine.first_tuple_edge, edges + v[kFirstTuple], sizeof(Edge), cudaMemcpyDeviceToHost,
               stream_);
   }
-  return finish_validation(comm, mine, [&](uint64_t g) {
+  return finish_validation(mine, [&](uint64_t g) {
     TreeEntry entry;
     copy_sync(&entry.parent, parents + g, sizeof(int64_t), cudaMemcpyDeviceToHost, stream_);
     copy_sync(&entry.level, levels + g, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);

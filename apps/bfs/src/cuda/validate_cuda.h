@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
-#include <mpi.h>
 
 #include "cuda/cuda_util.h"
 #include "partition.h"
@@ -19,11 +18,11 @@ class DeviceValidator {
 
   // Collective. `edges`: this rank's `count` tuples (device), at positions [first_tuple, ...)
   // of the list; `parents` and `levels`: the gathered tree (device, padded entries).
-  Validation validate(MPI_Comm comm, const Edge* edges, uint64_t count, uint64_t first_tuple,
-                      vertex_t root, const int64_t* parents, const int32_t* levels);
+  Validation validate(const Edge* edges, uint64_t count, uint64_t first_tuple, vertex_t root,
+                      const int64_t* parents, const int32_t* levels);
 
  private:
-  void tree_levels(MPI_Comm comm, vertex_t root, const int64_t* parents);
+  void tree_levels(vertex_t root, const int64_t* parents);
 
   Partition partition_;
   int rank_;
