@@ -35,9 +35,9 @@
 #include "tca/detail/coll_program.h"
 #include "tca/tca_coll_cuda.h"
 #include "tca/tca_cuda.h"
-
 #include "tuning/collective_choice.h"
 #include "tuning/rules.h"
+
 namespace tca::coll {
 
 // Launches one iteration of `program`, a block of `threads` per channel (device_kernel.cu).
