@@ -22,8 +22,8 @@
 #include "base/region.h"
 #include "base/settings.h"
 #include "coll/schedule.h"
-#include "tuning/transport_choice.h"
 #include "transport/registry.h"
+#include "tuning/transport_choice.h"
 #ifdef TCA_HAVE_CUDA
 #include "transport/cuda/pair_calibration.h"
 #endif

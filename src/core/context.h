@@ -18,10 +18,10 @@
 #include "bootstrap/bootstrap.h"
 #include "core/desc.h"
 #include "core/init_clock.h"
-#include "tuning/transport_choice.h"
 #include "domain/memory_domain.h"
 #include "tca/tca.h"
 #include "transport/transport.h"
+#include "tuning/transport_choice.h"
 
 namespace tca {
 
@@ -123,9 +123,7 @@ class Context {
   void track_run(int channel, PreparedRun* run);
   tcaResult wait_channel(int channel);
   void forget_run(PreparedRun* run);  // a descriptor being freed drops its runs
-  const std::vector<PreparedRun*>& runs_in_flight(int channel) const {
-    return in_flight_[channel];
-  }
+  const std::vector<PreparedRun*>& runs_in_flight(int channel) const { return in_flight_[channel]; }
   DescRegistry& descriptors() { return descriptors_; }
 
  private:
