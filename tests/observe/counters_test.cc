@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,10 +38,13 @@ uint64_t histogram_total(const std::string& json, const std::string& name) {
   if (at == std::string::npos) return 0;
   const std::string body = json.substr(at, json.find('}', at) - at);
   uint64_t total = 0;
-  const std::regex count(":([0-9]+)");
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), count);
-       it != std::sregex_iterator(); ++it)
-    total += std::stoull((*it)[1]);
+  // Every ":<digits>" in the object is one bucket's count.
+  for (size_t colon = body.find(':'); colon != std::string::npos;
+       colon = body.find(':', colon + 1)) {
+    const size_t digits = body.find_first_not_of("0123456789", colon + 1);
+    const size_t end = digits == std::string::npos ? body.size() : digits;
+    if (end > colon + 1) total += std::stoull(body.substr(colon + 1, end - colon - 1));
+  }
   return total;
 }
 
