@@ -248,8 +248,10 @@ void alltoallv(const void* send, const size_t* send_counts, const size_t* send_d
   allgather(mine.data(), counts.data(), sizeof(uint64_t) * ranks);
   const auto* from = static_cast<const uint8_t*>(send);
   auto* to = static_cast<uint8_t*>(recv);
-  std::memcpy(to + recv_displs[me] * elem_bytes, from + send_displs[me] * elem_bytes,
-              send_counts[me] * elem_bytes);
+  // Empty blocks may come with null buffers: memcpy only what exists.
+  if (send_counts[me] > 0)
+    std::memcpy(to + recv_displs[me] * elem_bytes, from + send_displs[me] * elem_bytes,
+                send_counts[me] * elem_bytes);
   std::vector<uint8_t> block, gathered;
   for (int k = 1; k < ranks; ++k) {
     uint64_t longest = 0;
@@ -261,13 +263,15 @@ void alltoallv(const void* send, const size_t* send_counts, const size_t* send_d
     const int dest = (me + k) % ranks;
     const int source = (me - k + ranks) % ranks;
     block.assign(block_bytes, 0);
-    std::memcpy(block.data(), from + send_displs[dest] * elem_bytes,
-                send_counts[dest] * elem_bytes);
+    if (send_counts[dest] > 0)
+      std::memcpy(block.data(), from + send_displs[dest] * elem_bytes,
+                  send_counts[dest] * elem_bytes);
     gathered.resize(block_bytes * ranks);
     allgather(block.data(), gathered.data(), block_bytes);
-    std::memcpy(to + recv_displs[source] * elem_bytes,
-                gathered.data() + static_cast<size_t>(source) * block_bytes,
-                recv_counts[source] * elem_bytes);
+    if (recv_counts[source] > 0)
+      std::memcpy(to + recv_displs[source] * elem_bytes,
+                  gathered.data() + static_cast<size_t>(source) * block_bytes,
+                  recv_counts[source] * elem_bytes);
   }
 }
 
