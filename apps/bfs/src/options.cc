@@ -25,6 +25,11 @@ void add_options(tca_harness::Cli& cli, Options& o) {
   app.add_option("--nbfs", o.nbfs, "searches (sampled search keys)")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
+  app.add_option("--reference-nbfs", o.reference_nbfs,
+                 "searches of --comm mpi, the first N keys (0: every key), so that a slow "
+                 "reference finishes beside the others; each comm's NBFS is in the output")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   app.add_option("--root", o.roots, "search from vertex V (repeatable) instead of sampled keys");
   app.add_option("--roots", o.roots_file, "search from the vertices of FILE (one id per line)");
   cli.add_repeatable("--comm", o.comms,

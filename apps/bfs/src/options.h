@@ -24,6 +24,7 @@ struct Options {
 
   // The searches.
   int nbfs = 64;
+  int reference_nbfs = 0;  // searches of --comm mpi (the slow reference); 0: every key
   std::vector<int64_t> roots;
   std::string roots_file;
   std::vector<std::string> comms;  // default: tca
