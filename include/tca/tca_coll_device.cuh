@@ -26,6 +26,7 @@
 #define TCA_TCA_COLL_DEVICE_CUH
 
 #include "tca/detail/coll_program.h"
+#include "tca/detail/reduce_ops.h"
 #include "tca/tca_coll_cuda.h"
 #include "tca/tca_device.cuh"
 
@@ -39,17 +40,7 @@ static_assert(sizeof(Instruction) % sizeof(uint64_t) == 0 &&
                   sizeof(Segment) % sizeof(uint64_t) == 0,
               "the cache copies whole words");
 
-template <typename T>
-__device__ __forceinline__ T combine(uint32_t op, T a, T b) {
-  switch (op) {
-    case kMax:
-      return a > b ? a : b;
-    case kMin:
-      return a < b ? a : b;
-    default:
-      return a + b;
-  }
-}
+using tca_reduce::combine;
 
 // Polls a signal cell until it reaches `target` (relaxed polls, then one acquire load: the data
 // behind it is visible afterwards). False when patience ran out first.
@@ -179,16 +170,11 @@ __device__ __forceinline__ uint32_t reduce_chain_typed(uint32_t op, const Instru
 __device__ __forceinline__ uint32_t reduce_chain(uint32_t type, uint32_t op,
                                                  const Instruction* chain, uint32_t available,
                                                  unsigned lane, unsigned lanes) {
-  switch (type) {
-    case kInt32:
-      return reduce_chain_typed<int32_t>(op, chain, available, lane, lanes);
-    case kInt64:
-      return reduce_chain_typed<int64_t>(op, chain, available, lane, lanes);
-    case kFloat:
-      return reduce_chain_typed<float>(op, chain, available, lane, lanes);
-    default:
-      return reduce_chain_typed<double>(op, chain, available, lane, lanes);
-  }
+  uint32_t ran = 1;  // the type is one of tcaDataType's (tcaCollNew checked it)
+  tca_reduce::with_type(type, [&](auto element) {
+    ran = reduce_chain_typed<decltype(element)>(op, chain, available, lane, lanes);
+  });
+  return ran;
 }
 
 // Waits for an inline message of `count` elements of T and folds it into dst = a op message,
@@ -234,16 +220,11 @@ __device__ __forceinline__ bool await_reduce(uint32_t type, uint32_t op,
                                              const Instruction& instruction, uint32_t flag,
                                              unsigned lane, unsigned lanes,
                                              tca_device_detail::Patience& patience) {
-  switch (type) {
-    case kInt32:
-      return await_reduce_typed<int32_t>(op, instruction, flag, lane, lanes, patience);
-    case kInt64:
-      return await_reduce_typed<int64_t>(op, instruction, flag, lane, lanes, patience);
-    case kFloat:
-      return await_reduce_typed<float>(op, instruction, flag, lane, lanes, patience);
-    default:
-      return await_reduce_typed<double>(op, instruction, flag, lane, lanes, patience);
-  }
+  bool arrived = true;
+  tca_reduce::with_type(type, [&](auto element) {
+    arrived = await_reduce_typed<decltype(element)>(op, instruction, flag, lane, lanes, patience);
+  });
+  return arrived;
 }
 
 // A run of inline sends, or of inline awaits (one per peer), is spread over the block: each

@@ -2,33 +2,13 @@
 // Copyright (c) the tca authors
 #include "coll/local_ops.h"
 
-#include <algorithm>
-#include <cstdint>
 #include <cstring>
 
 #include "coll/status.h"
+#include "tca/detail/reduce_ops.h"
 
 namespace tca::coll {
 namespace {
-
-struct Sum {
-  template <typename T>
-  T operator()(T a, T b) const {
-    return a + b;
-  }
-};
-struct Max {
-  template <typename T>
-  T operator()(T a, T b) const {
-    return std::max(a, b);
-  }
-};
-struct Min {
-  template <typename T>
-  T operator()(T a, T b) const {
-    return std::min(a, b);
-  }
-};
 
 using ReduceFunction = void (*)(void* dst, const void* a, const void* b, size_t count);
 
@@ -44,31 +24,14 @@ void reduce_elements(void* dst, const void* a, const void* b, size_t count) {
   for (size_t i = 0; i < count; ++i) out[i] = Op{}(x[i], y[i]);
 }
 
-template <typename T>
-ReduceFunction reduce_for_op(tcaRedOp op) {
-  switch (op) {
-    case TCA_SUM:
-      return reduce_elements<T, Sum>;
-    case TCA_MAX:
-      return reduce_elements<T, Max>;
-    case TCA_MIN:
-      return reduce_elements<T, Min>;
-  }
-  return nullptr;
-}
-
 ReduceFunction reduce_function(tcaDataType type, tcaRedOp op) {
-  switch (type) {
-    case TCA_INT32:
-      return reduce_for_op<int32_t>(op);
-    case TCA_INT64:
-      return reduce_for_op<int64_t>(op);
-    case TCA_FLOAT:
-      return reduce_for_op<float>(op);
-    case TCA_DOUBLE:
-      return reduce_for_op<double>(op);
-  }
-  return nullptr;
+  ReduceFunction reduce = nullptr;
+  tca_reduce::with_type(type, [&](auto element) {
+    tca_reduce::with_op(op, [&](auto operation) {
+      reduce = reduce_elements<decltype(element), decltype(operation)>;
+    });
+  });
+  return reduce;
 }
 
 class HostOps final : public LocalOps {

@@ -11,28 +11,10 @@
 #include "base/cuda_util.h"
 #include "coll/local_ops.h"
 #include "coll/status.h"
+#include "tca/detail/reduce_ops.h"
 
 namespace tca::coll {
 namespace {
-
-struct Sum {
-  template <typename T>
-  __device__ T operator()(T a, T b) const {
-    return a + b;
-  }
-};
-struct Max {
-  template <typename T>
-  __device__ T operator()(T a, T b) const {
-    return a > b ? a : b;
-  }
-};
-struct Min {
-  template <typename T>
-  __device__ T operator()(T a, T b) const {
-    return a < b ? a : b;
-  }
-};
 
 template <typename T, typename Op>
 __global__ void reduce_kernel(T* dst, const T* a, const T* b, size_t count) {
@@ -55,31 +37,13 @@ cudaError_t launch(void* dst, const void* a, const void* b, size_t count, cudaSt
   return cudaGetLastError();
 }
 
-template <typename T>
-Launch launch_for_op(tcaRedOp op) {
-  switch (op) {
-    case TCA_SUM:
-      return launch<T, Sum>;
-    case TCA_MAX:
-      return launch<T, Max>;
-    case TCA_MIN:
-      return launch<T, Min>;
-  }
-  return nullptr;
-}
-
 Launch launch_for(tcaDataType type, tcaRedOp op) {
-  switch (type) {
-    case TCA_INT32:
-      return launch_for_op<int32_t>(op);
-    case TCA_INT64:
-      return launch_for_op<int64_t>(op);
-    case TCA_FLOAT:
-      return launch_for_op<float>(op);
-    case TCA_DOUBLE:
-      return launch_for_op<double>(op);
-  }
-  return nullptr;
+  Launch chosen = nullptr;
+  tca_reduce::with_type(type, [&](auto element) {
+    tca_reduce::with_op(
+        op, [&](auto operation) { chosen = launch<decltype(element), decltype(operation)>; });
+  });
+  return chosen;
 }
 
 class DeviceOps final : public LocalOps {

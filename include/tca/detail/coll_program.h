@@ -62,13 +62,10 @@ struct Channel {  // by iteration parity: its instructions, and the segments the
   uint32_t segments[2];
 };
 
-enum DataType : uint32_t { kInt32 = 0, kInt64 = 1, kFloat = 2, kDouble = 3 };  // tcaDataType
-enum ReduceOp : uint32_t { kSum = 0, kMax = 1, kMin = 2 };                     // tcaRedOp
-
 struct Program {
   uint32_t channels;
-  uint32_t type;
-  uint32_t op;
+  uint32_t type;  // tcaDataType
+  uint32_t op;    // tcaRedOp
   uint32_t reserved;
   uint64_t timeout_ns;     // a wait gives up after this long
   uint64_t* started;       // by channel: calls begun, which number the iterations
