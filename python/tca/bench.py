@@ -225,7 +225,7 @@ def _pair_pingpong(rs, handles, args, path):
                     tca.wait_dma(0)
             if rep > 0:
                 batches.append((time.perf_counter() - start) / count / 2 * 1e6)
-    return statistics.median(batches)
+    return _STAT[args.statistic](batches)
 
 
 def table(rows, out):
