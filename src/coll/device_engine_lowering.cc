@@ -32,13 +32,6 @@ constexpr size_t kAlignment = 256;
 
 size_t align_up(size_t value) { return (value + kAlignment - 1) / kAlignment * kAlignment; }
 
-// The bytes a send's pieces carry.
-size_t payload_bytes(const std::vector<Piece>& pieces) {
-  size_t bytes = 0;
-  for (const Piece& piece : pieces) bytes += piece.width * piece.count;
-  return bytes;
-}
-
 // Mailbox cells of an inline message (tcaInlineCells of tca_device.cuh): 4 data bytes each.
 size_t inline_cells(size_t bytes) { return (bytes + 3) / 4; }
 

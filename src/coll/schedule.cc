@@ -481,6 +481,12 @@ Schedule allreduce(const Shape& shape, Builder& b) {
 
 }  // namespace
 
+size_t payload_bytes(const std::vector<Piece>& pieces) {
+  size_t bytes = 0;
+  for (const Piece& piece : pieces) bytes += piece.width * piece.count;
+  return bytes;
+}
+
 Schedule build_schedule(const Shape& shape, int rank) {
   Builder builder(shape, rank);
   return shape.kind == TCA_COLL_ALLGATHER ? allgather(shape, builder) : allreduce(shape, builder);

@@ -77,6 +77,9 @@ struct Schedule {
   size_t scratch_bytes = 0;  // per iteration parity; equal on every rank
 };
 
+// The bytes a send's pieces carry.
+size_t payload_bytes(const std::vector<Piece>& pieces);
+
 // The schedule of `rank`. Every rank can compute every other rank's (to learn who writes
 // into it).
 Schedule build_schedule(const Shape& shape, int rank);
