@@ -35,8 +35,11 @@ const char* comm_name(CommKind kind);
 // over the ranks by the last block of the kernel that forms it (kFusedDots: no allreduce
 // kernels); kFusedDots with p's elements also stored into the peers by the update of p, and the
 // SpMV waiting for the peers' before it reads them (kFused, 1d with the slab SpMV kernels: no
-// exchange kernel either). The CPU always takes kColl.
-enum class TcaExchange { kColl, kPush, kFusedDots, kFused };
+// exchange kernel either). kTeams (2d, CPU or GPU): the 2d partition's exchanges as collectives
+// over row and column teams of the rank grid (tcaTeamSplit): the partial products summed by an
+// allreduce over the grid row, p's pieces swapped with the transposed rank, then gathered by an
+// allgather over the grid column. The CPU takes kColl or kTeams.
+enum class TcaExchange { kColl, kPush, kFusedDots, kFused, kTeams };
 const char* tca_exchange_name(TcaExchange exchange);
 
 struct CommOptions {

@@ -65,6 +65,8 @@ const char* tca_exchange_name(TcaExchange exchange) {
       return "fused-dots";
     case TcaExchange::kFused:
       return "fused";
+    case TcaExchange::kTeams:
+      return "teams";
     case TcaExchange::kColl:
       break;
   }

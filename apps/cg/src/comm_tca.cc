@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -84,10 +85,13 @@ class TcaComm final : public Comm {
       : layout_(layout),
         device_(device),
         algorithm_(static_cast<tcaCollAlgorithm>(options.tca_algorithm)),
-        push_(device == Device::kGpu && options.tca_exchange != TcaExchange::kColl),
+        push_(device == Device::kGpu && options.tca_exchange != TcaExchange::kColl &&
+              options.tca_exchange != TcaExchange::kTeams),
         fuse_dots_(device == Device::kGpu && (options.tca_exchange == TcaExchange::kFused ||
                                               options.tca_exchange == TcaExchange::kFusedDots)),
-        fuse_p_(device == Device::kGpu && options.tca_exchange == TcaExchange::kFused) {}
+        fuse_p_(device == Device::kGpu && options.tca_exchange == TcaExchange::kFused),
+        teams_(options.tca_exchange == TcaExchange::kTeams &&
+               layout.partition == Partition::kTwoD) {}
 
   ~TcaComm() override {
     // Collective frees, in the same order on every rank.
@@ -95,7 +99,12 @@ class TcaComm final : public Comm {
       if (coll) tcaCollFree(coll);
     }
     if (allgather_) tcaCollFree(allgather_);
-    for (std::vector<Message>* list : {&gather_, &reduce_}) {
+    if (row_allreduce_) tcaCollFree(row_allreduce_);
+    if (column_allgather_) tcaCollFree(column_allgather_);
+    for (tcaTeam team : {row_team_, column_team_}) {
+      if (team != TCA_TEAM_INVALID) tcaTeamFree(team);
+    }
+    for (std::vector<Message>* list : {&gather_, &reduce_, &swap_}) {
       for (Message& message : *list) tcaDescFree(message.desc);
     }
     for (tcaHandle& handle : own_handles_) tcaDestroyHandle(&handle);
@@ -179,12 +188,15 @@ class TcaComm final : public Comm {
           tcaCollNew(&allgather_, TCA_COLL_ALLGATHER, TCA_DOUBLE, TCA_SUM,
                      static_cast<size_t>(layout_.piece), buffers_.p, buffers_.p_full, &config),
           "tcaCollNew(allgather)");
+    } else if (teams_) {
+      build_teams(config);
     } else {
       build_chains();
     }
   }
 
   TcaExchange tca_exchange() const override {
+    if (teams_) return TcaExchange::kTeams;
     if (fused_push_) return TcaExchange::kFused;
     if (fused_allreduce_) return TcaExchange::kFusedDots;
     return push_ ? TcaExchange::kPush : TcaExchange::kColl;
@@ -204,7 +216,11 @@ class TcaComm final : public Comm {
     }
     std::string text = no_push_.empty() ? "" : "push not possible here (" + no_push_ + "): ";
     tcaCollAlgorithm algorithm;
-    if (allgather_ && tcaCollGetAlgorithm(allgather_, &algorithm) == TCA_SUCCESS) {
+    if (teams_) {
+      text += "2d on the grid's teams: row allreduce " + algorithm_of(row_allreduce_) +
+              ", swap with the transposed rank, column allgather " +
+              algorithm_of(column_allgather_) + ", ";
+    } else if (allgather_ && tcaCollGetAlgorithm(allgather_, &algorithm) == TCA_SUCCESS) {
       text += std::string("allgather ") + tcaCollAlgorithmName(algorithm) + ", ";
     } else if (!allgather_) {
       text += "2d chains, ";
@@ -230,6 +246,12 @@ class TcaComm final : public Comm {
       run(allgather_);
       return;
     }
+    if (teams_) {
+      // The transposed rank's piece lands in scratch, the grid column gathers its pieces.
+      if (!swap_.empty()) exchange(swap_, swap_sources_, kGatherSlot, kGatherChannel);
+      run(column_allgather_);
+      return;
+    }
     exchange(gather_, gather_sources_, kGatherSlot, kGatherChannel);
   }
 
@@ -242,6 +264,11 @@ class TcaComm final : public Comm {
       return;
     }
 #endif
+    if (teams_) {
+      run(row_allreduce_);  // w, the grid row's partial products, summed in place
+      take_own_piece();
+      return;
+    }
     exchange(reduce_, reduce_sources_, kReduceSlot, kReduceChannel);
     engine_->sum_pieces(layout_.grid, layout_.grid_col);
   }
@@ -314,6 +341,58 @@ class TcaComm final : public Comm {
                               k * piece_bytes, piece_bytes, kReduceSlot, kReduceChannel));
       reduce_sources_.push_back(row_peer);
     }
+  }
+
+  // The 2d exchanges on teams of the s x s grid: rank (i, j) is rank j of row team i and rank i
+  // of column team j. The row's partial products w (its row block, s pieces) are summed by an
+  // allreduce in place over the row team; this rank keeps piece j. Column block j of p, what
+  // the SpMV reads, is row block j: pieces (j, 0..s-1). Rank (i, j) sends its piece to the
+  // transposed rank (j, i) (into scratch; the diagonal keeps its own), so that rank (k, j) holds
+  // piece (j, k), and an allgather over column team j puts the s pieces in order into p_full.
+  void build_teams(tcaCollConfig config) {
+    const int i = layout_.grid_row, j = layout_.grid_col;
+    const size_t piece = static_cast<size_t>(layout_.piece);
+    check_tca(tcaTeamSplit(TCA_TEAM_WORLD, i, j, &row_team_), "tcaTeamSplit(grid row)");
+    check_tca(tcaTeamSplit(TCA_TEAM_WORLD, j, i, &column_team_), "tcaTeamSplit(grid column)");
+    config.team = row_team_;
+    check_tca(
+        tcaCollNew(&row_allreduce_, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM,
+                   static_cast<size_t>(layout_.block.rows_padded), buffers_.w, buffers_.w, &config),
+        "tcaCollNew(row allreduce)");
+    config.team = column_team_;
+    double* block = i == j ? buffers_.p : buffers_.scratch;
+    check_tca(tcaCollNew(&column_allgather_, TCA_COLL_ALLGATHER, TCA_DOUBLE, TCA_SUM, piece, block,
+                         buffers_.p_full, &config),
+              "tcaCollNew(column allgather)");
+    const tcaHandle scratch = register_region(buffers_.scratch, layout_.piece);
+    const std::vector<tcaHandle> peers_scratch = all_handles(scratch);
+    if (i == j) return;
+    const tcaHandle p = register_region(buffers_.p, layout_.piece);
+    const int peer = layout_.rank_at(j, i);
+    swap_.push_back(chain(peer, peers_scratch[peer], 0, p, 0, piece * sizeof(double), kGatherSlot,
+                          kGatherChannel));
+    swap_sources_.push_back(peer);
+  }
+
+  // q = piece j of the summed w (what sum_pieces makes of the chains' pieces).
+  void take_own_piece() {
+    const size_t bytes = static_cast<size_t>(layout_.piece) * sizeof(double);
+    const double* from = buffers_.w + static_cast<int64_t>(layout_.grid_col) * layout_.piece;
+#ifdef TCA_CG_CUDA
+    if (device_ == Device::kGpu) {
+      if (cudaMemcpyAsync(buffers_.q, from, bytes, cudaMemcpyDeviceToDevice, stream()) !=
+          cudaSuccess)
+        throw std::runtime_error("--tca-exchange teams: copying the summed piece failed");
+      return;
+    }
+#endif
+    std::memcpy(buffers_.q, from, bytes);
+  }
+
+  static std::string algorithm_of(tcaColl coll) {
+    tcaCollAlgorithm algorithm;
+    if (!coll || tcaCollGetAlgorithm(coll, &algorithm) != TCA_SUCCESS) return "?";
+    return tcaCollAlgorithmName(algorithm);
   }
 
   void exchange(const std::vector<Message>& messages, const std::vector<int>& sources, int slot,
@@ -479,6 +558,7 @@ class TcaComm final : public Comm {
   bool push_ = false;
   bool fuse_dots_ = false;        // asked for kFused or kFusedDots
   bool fuse_p_ = false;           // asked for kFused
+  bool teams_ = false;            // kTeams with the 2d partition
   bool fused_allreduce_ = false;  // the engine took the allreduce
   bool fused_push_ = false;       // the engine took the push of p
   void* cells_ = nullptr;
@@ -487,8 +567,10 @@ class TcaComm final : public Comm {
   Buffers buffers_;
   std::array<tcaColl, kReductions.size()> reductions_{};
   tcaColl allgather_ = nullptr;
-  std::vector<Message> gather_, reduce_;
-  std::vector<int> gather_sources_, reduce_sources_;
+  tcaTeam row_team_ = TCA_TEAM_INVALID, column_team_ = TCA_TEAM_INVALID;
+  tcaColl row_allreduce_ = nullptr, column_allgather_ = nullptr;
+  std::vector<Message> gather_, reduce_, swap_;
+  std::vector<int> gather_sources_, reduce_sources_, swap_sources_;
   std::vector<tcaHandle> own_handles_;
 };
 

@@ -100,10 +100,11 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       "peers' buffers through tca's device pointers; the dot products meet in mailboxes, a "
       "kernel each), fused-dots (push, with each dot product summed over the ranks by the kernel "
       "that forms it), fused (fused-dots, and 1d with the slab SpMV the update of p stores p "
-      "into the peers, the SpMV waits for theirs) or coll (tca's persistent collectives, and 2d "
-      "chains); several: each in turn (default fused-dots on the GPU; the CPU takes coll; where "
-      "some rank's kernels cannot reach every peer, across hosts, the collectives serve instead)",
-      {"push", "fused-dots", "fused", "coll"});
+      "into the peers, the SpMV waits for theirs), coll (tca's persistent collectives, and 2d "
+      "chains) or teams (2d: collectives over the grid's row and column teams); several: each "
+      "in turn (default fused-dots on the GPU; the CPU takes coll or teams; where some rank's "
+      "kernels cannot reach every peer, across hosts, the collectives serve instead)",
+      {"push", "fused-dots", "fused", "coll", "teams"});
   std::string tca_algorithm = "auto";
   app.add_option("--tca-algorithm", tca_algorithm,
                  "--comm tca: algorithm of the collectives (1d allgather, dot allreduces)")
@@ -188,10 +189,17 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
         {{"push", TcaExchange::kPush},
          {"fused-dots", TcaExchange::kFusedDots},
          {"fused", TcaExchange::kFused},
-         {"coll", TcaExchange::kColl}});
+         {"coll", TcaExchange::kColl},
+         {"teams", TcaExchange::kTeams}});
+    if (config->partition != Partition::kTwoD &&
+        std::find(config->tca_exchanges.begin(), config->tca_exchanges.end(),
+                  TcaExchange::kTeams) != config->tca_exchanges.end()) {
+      throw CLI::ValidationError("--tca-exchange teams",
+                                 "needs --partition 2d (1d's collectives span every rank)");
+    }
     if (config->device == Device::kCpu) {
       for (TcaExchange exchange : config->tca_exchanges) {
-        if (exchange != TcaExchange::kColl) {
+        if (exchange != TcaExchange::kColl && exchange != TcaExchange::kTeams) {
           throw CLI::ValidationError(std::string("--tca-exchange ") + tca_exchange_name(exchange),
                                      "needs --device gpu");
         }
