@@ -3,6 +3,7 @@
 # libtca and the extension export no part of the C++ runtime. A toolchain that links libstdc++ in
 # as an archive (the GPU machine's) would otherwise put its std::locale before libstdc++.so's for
 # every library loaded later in the process: `import tca` then `import torch` aborted in free().
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -33,3 +34,12 @@ def test_no_cxx_runtime_exported():
                   if line.split() and line.split()[-1].startswith(RUNTIME)]
         assert not leaked, f"{path} exports the C++ runtime: {leaked[:5]}"
     assert tca.version()
+
+
+@pytest.mark.parametrize("module", ["torch", "jax"])
+def test_cxx_library_imported_after_tca(module):
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"needs {module}")
+    code = f"import tca, {module}; print({module}.__name__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
