@@ -135,7 +135,8 @@ TCA_API tcaResult tcaAllreduce(const void* sendbuf, void* recvbuf, size_t count,
                                tcaRedOp op, const tcaCollConfig* config);
 TCA_API tcaResult tcaAllgather(const void* sendbuf, void* recvbuf, size_t count, tcaDataType type,
                                const tcaCollConfig* config);
-/* Collective: frees what the one-shot calls keep (tcaFinalize frees their memory too). */
+/* Collective over the teams the one-shot calls ran on (each team's members call it; a rank that
+ * ran none returns at once): frees what they keep (tcaFinalize frees their memory too). */
 TCA_API tcaResult tcaCollReleaseCache(void);
 
 /* ---- teams (docs/TEAMS.md) ----

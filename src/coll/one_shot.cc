@@ -155,7 +155,11 @@ tcaResult tcaCollReleaseCache(void) {
   tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   drop_entries_of_finished_jobs();
   if (g_cache.empty()) return TCA_SUCCESS;
-  TCA_CHECK(tcaBarrier());  // no peer still writes into the cached buffers
+  // No peer still writes into the cached buffers: a barrier over each team with entries here
+  // (not over the world, which ranks outside those teams would never join).
+  std::vector<tca::coll::TeamView> teams;
+  for (const Entry& entry : g_cache) teams.push_back(entry.coll->team());
+  TCA_CHECK(tca::coll::team_barriers(std::move(teams)));
   tcaResult result = TCA_SUCCESS;
   for (Entry& entry : g_cache) {
     const tcaResult released = release(entry);

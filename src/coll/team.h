@@ -38,6 +38,11 @@ tcaResult team_allgather(const TeamView& team, const void* mine, void* all, size
                          bool over_transports = false);
 tcaResult team_allgather_handles(const TeamView& team, const tcaHandle* mine, tcaHandle* all);
 tcaResult team_barrier(const TeamView& team);
+// One barrier over each distinct member list among `teams`: the world's first (through the
+// bootstrap), then the others in the order of their member lists. Every rank takes the teams
+// in that same order, so ranks that share several teams never wait on each other in a cycle;
+// a rank with no teams returns at once.
+tcaResult team_barriers(std::vector<TeamView> teams);
 // As team_allgather over the transports, but a member whose write or notification fails (dead,
 // or silent past the timeout) is marked in *failed (by team rank) instead of failing the call.
 // Members already marked in *failed (when it holds a flag per member) are left out.

@@ -149,6 +149,20 @@ tcaResult team_barrier(const TeamView& team) {
   return team_allgather(team, &mine, all.data(), 1);
 }
 
+tcaResult team_barriers(std::vector<TeamView> teams) {
+  const auto world_first = [](const TeamView& a, const TeamView& b) {
+    const bool a_world = a.id == TCA_TEAM_WORLD, b_world = b.id == TCA_TEAM_WORLD;
+    return a_world != b_world ? a_world : !a_world && a.world < b.world;
+  };
+  const auto same = [](const TeamView& a, const TeamView& b) {
+    return (a.id == TCA_TEAM_WORLD) == (b.id == TCA_TEAM_WORLD) && a.world == b.world;
+  };
+  std::sort(teams.begin(), teams.end(), world_first);
+  teams.erase(std::unique(teams.begin(), teams.end(), same), teams.end());
+  for (const TeamView& team : teams) TCA_CHECK(team_barrier(team));
+  return TCA_SUCCESS;
+}
+
 tcaResult team_allgather_tolerant(const TeamView& team, const void* mine, void* all, size_t bytes,
                                   std::vector<bool>* failed) {
   if (failed->size() != static_cast<size_t>(team.size())) failed->assign(team.size(), false);

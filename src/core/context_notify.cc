@@ -123,7 +123,10 @@ tcaResult Context::wait_notification(int src_rank, int slot, int* from) {
     // Progress costs calls into MPI or UCX (a UCX worker with TCP connections polls its sockets);
     // a same-host notification needs none, so it is paid rarely: the transport that controls
     // the awaited peer now and then, every transport a quarter as often.
-    if (spin % 64 == 63) {
+    // With more ranks than cores every pass from kSpinsOversubscribed on yields the core: then
+    // each pass enters the transport, so that a peer's operation that needs this rank inside MPI
+    // is served at each turn this rank gets, not at one turn in 64.
+    if (spin % 64 == 63 || (oversubscribed_ && spin >= kSpinsOversubscribed)) {
       // (While the transports are still being made, as in the CUDA calibration, none controls.)
       Transport* controller =
           src_rank != TCA_ANY_RANK && !controller_.empty() ? controller_[src_rank] : nullptr;
