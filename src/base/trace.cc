@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/settings.h"
 #include "base/trace_format.h"
+#include "core/observe/observe.h"
 #include "tca/tca_trace.h"
 
 namespace tca::trace {
@@ -252,12 +253,18 @@ extern "C" {
 
 int tcaTraceEnabled(void) { return tca::trace::enabled() ? 1 : 0; }
 
+// A phase goes to the trace (TCA_TRACE) and, as an NVTX range of the "phase" category, to
+// Nsight Systems (TCA_NVTX=1); each costs a load and a branch while it is off.
 void tcaTracePhaseBegin(const char* name) {
-  if (tca::trace::enabled() && name != nullptr) tca::trace::phase(true, name);
+  if (name == nullptr) return;
+  if (tca::trace::enabled()) tca::trace::phase(true, name);
+  if (tca::observe::on()) tca::observe::phase(true, name);
 }
 
 void tcaTracePhaseEnd(const char* name) {
-  if (tca::trace::enabled() && name != nullptr) tca::trace::phase(false, name);
+  if (name == nullptr) return;
+  if (tca::trace::enabled()) tca::trace::phase(false, name);
+  if (tca::observe::on()) tca::observe::phase(false, name);
 }
 
 }  // extern "C"
