@@ -12,4 +12,13 @@ void check(cudaError_t error, const char* call) {
   if (error != cudaSuccess) die(std::string(call) + ": " + cudaGetErrorString(error));
 }
 
+cudaStream_t bench_stream() {
+  static const cudaStream_t stream = [] {
+    cudaStream_t created = nullptr;
+    check(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreate");
+    return created;
+  }();
+  return stream;
+}
+
 }  // namespace tca_harness

@@ -11,11 +11,9 @@
 #include <iterator>
 #include <thread>
 
-#ifdef TCA_HARNESS_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 namespace tca_harness {
+
+GpuLister gpu_lister = nullptr;
 
 Report::Report(const std::string& program, bool active, const std::string& key)
     : head_({{key, program}}), active_(active) {}
@@ -77,24 +75,6 @@ std::string command_line() {
   return command;
 }
 
-// Names of the GPUs this process sees (CUDA builds; none where CUDA reports no device).
-nlohmann::ordered_json gpu_names() {
-  nlohmann::ordered_json names = nlohmann::ordered_json::array();
-#ifdef TCA_HARNESS_CUDA
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return names;
-  }
-  for (int device = 0; device < count; ++device) {
-    cudaDeviceProp properties{};
-    if (cudaGetDeviceProperties(&properties, device) == cudaSuccess)
-      names.push_back(properties.name);
-  }
-#endif
-  return names;
-}
-
 }  // namespace
 
 nlohmann::ordered_json Report::document() const { return with_rows(head_); }
@@ -109,8 +89,10 @@ nlohmann::ordered_json Report::with_rows(nlohmann::ordered_json document) const 
 nlohmann::ordered_json Report::run_description() {
   nlohmann::ordered_json run = {
       {"date", utc_now()}, {"host", host_name()}, {"cpu", cpu_description()}};
-  const nlohmann::ordered_json gpus = gpu_names();
-  if (!gpus.empty()) run["gpus"] = gpus;
+  if (gpu_lister != nullptr) {
+    const std::vector<std::string> gpus = gpu_lister();
+    if (!gpus.empty()) run["gpus"] = gpus;
+  }
   run["command_line"] = command_line();
   return run;
 }

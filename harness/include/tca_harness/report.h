@@ -30,7 +30,7 @@ class Report {
   nlohmann::ordered_json document() const;
   // The document, indented, on stdout, with where, when and how the run was made after the
   // program's fields (those it did not set itself): "date" (UTC, ISO 8601), "host", "cpu",
-  // "gpus" (CUDA builds, where devices exist) and "command_line".
+  // "gpus" (where gpu_lister is set and devices exist) and "command_line".
   void print() const;
   static nlohmann::ordered_json run_description();
 
@@ -41,6 +41,12 @@ class Report {
   std::vector<std::string> notes_;
   bool active_;
 };
+
+// Names the GPUs this process sees, for the run description. Set where the harness has its CUDA
+// part (src/gpus.cc, compiled into every program that links tca_harness in CUDA builds); null in
+// programs without it (tca-sim), whose reports name no GPUs.
+using GpuLister = std::vector<std::string> (*)();
+extern GpuLister gpu_lister;
 
 // Something that did not run (a reference that cannot start here, a path the ranks lack):
 // a '#' line in the table and a note in the report. The run goes on.
