@@ -79,7 +79,8 @@ typedef enum tcaTopologyKind {
 typedef int tcaTeam;
 #define TCA_TEAM_WORLD 0
 #define TCA_TEAM_INVALID (-1)
-#define TCA_TEAM_NO_COLOR (-1) /* tcaTeamSplit: this rank joins no team */
+#define TCA_COLL_RESIDENT_OFF 0xFFFFFFFFu /* tcaCollConfig.resident_idle_us: no resident kernel */
+#define TCA_TEAM_NO_COLOR (-1)            /* tcaTeamSplit: this rank joins no team */
 
 typedef struct tcaCollTopology {
   tcaTopologyKind kind;
@@ -92,11 +93,13 @@ typedef struct tcaCollConfig {
   tcaCollAlgorithm algorithm;
   tcaMemKind memory; /* where sendbuf and recvbuf live */
   tcaCollTopology topology;
-  /* GPU memory only; 0: off. Host-called iterations (tcaCollStart) of a collective that runs
-   * in one block (results up to 4 KiB) are served by a kernel that stays on the GPU, woken by
-   * a store to host memory, instead of a kernel launch per call: a few microseconds less per
-   * call. It leaves once it has been idle this long (microseconds, at most 1000000), so until
-   * then cudaDeviceSynchronize (and cudaFree, which synchronizes the device) waits for it. */
+  /* GPU memory only. Host-called iterations (tcaCollStart) of a collective that runs in one
+   * block (results up to 4 KiB) are served by a kernel that stays on the GPU, woken by a store
+   * to host memory, instead of a kernel launch per call: a few microseconds less per call. It
+   * leaves once it has been idle this long (microseconds, at most 1000000), so until then
+   * cudaDeviceSynchronize (and cudaFree, which synchronizes the device) waits for it.
+   * 0: the setting TCA_COLL_RESIDENT_US (default 200; 0 there: a launch per call);
+   * TCA_COLL_RESIDENT_OFF: a launch per call for this object. */
   unsigned resident_idle_us;
   /* The ranks that take part (every one of them calls), ranks counted within the team;
    * 0: TCA_TEAM_WORLD. */

@@ -88,6 +88,10 @@ const std::vector<SettingSpec> kSettings = {
     {"TCA_COLL_PROTOCOL", SettingKind::kChoice, "auto", 0, 0, "auto|ll|inline|simple",
      "protocol of the device-initiated collectives: inline flags with the data (ll, inline) or "
      "data then a flag (simple); must be equal on every rank"},
+    {"TCA_COLL_RESIDENT_US", SettingKind::kCount, "200", 0, 1000000, "",
+     "microseconds a resident kernel serving the host-called iterations of a one-block GPU "
+     "collective (tcaCollConfig.resident_idle_us = 0) waits idle before it leaves; 0: a kernel "
+     "launch per call"},
     {"TCA_COLL_CHANNELS", SettingKind::kCount, "", 1, 1024, "",
      "channels (blocks) of the device-initiated collectives; must be equal on every rank"},
     {"TCA_MPI_GUARD", SettingKind::kChoice, "auto", 0, 0, "auto|on|off",

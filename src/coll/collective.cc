@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/settings.h"
 #include "base/trace.h"
 #include "coll/status.h"
 #include "core/observe/observe.h"
@@ -43,6 +44,21 @@ bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   return x < y + b_bytes && y < x + a_bytes;
 }
 
+// tcaCollConfig.resident_idle_us as the GPU engine takes it: 0 there stands for the setting
+// TCA_COLL_RESIDENT_US, TCA_COLL_RESIDENT_OFF for none.
+[[maybe_unused]] tcaResult resident_idle_us(const tcaCollConfig& config, unsigned* out) {
+  *out = 0;
+  if (config.resident_idle_us == TCA_COLL_RESIDENT_OFF) return TCA_SUCCESS;
+  if (config.resident_idle_us != 0) {
+    *out = config.resident_idle_us;
+    return TCA_SUCCESS;
+  }
+  int64_t idle = 0;
+  TCA_CHECK(tca::setting_count("TCA_COLL_RESIDENT_US", &idle));
+  *out = static_cast<unsigned>(idle);
+  return TCA_SUCCESS;
+}
+
 }  // namespace
 
 namespace tca::coll {
@@ -62,10 +78,12 @@ tcaResult check_arguments(tcaCollKind kind, tcaDataType type, tcaRedOp op, size_
              static_cast<int>(config.algorithm));
   if (config.memory != TCA_MEM_CPU && config.memory != TCA_MEM_GPU)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "unknown memory kind {}", static_cast<int>(config.memory));
-  if (config.resident_idle_us > kMaxResidentIdleUs)
+  if (config.resident_idle_us > kMaxResidentIdleUs &&
+      config.resident_idle_us != TCA_COLL_RESIDENT_OFF)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "resident_idle_us {} is above {}", config.resident_idle_us,
              kMaxResidentIdleUs);
-  if (config.resident_idle_us != 0 && config.memory != TCA_MEM_GPU)
+  if (config.resident_idle_us != 0 && config.resident_idle_us != TCA_COLL_RESIDENT_OFF &&
+      config.memory != TCA_MEM_GPU)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
              "resident_idle_us applies to GPU memory (config.memory = TCA_MEM_GPU) only");
   *in_place = false;
@@ -142,7 +160,7 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
       buffers.send = sendbuf;
       buffers.recv = recvbuf;
       buffers.recv_bytes = coll->recv_bytes_;
-      buffers.resident_idle_us = config.resident_idle_us;
+      TCA_CHECK(resident_idle_us(config, &buffers.resident_idle_us));
       buffers.team = config.team;
       TCA_CHECK(tca::coll::make_device_engine(shape, buffers, &coll->device_));
     }

@@ -304,6 +304,13 @@ TEST_F(CollErrorTest, BadArgumentsAreRejectedWithAMessage) {
   config.resident_idle_us = 1000001;  // above the limit (checked before the memory)
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT,
                    tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, a, b, &config));
+  EXPECT_EQ(coll, nullptr);
+  // "No resident kernel" is a valid word for host memory too.
+  config = tcaCollConfig{};
+  config.resident_idle_us = TCA_COLL_RESIDENT_OFF;
+  ASSERT_TCA_OK(tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, a, b, &config));
+  ASSERT_TCA_OK(tcaCollFree(coll));
+  coll = nullptr;
   EXPECT_TCA_ERROR(TCA_ERROR_INVALID_ARGUMENT, tcaCollStart(nullptr));
 }
 

@@ -590,7 +590,8 @@ TEST_P(CollGpuAlgorithmTest, FormsMixedOnOneObject) {
 // Host-called iterations served by the resident kernel (tcaCollConfig.resident_idle_us): back
 // to back, after it has left for being idle (a new one), mixed with the other forms, and a
 // device synchronization that ends once it has left. A collective of several channels takes
-// launches instead and must work the same.
+// launches instead and must work the same; so must TCA_COLL_RESIDENT_OFF (a launch per call;
+// resident_idle_us = 0, elsewhere in the suite, takes TCA_COLL_RESIDENT_US, a resident kernel).
 TEST_P(CollGpuAlgorithmTest, HostCalledByAResidentKernel) {
   constexpr unsigned kIdleUs = 300;
   const Form kOrder[] = {Form::kStream, Form::kHostWait, Form::kDevice,  Form::kHostTest,
@@ -601,9 +602,11 @@ TEST_P(CollGpuAlgorithmTest, HostCalledByAResidentKernel) {
   for (CollCase c : {make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, false),
                      make_case(TCA_COLL_ALLREDUCE, TCA_INT32, TCA_MAX, 1000, true),
                      make_case(TCA_COLL_ALLGATHER, TCA_INT32, TCA_SUM, 7, true),
-                     make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_MIN, 4099, false)}) {
-    c.config.resident_idle_us = kIdleUs;
-    SCOPED_TRACE(c.describe() + " resident");
+                     make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_MIN, 4099, false),
+                     make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 3, false)}) {
+    const bool off = c.count == 3;
+    c.config.resident_idle_us = off ? TCA_COLL_RESIDENT_OFF : kIdleUs;
+    SCOPED_TRACE(c.describe() + (off ? " launched per call" : " resident"));
     CaseBuffers buffers(c, send, recv);
     tcaColl coll = nullptr;
     ASSERT_TCA_OK(buffers.make(&coll));
