@@ -9,8 +9,8 @@
  * the application's own phases to it, so a replay (tca-sim) can break the run's time down the
  * way the application does. With TCA_NVTX=1 they are also NVTX ranges of the "phase" category
  * in the domain "tca" (Nsight Systems; docs/OPERATING.md). Without either setting, or before
- * tcaInit and after tcaFinalize, they do nothing and cost a branch. Names are short words without spaces ("COMM.OUT", "SPMV"); other
- * characters are written as '_'.
+ * tcaInit and after tcaFinalize, they do nothing and cost a branch. Names are short words without
+ * spaces ("COMM.OUT", "SPMV"); other characters are written as '_'.
  */
 #ifndef TCA_TCA_TRACE_H
 #define TCA_TCA_TRACE_H
