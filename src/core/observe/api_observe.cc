@@ -45,7 +45,7 @@ tcaResult wait_recv(Context& context, int src_rank, int slot, int* from) {
   dump_if_requested(context);
   nvtx_push("tca wait", kColorWait);
   const uint64_t trace_begin = trace::enabled() ? trace::now_ns() : 0;
-  wait_begin(src_rank, slot, timer_start(kTimedWait));
+  wait_begin(src_rank, slot, timer_start(kTimedWait), false);
   int sender = src_rank;
   const tcaResult result = context.wait_notification(src_rank, slot, &sender);
   if (result == TCA_SUCCESS) {

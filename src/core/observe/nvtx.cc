@@ -53,13 +53,13 @@ nvtxEventAttributes_t attributes(const char* what, uint32_t color) {
 
 }  // namespace
 
-void nvtx_push(const char* what, uint32_t color) {
+void nvtx_push_on(const char* what, uint32_t color) {
   if (!state().nvtx) return;
   const nvtxEventAttributes_t event = attributes(what, color);
   nvtxDomainRangePushEx(domain(), &event);
 }
 
-void nvtx_pop() {
+void nvtx_pop_on() {
   if (state().nvtx) nvtxDomainRangePop(domain());
 }
 
@@ -73,8 +73,8 @@ void nvtx_end(uint64_t range) {
   if (state().nvtx) nvtxDomainRangeEnd(domain(), range);
 }
 #else
-void nvtx_push(const char*, uint32_t) {}
-void nvtx_pop() {}
+void nvtx_push_on(const char*, uint32_t) {}
+void nvtx_pop_on() {}
 uint64_t nvtx_start(const char*, uint32_t) { return 0; }
 void nvtx_end(uint64_t) {}
 #endif

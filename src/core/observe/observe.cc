@@ -10,6 +10,11 @@
 #include <cstring>
 #include <ctime>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
@@ -20,10 +25,13 @@
 namespace tca::observe {
 
 bool g_on = false;
+bool g_nvtx = false;
 volatile int g_dump_requested = 0;
 namespace detail {
 uint64_t g_collective_step = 0;
-}
+uint64_t g_recent_ns = 0;
+uint32_t g_recent_uses = 0;
+}  // namespace detail
 
 namespace {
 
@@ -54,10 +62,63 @@ tcaResult read_signal(int* out) {
 
 State& state() { return g_state; }
 
-uint64_t now_ns() {
+namespace {
+
+uint64_t monotonic_ns() {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// The fine clock: the TSC scaled to nanoseconds where it is invariant (a third of the steady
+// clock's cost in a VM), else the steady clock. Set at open().
+struct FineClock {
+  bool tsc = false;
+  uint64_t base_ticks = 0;
+  uint64_t base_ns = 0;
+  double ns_per_tick = 0;
+};
+FineClock g_clock;
+
+#if defined(__x86_64__)
+bool invariant_tsc() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_max(0x80000000, nullptr) < 0x80000007) return false;
+  __cpuid(0x80000007, eax, ebx, ecx, edx);
+  return (edx & (1u << 8)) != 0;
+}
+
+// Ticks per nanosecond against the steady clock over about a millisecond.
+FineClock calibrate() {
+  FineClock clock;
+  if (!invariant_tsc()) return clock;
+  const uint64_t ns0 = monotonic_ns();
+  const uint64_t ticks0 = __rdtsc();
+  uint64_t ns1 = ns0;
+  while (ns1 - ns0 < 1000000) ns1 = monotonic_ns();
+  const uint64_t ticks1 = __rdtsc();
+  if (ticks1 <= ticks0) return clock;
+  clock.tsc = true;
+  clock.base_ticks = ticks1;
+  clock.base_ns = ns1;
+  clock.ns_per_tick = static_cast<double>(ns1 - ns0) / static_cast<double>(ticks1 - ticks0);
+  return clock;
+}
+#else
+FineClock calibrate() { return {}; }
+#endif
+
+}  // namespace
+
+uint64_t now_ns() {
+#if defined(__x86_64__)
+  if (g_clock.tsc) {
+    const uint64_t ticks = __rdtsc();
+    return g_clock.base_ns + static_cast<uint64_t>(static_cast<double>(ticks - g_clock.base_ticks) *
+                                                   g_clock.ns_per_tick);
+  }
+#endif
+  return monotonic_ns();
 }
 
 uint64_t coarse_ns() {
@@ -104,6 +165,7 @@ tcaResult open(Context& context) {
   fresh.nvtx = false;
 #endif
   fresh.counters = count != "0" || stats_set;
+  if (fresh.counters && !g_clock.tsc) g_clock = calibrate();
   fresh.time_all = count == "timed";
   fresh.peers.resize(context.size());
   fresh.opened_ns = now_ns();
@@ -117,6 +179,8 @@ tcaResult open(Context& context) {
                std::strerror(errno));
   }
   g_state = std::move(fresh);
+  g_nvtx = g_state.nvtx;
+  detail::g_recent_ns = coarse_ns();
   g_dump_requested = 0;
   g_on = g_state.counters || g_state.nvtx || g_state.dump_on_timeout || g_state.dump_signal != 0;
   return TCA_SUCCESS;
@@ -125,6 +189,7 @@ tcaResult open(Context& context) {
 tcaResult close(Context& context) {
   if (g_state.dump_signal != 0) sigaction(g_state.dump_signal, &g_previous_action, nullptr);
   g_on = false;
+  g_nvtx = false;
   const std::string stats = g_state.stats_path;
   std::string json = stats.empty() ? std::string() : counters_json(context);
   g_state = State();
@@ -145,6 +210,9 @@ tcaResult close(Context& context) {
 bool counting() { return g_on && g_state.counters; }
 
 void dump_if_requested(Context& context) {
+  // A blocking wait starts without a timestamp (a clock read per wait costs what its counters
+  // do); its loop calls this now and then, and the first call stamps it.
+  if (g_state.wait.active && g_state.wait.since_ns == 0) g_state.wait.since_ns = coarse_ns();
   if (g_dump_requested == 0) return;
   g_dump_requested = 0;
   dump_to_setting(context, "signal");
@@ -188,7 +256,20 @@ void kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t b
   if (result != TCA_SUCCESS || chain.channel < 0) return;
   auto& kicked = s.kicked[chain.channel];
   if (kicked.size() >= kMaxKicked) kicked.erase(kicked.begin());
-  kicked.push_back({token, coarse_ns(), begin});
+  KickedChain entry{token, recent_ns(), begin};
+  if (begin != 0) {  // timed: its distinct peers, so that its drain needs no look-up
+    for (const Transfer& transfer : chain.transfers) {
+      if (std::find(entry.peers, entry.peers + entry.peer_count, transfer.peer) !=
+          entry.peers + entry.peer_count)
+        continue;
+      if (entry.peer_count == KickedChain::kPeers) {
+        entry.peer_count = -1;  // more than fit: looked up at the drain
+        break;
+      }
+      entry.peers[entry.peer_count++] = transfer.peer;
+    }
+  }
+  kicked.push_back(entry);
 }
 
 void drain_end(Context& context, int channel, tcaResult result) {
@@ -204,13 +285,15 @@ void drain_end(Context& context, int channel, tcaResult result) {
       if (chain.timed_ns != 0) end = now_ns();
     for (const KickedChain& chain : kicked) {
       if (chain.timed_ns == 0) continue;
+      const int bucket = bucket_of(end - chain.timed_ns);
+      for (int p = 0; p < chain.peer_count; ++p) ++s.peers[chain.peers[p]].chain_latency[bucket];
+      if (chain.peer_count >= 0) continue;
       tcaDesc_st* desc = nullptr;
       if (context.descriptors().find(reinterpret_cast<tcaDesc>(chain.token), &desc) !=
           TCA_SUCCESS) {
         clear_last_error();  // freed since: its latency is not known
         continue;
       }
-      const int bucket = bucket_of(end - chain.timed_ns);
       int last_peer = -1;
       for (const Transfer& transfer : desc->transfers)
         if (transfer.peer != last_peer) {
@@ -222,17 +305,17 @@ void drain_end(Context& context, int channel, tcaResult result) {
   kicked.clear();
 }
 
-void wait_begin(int peer, int slot, uint64_t timed_ns) {
+void wait_begin(int peer, int slot, uint64_t timed_ns, bool stamped) {
   WaitState& wait = g_state.wait;
   if (wait.active && wait.peer == peer && wait.slot == slot) return;  // a poll goes on
-  wait = {true, peer, slot, coarse_ns(), timed_ns};
+  wait = {true, peer, slot, stamped ? coarse_ns() : 0, timed_ns};
 }
 
 void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaResult result) {
   State& s = g_state;
   if (result == TCA_SUCCESS && !arrived) {  // a poll that found nothing: the wait goes on
     const bool going_on = s.wait.active && s.wait.peer == peer && s.wait.slot == slot;
-    if (!going_on) wait_begin(peer, slot, timer_start(kTimedWait));
+    if (!going_on) wait_begin(peer, slot, timer_start(kTimedWait), true);
     return;
   }
   if (result == TCA_ERROR_PEER_FAILED) timed_out(context, "peer failed");  // the wait shows
@@ -294,7 +377,7 @@ void collective_begin(const char* kind, const char* algorithm, uint64_t bytes) {
   c.kind = kind;
   c.algorithm = algorithm;
   c.bytes = bytes;
-  c.since_ns = coarse_ns();
+  c.since_ns = recent_ns();
   ++c.sequence;
   detail::g_collective_step = 0;
   if (g_state.nvtx) c.nvtx_range = nvtx_start(kind, kColorCollective);

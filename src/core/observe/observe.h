@@ -38,8 +38,10 @@ uint64_t now_ns();
 void kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin,
           tcaResult result);
 void drain_end(Context& context, int channel, tcaResult result);
-// `timed_ns`: the fine clock where the wait is timed (timer_start), else 0.
-void wait_begin(int peer, int slot, uint64_t timed_ns);
+// `timed_ns`: the fine clock where the wait is timed (timer_start), else 0. `stamped`: the wait's
+// start is read off the coarse clock now (a poll that missed), else at its loop's first
+// dump_if_requested (a blocking wait).
+void wait_begin(int peer, int slot, uint64_t timed_ns, bool stamped);
 // `from` is the sender (the awaited peer unless TCA_ANY_RANK); `arrived` 0 for a failed poll.
 void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaResult result);
 void notify(Context& context, int dst, int slot, tcaResult result);

@@ -43,9 +43,13 @@ struct PeerCounters {
 };
 
 struct KickedChain {
+  static constexpr int kPeers = 4;
   uintptr_t token = 0;
   uint64_t kicked_ns = 0;  // coarse clock (ages in dumps)
   uint64_t timed_ns = 0;   // fine clock where this kick is timed, else 0
+  // A timed chain's distinct peers (-1: more than kPeers, looked up by the token at the drain).
+  int peer_count = 0;
+  int peers[kPeers] = {};
 };
 
 struct WaitState {
@@ -95,6 +99,18 @@ inline bool sampled(State& s, TimedKind kind) {
 uint64_t timer_start(TimedKind kind);
 // A clock of a few milliseconds' resolution that costs little (ages, waits in progress).
 uint64_t coarse_ns();
+// The coarse clock as last read, for ages in dumps at the cost of a load: refreshed once in
+// kRecentUses calls, so a kicked chain's age may leave out the time of up to that many earlier
+// operations, or count a pause of this rank just before its kick.
+constexpr uint32_t kRecentUses = 16;
+namespace detail {
+extern uint64_t g_recent_ns;
+extern uint32_t g_recent_uses;
+}  // namespace detail
+inline uint64_t recent_ns() {
+  if (++detail::g_recent_uses % kRecentUses == 0) detail::g_recent_ns = coarse_ns();
+  return detail::g_recent_ns;
+}
 // The counters' index of `transport` (its id, clamped); records its name.
 int transport_index(const Transport* transport);
 int bucket_of(uint64_t ns);
@@ -104,9 +120,17 @@ std::string rank_path(const std::string& path, int rank, const char* suffix);
 // Writes the dump where TCA_DUMP_FILE says (stderr where unset), naming `reason`.
 void dump_to_setting(Context& context, const char* reason);
 
-// NVTX (nvtx.cc): no-ops where the build has no nvtx3 or TCA_NVTX is off.
-void nvtx_push(const char* what, uint32_t color);
-void nvtx_pop();
+// NVTX (nvtx.cc): no-ops where the build has no nvtx3 or TCA_NVTX is off (a load and a branch
+// here; g_nvtx mirrors State::nvtx).
+extern bool g_nvtx;
+void nvtx_push_on(const char* what, uint32_t color);
+void nvtx_pop_on();
+inline void nvtx_push(const char* what, uint32_t color) {
+  if (g_nvtx) nvtx_push_on(what, color);
+}
+inline void nvtx_pop() {
+  if (g_nvtx) nvtx_pop_on();
+}
 uint64_t nvtx_start(const char* what, uint32_t color);
 void nvtx_end(uint64_t range);
 constexpr uint32_t kColorKick = 0xff2e7d32;

@@ -117,7 +117,8 @@ void dump_state(Context& context, FILE* file, const char* reason) {
   out += ",\"waits\":[";
   if (s.wait.active)
     fmt::format_to(std::back_inserter(out), "{{\"peer\":{},\"slot\":{},\"for_ms\":{:.3f}}}",
-                   s.wait.peer, s.wait.slot, (now - s.wait.since_ns) * 1e-6);
+                   s.wait.peer, s.wait.slot,
+                   s.wait.since_ns != 0 ? (now - s.wait.since_ns) * 1e-6 : 0.0);
   out += "],\"chains\":[";
   std::map<std::string, int> in_flight;
   bool first = true;
