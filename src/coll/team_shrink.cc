@@ -31,6 +31,15 @@ tcaResult drop_stale_notifications(int peer) {
   return TCA_SUCCESS;
 }
 
+// Runs of the failed collectives left on the collectives' channel: each one that touched a dead
+// rank fails its drain once (then the channel forgets it; on ucx a flush to a dead endpoint
+// fails), so that the agreement's drains afterwards wait for its own writes only.
+void drain_failed_runs() {
+  for (int run = 0; run < 4096; ++run)
+    if (tcaWaitDMAC(TCA_COLL_CHANNEL) != TCA_ERROR_PEER_FAILED) break;
+  tca::clear_last_error();  // what failed there was the failure being recovered from
+}
+
 // The timeout for the agreement's waits: a survivor may still sit in a failed collective's wait
 // for one timeout before it arrives.
 class LongerTimeout {
@@ -92,6 +101,7 @@ extern "C" tcaResult tcaTeamShrink(tcaTeam team, tcaTeam* survivors) {
   TeamView view;
   TCA_CHECK(tca::coll::team_view(team, &view));
   std::vector<uint8_t> alive;
+  drain_failed_runs();
   {
     LongerTimeout longer;
     TCA_CHECK(agree(view, &alive));

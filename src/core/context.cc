@@ -312,6 +312,9 @@ tcaResult Context::wait_channel(int channel) {
       return adopt_error(waited,
                          fmt::format("{} (draining channel {}; outstanding here: {})",
                                      last_error_message(), channel, observe::outstanding(*this)));
+    // A run whose peer died has ended there: reported once, it leaves the channel, so that the
+    // survivors' later drains of the channel wait only for their own runs.
+    if (waited == TCA_ERROR_PEER_FAILED) runs.erase(runs.begin());
     TCA_CHECK(waited);
     runs.erase(runs.begin());
   }

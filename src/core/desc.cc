@@ -34,7 +34,13 @@ tcaResult DescRegistry::destroy(Context& context, tcaDesc desc) {
   tcaDesc_st* found = nullptr;
   TCA_CHECK(find(desc, &found));
   for (auto& run : found->runs) {
-    TCA_CHECK(run->wait());  // a chain in flight still reads and writes its buffers
+    // A chain in flight still reads and writes its buffers; one whose peer died has ended
+    // there (its operations failed with the connection), and it goes all the same.
+    const tcaResult waited = run->wait();
+    if (waited == TCA_ERROR_PEER_FAILED)
+      clear_last_error();
+    else
+      TCA_CHECK(waited);
     context.forget_run(run.get());
   }
   descs_.erase(reinterpret_cast<uintptr_t>(desc));

@@ -312,8 +312,15 @@ tcaResult UcxTransport::send_due_done(bool all) {
     if (!all && now - announced.due_since_ns < kDoneDelayNs) continue;
     if (!fenced) TCA_CHECK(worker_.fence());  // after the runs' operations (they fenced too)
     fenced = true;
-    TCA_CHECK(post_words(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), true),
-                         &announced.done_due, 1));
+    const tcaResult posted =
+        post_words(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), true),
+                   &announced.done_due, 1);
+    // A dead owner waits for nothing any more: its count is dropped, not an error of every later
+    // progress call (survivors go on with the live ranks).
+    if (posted == TCA_ERROR_PEER_FAILED)
+      clear_last_error();
+    else
+      TCA_CHECK(posted);
     announced.done_sent = announced.done_due;
   }
   return TCA_SUCCESS;
