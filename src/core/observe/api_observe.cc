@@ -18,7 +18,7 @@
 namespace tca::observe {
 
 tcaResult start_desc(Context& context, tcaDesc_st& chain, uintptr_t token) {
-  dump_if_requested(context);
+  dump_if_signalled(context);
   nvtx_push("tca kick", kColorKick);
   const uint64_t begin = timer_start(kTimedKick);
   const uint64_t trace_begin = trace::enabled() ? trace::now_ns() : 0;
@@ -31,7 +31,7 @@ tcaResult start_desc(Context& context, tcaDesc_st& chain, uintptr_t token) {
 }
 
 tcaResult wait_dmac(Context& context, int channel) {
-  dump_if_requested(context);
+  dump_if_signalled(context);
   nvtx_push("tca drain", kColorWait);
   const uint64_t trace_begin = trace::enabled() ? trace::now_ns() : 0;
   const tcaResult result = context.wait_channel(channel);
@@ -42,7 +42,7 @@ tcaResult wait_dmac(Context& context, int channel) {
 }
 
 tcaResult wait_recv(Context& context, int src_rank, int slot, int* from) {
-  dump_if_requested(context);
+  dump_if_signalled(context);
   nvtx_push("tca wait", kColorWait);
   const uint64_t trace_begin = trace::enabled() ? trace::now_ns() : 0;
   wait_begin(src_rank, slot, timer_start(kTimedWait), false);
@@ -58,7 +58,7 @@ tcaResult wait_recv(Context& context, int src_rank, int slot, int* from) {
 }
 
 tcaResult test_recv(Context& context, int src_rank, int slot, int* arrived, int* from) {
-  dump_if_requested(context);
+  dump_if_signalled(context);
   int sender = src_rank;
   const tcaResult result = context.test_notification(src_rank, slot, arrived, &sender);
   if (result == TCA_SUCCESS) {
@@ -75,7 +75,7 @@ tcaResult test_recv(Context& context, int src_rank, int slot, int* arrived, int*
 }
 
 tcaResult put_or_get(Context& context, const Transfer& transfer, bool put) {
-  dump_if_requested(context);
+  dump_if_signalled(context);
   nvtx_push(put ? "tca put" : "tca get", kColorKick);
   const uint64_t begin = timer_start(kTimedPutGet);
   const tcaResult result =
@@ -86,7 +86,7 @@ tcaResult put_or_get(Context& context, const Transfer& transfer, bool put) {
 }
 
 tcaResult notify_peer(Context& context, int dst_rank, int slot) {
-  dump_if_requested(context);
+  dump_if_signalled(context);
   nvtx_push("tca notify", kColorNotify);
   const uint64_t trace_begin = trace::enabled() ? trace::now_ns() : 0;
   const tcaResult result = context.notify(dst_rank, slot);

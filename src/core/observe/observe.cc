@@ -31,6 +31,7 @@ namespace detail {
 uint64_t g_collective_step = 0;
 uint64_t g_recent_ns = 0;
 uint32_t g_recent_uses = 0;
+bool g_counting = false;
 }  // namespace detail
 
 namespace {
@@ -127,9 +128,7 @@ uint64_t coarse_ns() {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
-uint64_t timer_start(TimedKind kind) {
-  return g_state.counters && sampled(g_state, kind) ? now_ns() : 0;
-}
+uint64_t timer_start_on(TimedKind kind) { return sampled(g_state, kind) ? now_ns() : 0; }
 
 int transport_index(const Transport* transport) {
   const int index = transport->id() < kMaxTransports ? transport->id() : kMaxTransports - 1;
@@ -180,6 +179,7 @@ tcaResult open(Context& context) {
   }
   g_state = std::move(fresh);
   g_nvtx = g_state.nvtx;
+  detail::g_counting = g_state.counters;
   detail::g_recent_ns = coarse_ns();
   g_dump_requested = 0;
   g_on = g_state.counters || g_state.nvtx || g_state.dump_on_timeout || g_state.dump_signal != 0;
@@ -190,6 +190,7 @@ tcaResult close(Context& context) {
   if (g_state.dump_signal != 0) sigaction(g_state.dump_signal, &g_previous_action, nullptr);
   g_on = false;
   g_nvtx = false;
+  detail::g_counting = false;
   const std::string stats = g_state.stats_path;
   std::string json = stats.empty() ? std::string() : counters_json(context);
   g_state = State();

@@ -58,6 +58,10 @@ void phase(bool begin, const char* name);
 // only raises a flag).
 extern volatile int g_dump_requested;
 void dump_if_requested(Context& context);
+// At the start of each hook: a load and a branch unless a dump was asked for.
+inline void dump_if_signalled(Context& context) {
+  if (g_dump_requested != 0) dump_if_requested(context);
+}
 
 // ---- state ----
 // Writes this rank's state as one JSON line (docs/OPERATING.md has the fields).

@@ -95,8 +95,14 @@ enum TimedKind { kTimedKick = 0, kTimedWait = 1, kTimedPutGet = 2 };
 inline bool sampled(State& s, TimedKind kind) {
   return s.time_all || ++s.sample_ticks[kind] % kSampling == 0;
 }
-// The fine clock where the operation is timed, else 0.
-uint64_t timer_start(TimedKind kind);
+// The fine clock where the operation is timed, else 0 (inline: the common answer is 0).
+namespace detail {
+extern bool g_counting;  // mirrors State::counters
+}
+uint64_t timer_start_on(TimedKind kind);
+inline uint64_t timer_start(TimedKind kind) {
+  return detail::g_counting ? timer_start_on(kind) : 0;
+}
 // A clock of a few milliseconds' resolution that costs little (ages, waits in progress).
 uint64_t coarse_ns();
 // The coarse clock as last read, for ages in dumps at the cost of a load: refreshed once in
