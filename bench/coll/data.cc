@@ -5,17 +5,10 @@
 #include <cstdint>
 
 #include "coll.h"
-#include "tca_harness/check.h"
-#ifdef TCA_HARNESS_CUDA
-#include <cuda_runtime_api.h>
-
-#include "tca_harness/cuda_check.h"
-#endif
+#include "tca_harness/verify.h"
 
 namespace tca_coll_bench {
 namespace {
-
-using tca_harness::check;
 
 int64_t contribution(int rank, size_t i, int round) {
   return static_cast<int64_t>((rank * 37 + i * 11 + round * 23) % 101) - 40;
@@ -82,29 +75,21 @@ size_t count_wrong(tcaDataType type, const void* buffer, size_t count, Expected 
 
 // Writes this rank's contribution of iteration `round` into the send buffer.
 void fill_send(const Shape& shape, const Buffers& buffers, int round) {
-#ifdef TCA_HARNESS_CUDA
-  if (buffers.memory == TCA_MEM_GPU) {
+  if (buffers.memory == TCA_MEM_GPU) {  // through the host copy
     fill(shape.type, buffers.host, shape.count, g_rank, round);
-    check(cudaMemcpy(buffers.send, buffers.host, shape.send_bytes(), cudaMemcpyHostToDevice),
-          "cudaMemcpy");
-    // From pageable memory the copy may still be landing; no stream may read it before.
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    tca_harness::upload_to_gpu(buffers.send, buffers.host, shape.send_bytes());
     return;
   }
-#endif
   fill(shape.type, buffers.send, shape.count, g_rank, round);
 }
 
 // Elements of this rank's result that are wrong after iteration `round`.
 size_t wrong_elements(const Shape& shape, const Buffers& buffers, int round) {
   const unsigned char* result = static_cast<const unsigned char*>(buffers.recv);
-#ifdef TCA_HARNESS_CUDA
   if (buffers.memory == TCA_MEM_GPU) {
-    check(cudaMemcpy(buffers.host, buffers.recv, shape.result_bytes(), cudaMemcpyDeviceToHost),
-          "cudaMemcpy");
+    tca_harness::download_from_gpu(buffers.host, buffers.recv, shape.result_bytes());
     result = buffers.host;
   }
-#endif
   if (shape.kind == TCA_COLL_ALLREDUCE)
     return count_wrong(shape.type, result, shape.count,
                        [&](size_t i) { return reduced(shape.op, i, round); });

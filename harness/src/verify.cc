@@ -51,18 +51,33 @@ std::string find_corruption(const unsigned char* buffer, const Blocks& blocks, u
   return "";
 }
 
-void fill_message(tcaMemKind kind, unsigned char* buffer, const Blocks& blocks, uint64_t seed) {
+void upload_to_gpu(void* gpu_dst, const void* host_src, size_t bytes) {
 #ifdef TCA_HARNESS_CUDA
+  check(cudaMemcpy(gpu_dst, host_src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  // From pageable memory the copy may still be landing: nothing may read it before it has.
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+#else
+  (void)gpu_dst, (void)host_src, (void)bytes;
+  die("GPU memory needs a CUDA build");
+#endif
+}
+
+void download_from_gpu(void* host_dst, const void* gpu_src, size_t bytes) {
+#ifdef TCA_HARNESS_CUDA
+  check(cudaMemcpy(host_dst, gpu_src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+#else
+  (void)host_dst, (void)gpu_src, (void)bytes;
+  die("GPU memory needs a CUDA build");
+#endif
+}
+
+void fill_message(tcaMemKind kind, unsigned char* buffer, const Blocks& blocks, uint64_t seed) {
   if (kind == TCA_MEM_GPU) {
     std::vector<unsigned char> staged(blocks.extent());
     fill_pattern(staged.data(), blocks, seed);
-    check(cudaMemcpy(buffer, staged.data(), staged.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
-    // From pageable memory the copy may still be landing: no message may leave before it has.
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    upload_to_gpu(buffer, staged.data(), staged.size());
     return;
   }
-#endif
-  (void)kind;
   fill_pattern(buffer, blocks, seed);
 }
 
@@ -80,14 +95,11 @@ void poison_message(tcaMemKind kind, unsigned char* buffer, const Blocks& blocks
 
 std::string check_message(tcaMemKind kind, const unsigned char* buffer, const Blocks& blocks,
                           uint64_t seed) {
-#ifdef TCA_HARNESS_CUDA
   if (kind == TCA_MEM_GPU) {
     std::vector<unsigned char> landed(blocks.extent());
-    check(cudaMemcpy(landed.data(), buffer, landed.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    download_from_gpu(landed.data(), buffer, landed.size());
     return find_corruption(landed.data(), blocks, seed);
   }
-#endif
-  (void)kind;
   return find_corruption(buffer, blocks, seed);
 }
 

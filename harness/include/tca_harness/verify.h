@@ -30,6 +30,11 @@ void fill_pattern(unsigned char* buffer, const Blocks& blocks, uint64_t seed);
 // Describes the first wrong byte (blocks must hold the pattern, gaps the poison), or "".
 std::string find_corruption(const unsigned char* buffer, const Blocks& blocks, uint64_t seed);
 
+// Host bytes into GPU memory and back, complete on return (an upload has landed before any
+// stream may read it). CUDA builds; elsewhere they end the job (no GPU memory exists there).
+void upload_to_gpu(void* gpu_dst, const void* host_src, size_t bytes);
+void download_from_gpu(void* host_dst, const void* gpu_src, size_t bytes);
+
 // The same on a buffer of memory kind `kind`, seen from the host: complete when they return.
 void fill_message(tcaMemKind kind, unsigned char* buffer, const Blocks& blocks, uint64_t seed);
 void poison_message(tcaMemKind kind, unsigned char* buffer, const Blocks& blocks);
