@@ -7,7 +7,8 @@
 # the tcp bootstrap) with AddressSanitizer + UBSan in build-asan/. The sanitized build leaves the
 # CUDA transport out where no GPU is present (nothing of it could run there; the release build
 # still compiles it), and its pass leaves out the cases labelled "large" (the collectives at 5-8
-# ranks and the GPU suites at 3-4, which repeat on more ranks what the smaller ones check),
+# ranks, the GPU suites at 3-4 and the ucx suite between fake hosts, which repeat on more ranks
+# or hosts what the smaller ones check),
 # "install" (packaging), "report" (Python) and "tree" (checks of the source files): they take
 # most of its time and find nothing a sanitizer adds to. Exits non-zero on any failure.
 # TCA_BUILD_DIR names another build directory than build/ (and <it>-asan for the second). Cases
