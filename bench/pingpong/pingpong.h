@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tca_harness/verify.h"
@@ -98,6 +99,14 @@ std::function<std::string()> needs_tca_path(tcaPath path, const Endpoint* endpoi
 // A chained DMA descriptor on `path` built once; every message is one kick.
 std::unique_ptr<Channel> open_chain(tcaPath path, const Layout& layout, const tcaHandle& peer_recv,
                                     const tcaHandle& my_send, int peer);
+
+// Source and destination memory of the network paths (ucx.chain, ref.ucx_put), in the table's
+// order: cpu>cpu, then the pairs that need a GPU on both ranks.
+inline constexpr std::pair<tcaMemKind, tcaMemKind> kNetworkMemoryPairs[] = {
+    {TCA_MEM_CPU, TCA_MEM_CPU},
+    {TCA_MEM_GPU, TCA_MEM_GPU},
+    {TCA_MEM_CPU, TCA_MEM_GPU},
+    {TCA_MEM_GPU, TCA_MEM_CPU}};
 
 // The paths of each implementation, appended in the table's order (registry.cc).
 void add_tca_host_paths(Endpoint& endpoint, std::vector<Path>* paths);     // shm.*, mpi.*

@@ -156,11 +156,7 @@ namespace {
 // cpu>gpu and gpu>cpu; ucx.chain2d: the block-stride form (one put per block).
 void add_ucx_chain_paths(Endpoint& endpoint, std::vector<Path>* paths) {
   const Endpoint* e = &endpoint;
-  const std::pair<tcaMemKind, tcaMemKind> kinds[] = {{TCA_MEM_CPU, TCA_MEM_CPU},
-                                                     {TCA_MEM_GPU, TCA_MEM_GPU},
-                                                     {TCA_MEM_CPU, TCA_MEM_GPU},
-                                                     {TCA_MEM_GPU, TCA_MEM_CPU}};
-  for (const auto& [src, dst] : kinds) {
+  for (const auto& [src, dst] : kNetworkMemoryPairs) {
     const bool needs_gpu = src == TCA_MEM_GPU || dst == TCA_MEM_GPU;
     paths->push_back({"ucx.chain", false, contiguous_layout,
                       [e, needs_gpu] {

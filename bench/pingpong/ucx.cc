@@ -33,11 +33,7 @@ void add_ucx_paths(Endpoint& endpoint, std::vector<Path>* paths) {
   const auto index = [](tcaMemKind kind, bool receive) -> size_t {
     return (kind == TCA_MEM_GPU ? 2 : 0) + (receive ? 1 : 0);
   };
-  const std::pair<tcaMemKind, tcaMemKind> kinds[] = {{TCA_MEM_CPU, TCA_MEM_CPU},
-                                                     {TCA_MEM_GPU, TCA_MEM_GPU},
-                                                     {TCA_MEM_CPU, TCA_MEM_GPU},
-                                                     {TCA_MEM_GPU, TCA_MEM_CPU}};
-  for (const auto& [src, dst] : kinds) {
+  for (const auto& [src, dst] : kNetworkMemoryPairs) {
     const bool needs_gpu = src == TCA_MEM_GPU || dst == TCA_MEM_GPU;
     paths->push_back({"ref.ucx_put", false, contiguous_layout,
                       [e, ucx, needs_gpu] {  // collective: both ranks ask every path
