@@ -17,7 +17,11 @@ struct LevelRecord {
   Direction direction = Direction::kTopDown;
   int64_t frontier = 0;       // vertices in the frontier the level starts from
   int64_t frontier_arcs = 0;  // their arcs
-  PhaseSeconds seconds{};     // compute, flag, out of the level
+  PhaseSeconds seconds{};     // compute, flag, out of the level (this rank's)
+  // With --levels: the level's compute over the ranks (the slowest rank's is what the others'
+  // COMM.FLAG waits for).
+  double compute_min = 0, compute_max = 0;
+  int slowest_rank = -1;
 };
 
 // What a search's level loop starts from.

@@ -57,6 +57,14 @@ PhaseSeconds phase_totals(const CommRun& run) {
   return total;
 }
 
+// With --levels: the compute of the slowest rank of each level, summed over levels and searches.
+double slowest_compute(const CommRun& run) {
+  double total = 0;
+  for (const SearchRecord& r : run.searches)
+    for (const LevelRecord& level : r.result.per_level) total += level.compute_max;
+  return total;
+}
+
 int validated_count(const CommRun& run) {
   int count = 0;
   for (const SearchRecord& r : run.searches) count += r.validated ? 1 : 0;
@@ -74,7 +82,10 @@ ordered_json level_json(const LevelRecord& level, int index) {
                       {"frontier_arcs", level.frontier_arcs},
                       {"compute_s", level.seconds[0]},
                       {"flag_s", level.seconds[1]},
-                      {"out_s", level.seconds[2]}};
+                      {"out_s", level.seconds[2]},
+                      {"compute_min_s", level.compute_min},
+                      {"compute_max_s", level.compute_max},
+                      {"slowest_rank", level.slowest_rank}};
 }
 
 ordered_json search_json(const SearchRecord& r, bool validate, bool levels) {
@@ -108,6 +119,7 @@ ordered_json run_json(const CommRun& run, const Options& o) {
   row["comm_flag_time"] = total[1];
   row["comm_out_time"] = total[2];
   row["comm_tree_time"] = total[3];
+  if (o.levels) row["compute_slowest_rank_time"] = slowest_compute(run);
   row["validated"] = validated_count(run);
   ordered_json searches = ordered_json::array();
   for (const SearchRecord& r : run.searches)
@@ -122,13 +134,15 @@ void print_levels(FILE* out, const CommRun& run) {
                  run.comm.c_str());
     std::fprintf(
         out,
-        "#  level  direction       frontier    frontier_arcs  compute(us)  flag(us)   out(us)\n");
+        "#  level  direction       frontier    frontier_arcs  compute(us)  flag(us)   out(us)"
+        "  ranks' compute min/max(us)  slowest\n");
     for (size_t l = 0; l < r.result.per_level.size(); ++l) {
       const LevelRecord& level = r.result.per_level[l];
-      std::fprintf(out, "   %5zu  %-9s  %13lld  %15lld  %11.1f  %8.1f  %8.1f\n", l,
-                   direction_name(level.direction), static_cast<long long>(level.frontier),
+      std::fprintf(out, "   %5zu  %-9s  %13lld  %15lld  %11.1f  %8.1f  %8.1f  %13.1f %12.1f  %7d\n",
+                   l, direction_name(level.direction), static_cast<long long>(level.frontier),
                    static_cast<long long>(level.frontier_arcs), level.seconds[0] * 1e6,
-                   level.seconds[1] * 1e6, level.seconds[2] * 1e6);
+                   level.seconds[1] * 1e6, level.seconds[2] * 1e6, level.compute_min * 1e6,
+                   level.compute_max * 1e6, level.slowest_rank);
     }
   }
 }
@@ -189,7 +203,10 @@ void print_text(const RunSummary& s, const Options& o) {
                  "compute_time: %g\ncomm_flag_time: %g\ncomm_out_time: %g\ncomm_tree_time: %g\n",
                  total[0], total[1], total[2], total[3]);
     if (o.validate) std::fprintf(out, "validated: %d\n", validated_count(run));
-    if (o.levels) print_levels(out, run);
+    if (o.levels) {
+      std::fprintf(out, "compute_slowest_rank_time: %g\n", slowest_compute(run));
+      print_levels(out, run);
+    }
   }
   print_comparison(s, o.json);
   for (const std::string& failure : s.failures) std::fprintf(out, "# WRONG: %s\n", failure.c_str());

@@ -91,6 +91,24 @@ struct RunContext {
   std::unique_ptr<SharedOutputFile>& parents_file;
 };
 
+// Every rank's compute per level (all ranks ran the same levels): the spread over the ranks.
+void spread_over_ranks(std::vector<LevelRecord>& levels, int ranks) {
+  const size_t n = levels.size();
+  std::vector<double> mine(n), all(n * static_cast<size_t>(ranks));
+  for (size_t l = 0; l < n; ++l) mine[l] = levels[l].seconds[static_cast<int>(Phase::kCompute)];
+  tca_apps::allgather(mine.data(), all.data(), n * sizeof(double));
+  for (size_t l = 0; l < n; ++l) {
+    LevelRecord& level = levels[l];
+    level.compute_min = level.compute_max = all[l];
+    level.slowest_rank = 0;
+    for (int r = 1; r < ranks; ++r) {
+      const double s = all[static_cast<size_t>(r) * n + l];
+      level.compute_min = std::min(level.compute_min, s);
+      if (s > level.compute_max) level.compute_max = s, level.slowest_rank = r;
+    }
+  }
+}
+
 SearchRecord search_once(RunContext& c, Engine& engine, Exchange& exchange, const SearchKey& key,
                          const SearchSettings& settings) {
   SearchRecord record;
@@ -104,6 +122,7 @@ SearchRecord search_once(RunContext& c, Engine& engine, Exchange& exchange, cons
       tca_apps::allreduce<uint64_t>(engine.visited_tuple_ends(), tca_apps::Op::kSum);
   record.nedge = static_cast<int64_t>(all_ends / 2);
   record.teps = static_cast<double>(record.nedge) / record.result.seconds;
+  if (c.options.levels) spread_over_ranks(record.result.per_level, c.world.ranks);
   if (!c.options.validate) return record;
   tca_harness::Timer timer;
   const Validation v = c.backend.validate(exchange, key.vertex);

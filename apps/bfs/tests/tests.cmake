@@ -65,6 +65,13 @@ tca_mpi_test(bfs_s12_np3_top_down 3 300 "mpi;apps;bfs" tca-bfs --scale 12 --dire
 tca_mpi_test(bfs_s12_np2_bottom_up 2 300 "mpi;apps;bfs" tca-bfs --scale 12 --direction bottom-up
              --comm tca --comm mpi --nbfs 16)
 tca_mpi_test(bfs_s10_np2_json 2 300 "mpi;apps;bfs" tca-bfs --scale 10 --nbfs 4 --levels --json)
+# --levels: the per-level spread of the ranks' compute and its total.
+add_test(NAME bfs_s10_np2_levels_spread
+         COMMAND sh ${TCA_APPS_EXPECT_NOTE} "^compute_slowest_rank_time: [0-9]" ${MPIEXEC_EXECUTABLE}
+                 ${MPIEXEC_NUMPROC_FLAG} 2 ${TCA_MPIEXEC_FLAGS} ${MPIEXEC_PREFLAGS}
+                 $<TARGET_FILE:tca-bfs> ${MPIEXEC_POSTFLAGS} --scale 10 --nbfs 2 --levels)
+set_tests_properties(bfs_s10_np2_levels_spread PROPERTIES TIMEOUT 300 PROCESSORS 2
+                     LABELS "mpi;apps;bfs" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
 # A slow reference with fewer searches: --comm mpi runs the first 3 keys, tca all 16.
 add_test(NAME bfs_s10_np2_reference_nbfs
          COMMAND sh ${TCA_APPS_EXPECT_NOTE} "^NBFS: 3$" ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
