@@ -10,6 +10,7 @@
 #include "core/context.h"
 #include "core/desc.h"
 #include "core/observe/api_observe.h"
+#include "core/observe/count.h"
 #include "core/observe/observe.h"
 #include "core/reserved.h"
 
@@ -272,8 +273,11 @@ tcaResult tcaStartDMADesc(tcaDesc desc) {
   TCA_CONTEXT(context);
   tcaDesc_st* chain = nullptr;
   TCA_CHECK(tca::get_desc(context, desc, &chain));
-  if (tca::observe::on())
-    return tca::observe::start_desc(*context, *chain, reinterpret_cast<uintptr_t>(desc));
+  if (tca::observe::on()) {
+    const uintptr_t token = reinterpret_cast<uintptr_t>(desc);
+    if (tca::observe::counting_only()) return tca::observe::counted_start(*context, *chain, token);
+    return tca::observe::start_desc(*context, *chain, token);
+  }
   if (!tca::trace::enabled()) return tca::desc_start(*context, *chain);
   const uint64_t begin = tca::trace::now_ns();
   TCA_CHECK(tca::desc_start(*context, *chain));
@@ -284,7 +288,10 @@ tcaResult tcaStartDMADesc(tcaDesc desc) {
 tcaResult tcaWaitDMAC(int channel) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_channel(channel));
-  if (tca::observe::on()) return tca::observe::wait_dmac(*context, channel);
+  if (tca::observe::on()) {
+    if (tca::observe::counting_only()) return tca::observe::counted_drain(*context, channel);
+    return tca::observe::wait_dmac(*context, channel);
+  }
   if (!tca::trace::enabled()) return context->wait_channel(channel);
   const uint64_t begin = tca::trace::now_ns();
   TCA_CHECK(context->wait_channel(channel));
@@ -296,7 +303,11 @@ tcaResult tcaWaitDMARecvDesc(int src_rank, int slot, int* from) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_rank(*context, src_rank, true));
   TCA_CHECK(tca::check_slot(slot));
-  if (tca::observe::on()) return tca::observe::wait_recv(*context, src_rank, slot, from);
+  if (tca::observe::on()) {
+    if (tca::observe::counting_only())
+      return tca::observe::counted_wait(*context, src_rank, slot, from);
+    return tca::observe::wait_recv(*context, src_rank, slot, from);
+  }
   if (!tca::trace::enabled()) return context->wait_notification(src_rank, slot, from);
   const uint64_t begin = tca::trace::now_ns();
   int sender = src_rank;

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/trace.h"
 #include "core/context.h"
+#include "core/observe/observe.h"
 #include "core/reserved.h"
 
 namespace tca {
@@ -75,6 +76,8 @@ void unbind(Context& context, tcaDesc_st& desc) {
   desc.run_transports.clear();
   desc.transfer_transports.clear();
   desc.own_regions.clear();
+  desc.counts.clear();
+  desc.peers.clear();
   desc.channel = -1;
 }
 
@@ -158,6 +161,7 @@ tcaResult desc_bind(Context& context, tcaDesc_st& desc, int channel) {
   desc.transfer_transports = std::move(transports);
   desc.own_regions = std::move(own_regions);
   desc.channel = channel;
+  if (observe::counting()) observe::bind(context, desc);
   return TCA_SUCCESS;
 }
 

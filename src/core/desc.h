@@ -12,6 +12,18 @@
 #include "tca/tca.h"
 #include "transport/transport.h"
 
+namespace tca::observe {
+struct Cell;
+// What one kick of a bound chain adds to one counter cell: the chain's transfers, bytes and
+// notifications of that peer x transport x direction, summed when it is bound (tcaDescSet).
+struct ChainCount {
+  Cell* cell = nullptr;
+  uint64_t transfers = 0;
+  uint64_t bytes = 0;
+  uint64_t notifications = 0;
+};
+}  // namespace tca::observe
+
 struct tcaDesc_st {
   tcaPath path = TCA_PATH_AUTO;
   std::vector<tca::Transfer> transfers;
@@ -21,6 +33,11 @@ struct tcaDesc_st {
   std::vector<tca::Transport*> run_transports;
   std::vector<tca::Transport*> transfer_transports;  // per transfer (counters, state dumps)
   std::vector<const tca::PeerRegion*> own_regions;   // checked for liveness at every kick
+  // The observer's (src/core/observe/), set by tcaDescSet where counters are on: the counts per
+  // cell and the distinct peers (chain latency); the coarse time of the last observed kick.
+  std::vector<tca::observe::ChainCount> counts;
+  std::vector<int> peers;
+  uint64_t kicked_ns = 0;
 };
 
 namespace tca {

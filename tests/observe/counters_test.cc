@@ -5,6 +5,7 @@
 // timeout message naming what was awaited and what is outstanding.
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -126,6 +127,106 @@ TEST_F(ObserveTest, CountersEqualTheTrafficSent) {
   }
   ASSERT_TCA_OK(tcaResetCounters());
   EXPECT_NE(counters().find("\"peers\":[]"), std::string::npos);
+}
+
+// What each end of a cell counts besides the traffic: waits, timed waits, wait time, timeouts,
+// errors (the JSON after a cell's "waits").
+std::string tail(uint64_t waits, uint64_t timeouts, uint64_t errors) {
+  return std::to_string(waits) +
+         ",\"timed_waits\":0,\"wait_ns\":0,\"timeouts\":" + std::to_string(timeouts) +
+         ",\"errors\":" + std::to_string(errors) + "}";
+}
+
+// A kick that fails counts each of the chain's transfers as an error of its cell, and no
+// traffic; the kick before it counted its two transfers once as a kick.
+TEST_F(ObserveTest, FailedKicksCountTheirTransfersAsErrors) {
+  ScopedEnvironment counting("TCA_COUNTERS", "1");
+  ScopedEnvironment shm("TCA_TRANSPORT", "shm");
+  ASSERT_NO_FATAL_FAILURE(start());
+  if (rank_ == 0) {
+    void* scratch = nullptr;
+    tcaHandle source{};
+    ASSERT_TCA_OK(tcaMalloc(&scratch, 256, TCA_MEM_CPU));
+    ASSERT_TCA_OK(tcaCreateHandle(&source, scratch, 256, TCA_MEM_CPU));
+    tcaDesc chain = nullptr;
+    ASSERT_TCA_OK(tcaDescNew(&chain));
+    ASSERT_TCA_OK(tcaDescSetMemcpy(chain, &all_[1], 0, &source, 0, 64, 0, 0));
+    ASSERT_TCA_OK(tcaDescSetMemcpy(chain, &all_[1], 128, &source, 64, 32, 0, 0));
+    ASSERT_TCA_OK(tcaDescSet(chain, 1));
+    ASSERT_TCA_OK(tcaStartDMADesc(chain));
+    ASSERT_TCA_OK(tcaWaitDMAC(1));
+    ASSERT_TCA_OK(tcaDestroyHandle(&source));
+    EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, tcaStartDMADesc(chain));
+    ASSERT_TCA_OK(tcaDescFree(chain));
+    ASSERT_TCA_OK(tcaFree(scratch));
+    const std::string json = counters();
+    EXPECT_NE(json.find("{\"peer\":1,\"out\":{\"shm\":" + cell(2, 96, 1, 0) + tail(0, 0, 2) +
+                        "},\"in\":{}"),
+              std::string::npos)
+        << json;
+  }
+}
+
+// A wait that ends a poll of the same slot, a plain blocking wait and one that times out: each
+// counted once, the two that arrived timed.
+TEST_F(ObserveTest, PolledAndBlockingWaitsCountEachNotification) {
+  ScopedEnvironment counting("TCA_COUNTERS", "timed");
+  ScopedEnvironment shm("TCA_TRANSPORT", "shm");
+  ASSERT_NO_FATAL_FAILURE(start());
+  if (rank_ == 1) {
+    int arrived = 1;
+    ASSERT_TCA_OK(tcaTestDMARecvDesc(0, 5, &arrived, nullptr));
+    EXPECT_EQ(arrived, 0);  // nothing is sent before the barrier: the poll goes on
+  }
+  ASSERT_TCA_OK(tcaBarrier());
+  if (rank_ == 0) {
+    for (int i = 0; i < 2; ++i) ASSERT_TCA_OK(tcaNotify(1, 5));
+  } else {
+    for (int i = 0; i < 2; ++i) ASSERT_TCA_OK(tcaWaitDMARecvDesc(0, 5, nullptr));
+    ASSERT_TCA_OK(tcaSetTimeout(50));
+    EXPECT_TCA_ERROR(TCA_ERROR_TIMEOUT, tcaWaitDMARecvDesc(0, 6, nullptr));
+    ASSERT_TCA_OK(tcaSetTimeout(30000));
+  }
+  const std::string json = counters();
+  if (rank_ == 0) {
+    EXPECT_NE(json.find("{\"peer\":1,\"out\":{\"shm\":" + cell(0, 0, 0, 2) + tail(0, 0, 0) +
+                        "},\"in\":{}"),
+              std::string::npos)
+        << json;
+  } else {
+    const std::string in = "{\"peer\":0,\"out\":{},\"in\":{\"shm\":" + cell(0, 0, 0, 0) + "2,";
+    EXPECT_NE(json.find(in + "\"timed_waits\":2,"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"timeouts\":1,\"errors\":0}}"), std::string::npos) << json;
+    EXPECT_EQ(histogram_total(json, "wait_latency_ns"), 2u) << json;
+  }
+}
+
+// With counters alone (no dumps asked for) a dump still gives a kicked chain's age.
+TEST_F(ObserveTest, DumpGivesTheAgeOfAKickedChain) {
+  ScopedEnvironment counting("TCA_COUNTERS", "1");
+  ScopedEnvironment shm("TCA_TRANSPORT", "shm");
+  ASSERT_NO_FATAL_FAILURE(start());
+  if (rank_ == 0) {
+    tcaDesc chain = nullptr;
+    ASSERT_TCA_OK(tcaDescNew(&chain));
+    ASSERT_TCA_OK(tcaDescSetMemcpy(chain, &all_[1], 0, &all_[0], 0, 64, TCA_FLAG_NOTIFY, 2));
+    ASSERT_TCA_OK(tcaDescSet(chain, 2));
+    ASSERT_TCA_OK(tcaStartDMADesc(chain));
+    char* text = nullptr;
+    size_t length = 0;
+    FILE* memory = open_memstream(&text, &length);
+    ASSERT_TCA_OK(tcaDumpState(memory));
+    std::fclose(memory);
+    const std::string dump(text, length);
+    free(text);
+    const size_t age = dump.find("\"age_ms\":");
+    ASSERT_NE(age, std::string::npos) << "no chain in flight in: " << dump;  // shm completes
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(dump[age + 9]))) << dump;
+    ASSERT_TCA_OK(tcaWaitDMAC(2));
+    ASSERT_TCA_OK(tcaDescFree(chain));
+  } else {
+    ASSERT_TCA_OK(tcaWaitDMARecvDesc(0, 2, nullptr));
+  }
 }
 
 TEST_F(ObserveTest, GetCountersChecksItsBuffer) {

@@ -25,7 +25,7 @@ tcaResult start_desc(Context& context, tcaDesc_st& chain, uintptr_t token) {
   const tcaResult result = desc_start(context, chain);
   if (result == TCA_SUCCESS && trace::enabled())
     trace_kick(context, chain, token, trace_begin, trace::now_ns());
-  kick(context, chain, token, begin, result);
+  kick(chain, token, begin, result);
   nvtx_pop();
   return result;
 }
@@ -35,8 +35,12 @@ tcaResult wait_dmac(Context& context, int channel) {
   nvtx_push("tca drain", kColorWait);
   const uint64_t trace_begin = trace::enabled() ? trace::now_ns() : 0;
   const tcaResult result = context.wait_channel(channel);
-  if (result == TCA_SUCCESS && trace::enabled()) trace::drain(trace_begin, channel);
-  drain_end(context, channel, result);
+  if (result != TCA_SUCCESS) {
+    drain_failed(context, result);
+  } else {
+    if (trace::enabled()) trace::drain(trace_begin, channel);
+    if (timed_kicks_on(channel)) drain_timed(context, channel);
+  }
   nvtx_pop();
   return result;
 }
@@ -92,7 +96,7 @@ tcaResult notify_peer(Context& context, int dst_rank, int slot) {
   const tcaResult result = context.notify(dst_rank, slot);
   if (result == TCA_SUCCESS && trace::enabled())
     trace::notify(trace_begin, dst_rank, slot, context.default_transport(dst_rank)->name());
-  notify(context, dst_rank, slot, result);
+  notify(dst_rank, result);
   nvtx_pop();
   return result;
 }

@@ -74,7 +74,7 @@ std::string counters_json(Context& context) {
       "key = lower "
       "bound in ns\",\"peers\":[",
       context.rank(), context.size(), (now_ns() - s.opened_ns) * 1e-9,
-      s.time_all ? "every operation" : "one operation in 16");
+      detail::g_time_all ? "every operation" : "one operation in 16");
   bool first = true;
   for (size_t p = 0; p < s.peers.size(); ++p) {
     if (peer_empty(s.peers[p])) continue;

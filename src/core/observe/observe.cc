@@ -18,8 +18,10 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
+#include "base/trace.h"
 #include "core/context.h"
 #include "core/desc.h"
+#include "core/observe/count.h"
 #include "core/observe/state.h"
 
 namespace tca::observe {
@@ -32,11 +34,16 @@ uint64_t g_collective_step = 0;
 uint64_t g_recent_ns = 0;
 uint32_t g_recent_uses = 0;
 bool g_counting = false;
+bool g_time_all = false;
+uint32_t g_sample_ticks[3] = {};
+uint32_t g_timed_channels = 0;
+bool g_counting_only = false;
+State g_state;
 }  // namespace detail
+using detail::g_state;
 
 namespace {
 
-State g_state;
 struct sigaction g_previous_action;
 
 extern "C" void on_dump_signal(int) { g_dump_requested = 1; }
@@ -60,8 +67,6 @@ tcaResult read_signal(int* out) {
 }
 
 }  // namespace
-
-State& state() { return g_state; }
 
 namespace {
 
@@ -128,8 +133,6 @@ uint64_t coarse_ns() {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
-uint64_t timer_start_on(TimedKind kind) { return sampled(g_state, kind) ? now_ns() : 0; }
-
 int transport_index(const Transport* transport) {
   const int index = transport->id() < kMaxTransports ? transport->id() : kMaxTransports - 1;
   if (g_state.transport_names[index].empty()) g_state.transport_names[index] = transport->name();
@@ -149,6 +152,21 @@ std::string rank_path(const std::string& path, int rank, const char* suffix) {
   return out;
 }
 
+namespace {
+
+// Notifications and waits go through the peer's default transport: its cells, once.
+void resolve_default_cells(Context& context) {
+  for (int peer = 0; peer < context.size(); ++peer) {
+    const Transport* transport = context.default_transport(peer);
+    if (transport == nullptr) continue;
+    const int t = transport_index(transport);
+    for (int direction : {kOut, kIn})
+      g_state.default_cells[peer][direction] = &g_state.peers[peer].cells[t][direction];
+  }
+}
+
+}  // namespace
+
 tcaResult open(Context& context) {
   State fresh;
   std::string count;
@@ -165,8 +183,8 @@ tcaResult open(Context& context) {
 #endif
   fresh.counters = count != "0" || stats_set;
   if (fresh.counters && !g_clock.tsc) g_clock = calibrate();
-  fresh.time_all = count == "timed";
   fresh.peers.resize(context.size());
+  fresh.default_cells.resize(context.size());
   fresh.opened_ns = now_ns();
   if (fresh.dump_signal != 0) {
     struct sigaction action {};
@@ -178,8 +196,15 @@ tcaResult open(Context& context) {
                std::strerror(errno));
   }
   g_state = std::move(fresh);
+  if (g_state.counters) resolve_default_cells(context);
   g_nvtx = g_state.nvtx;
   detail::g_counting = g_state.counters;
+  // Counters alone: the API counts inline (count.h), without the observed forms' other hooks.
+  detail::g_counting_only = g_state.counters && !g_state.nvtx && !g_state.dump_on_timeout &&
+                            g_state.dump_signal == 0 && !trace::enabled();
+  detail::g_time_all = count == "timed";
+  for (uint32_t& ticks : detail::g_sample_ticks) ticks = 0;
+  detail::g_timed_channels = 0;
   detail::g_recent_ns = coarse_ns();
   g_dump_requested = 0;
   g_on = g_state.counters || g_state.nvtx || g_state.dump_on_timeout || g_state.dump_signal != 0;
@@ -191,6 +216,8 @@ tcaResult close(Context& context) {
   g_on = false;
   g_nvtx = false;
   detail::g_counting = false;
+  detail::g_counting_only = false;
+  detail::g_time_all = false;
   const std::string stats = g_state.stats_path;
   std::string json = stats.empty() ? std::string() : counters_json(context);
   g_state = State();
@@ -225,91 +252,87 @@ void timed_out(Context& context, const char* what) {
 
 // ---------------------------------------------------------------- hooks
 
-void kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin,
-          tcaResult result) {
+void bind(Context& context, tcaDesc_st& chain) {
   State& s = g_state;
   const int me = context.rank();
-  if (s.counters) {
-    uint64_t seen[8];  // (peer, transport, direction) keys already counted a kick
-    int seen_count = 0;
-    for (size_t i = 0; i < chain.transfers.size(); ++i) {
-      const Transfer& transfer = chain.transfers[i];
-      if (i >= chain.transfer_transports.size()) break;
-      const int t = transport_index(chain.transfer_transports[i]);
-      const int direction = transfer.dst->owner != me ? kOut : kIn;
-      Cell& cell = s.peers[transfer.peer].cells[t][direction];
-      if (result != TCA_SUCCESS) {
-        ++cell.errors;
-        continue;
-      }
-      ++cell.transfers;
-      cell.bytes += transfer.width * transfer.count;
-      if (transfer.flags & TCA_FLAG_NOTIFY) ++cell.notifications;
-      const uint64_t key = (uint64_t(transfer.peer) << 8) | uint64_t(t << 1) | direction;
-      bool counted = false;
-      for (int k = 0; k < seen_count; ++k) counted = counted || seen[k] == key;
-      if (!counted) {
-        ++cell.kicks;
-        if (seen_count < 8) seen[seen_count++] = key;
-      }
-    }
+  chain.counts.clear();
+  chain.peers.clear();
+  for (size_t i = 0; i < chain.transfers.size() && i < chain.transfer_transports.size(); ++i) {
+    const Transfer& transfer = chain.transfers[i];
+    const int direction = transfer.dst->owner != me ? kOut : kIn;
+    Cell* cell =
+        &s.peers[transfer.peer].cells[transport_index(chain.transfer_transports[i])][direction];
+    auto count = std::find_if(chain.counts.begin(), chain.counts.end(),
+                              [cell](const ChainCount& c) { return c.cell == cell; });
+    if (count == chain.counts.end()) count = chain.counts.insert(count, ChainCount{cell});
+    ++count->transfers;
+    count->bytes += transfer.width * transfer.count;
+    if (transfer.flags & TCA_FLAG_NOTIFY) ++count->notifications;
+    if (std::find(chain.peers.begin(), chain.peers.end(), transfer.peer) == chain.peers.end())
+      chain.peers.push_back(transfer.peer);
   }
-  if (result != TCA_SUCCESS || chain.channel < 0) return;
-  auto& kicked = s.kicked[chain.channel];
-  if (kicked.size() >= kMaxKicked) kicked.erase(kicked.begin());
-  KickedChain entry{token, recent_ns(), begin};
-  if (begin != 0) {  // timed: its distinct peers, so that its drain needs no look-up
-    for (const Transfer& transfer : chain.transfers) {
-      if (std::find(entry.peers, entry.peers + entry.peer_count, transfer.peer) !=
-          entry.peers + entry.peer_count)
-        continue;
-      if (entry.peer_count == KickedChain::kPeers) {
-        entry.peer_count = -1;  // more than fit: looked up at the drain
-        break;
-      }
-      entry.peers[entry.peer_count++] = transfer.peer;
-    }
-  }
-  kicked.push_back(entry);
 }
 
-void drain_end(Context& context, int channel, tcaResult result) {
+void kick_failed(const tcaDesc_st& chain) {
+  for (const ChainCount& count : chain.counts) count.cell->errors += count.transfers;
+}
+
+void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
+  auto& timed = g_state.timed[chain.channel];
+  if (timed.size() >= kMaxTimed) timed.erase(timed.begin());
+  TimedChain entry{token, begin};
+  if (chain.peers.size() > TimedChain::kPeers) {
+    entry.peer_count = -1;  // more than fit: looked up at the drain
+  } else {
+    entry.peer_count = static_cast<int>(chain.peers.size());
+    std::copy(chain.peers.begin(), chain.peers.end(), entry.peers);
+  }
+  timed.push_back(entry);
+  detail::g_timed_channels |= 1u << chain.channel;
+}
+
+void kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaResult result) {
+  count_kick(chain, token, begin, result);
+}
+
+void drain_timed(Context& context, int channel) {
   State& s = g_state;
-  auto& kicked = s.kicked[channel];
-  if (result != TCA_SUCCESS) {
-    if (result == TCA_ERROR_TIMEOUT) timed_out(context, "channel");
-    return;
-  }
-  if (s.counters) {
-    uint64_t end = 0;
-    for (const KickedChain& chain : kicked)
-      if (chain.timed_ns != 0) end = now_ns();
-    for (const KickedChain& chain : kicked) {
-      if (chain.timed_ns == 0) continue;
-      const int bucket = bucket_of(end - chain.timed_ns);
-      for (int p = 0; p < chain.peer_count; ++p) ++s.peers[chain.peers[p]].chain_latency[bucket];
-      if (chain.peer_count >= 0) continue;
-      tcaDesc_st* desc = nullptr;
-      if (context.descriptors().find(reinterpret_cast<tcaDesc>(chain.token), &desc) !=
-          TCA_SUCCESS) {
-        clear_last_error();  // freed since: its latency is not known
-        continue;
-      }
-      int last_peer = -1;
-      for (const Transfer& transfer : desc->transfers)
-        if (transfer.peer != last_peer) {
-          ++s.peers[transfer.peer].chain_latency[bucket];
-          last_peer = transfer.peer;
-        }
+  auto& timed = s.timed[channel];
+  const uint64_t end = now_ns();
+  for (const TimedChain& chain : timed) {
+    const int bucket = bucket_of(end - chain.timed_ns);
+    for (int p = 0; p < chain.peer_count; ++p) ++s.peers[chain.peers[p]].chain_latency[bucket];
+    if (chain.peer_count >= 0) continue;
+    tcaDesc_st* desc = nullptr;
+    if (context.descriptors().find(reinterpret_cast<tcaDesc>(chain.token), &desc) != TCA_SUCCESS) {
+      clear_last_error();  // freed since: its latency is not known
+      continue;
     }
+    for (int peer : desc->peers) ++s.peers[peer].chain_latency[bucket];
   }
-  kicked.clear();
+  timed.clear();
+  detail::g_timed_channels &= ~(1u << channel);
+}
+
+void drain_failed(Context& context, tcaResult result) {
+  if (result == TCA_ERROR_TIMEOUT) timed_out(context, "channel");
 }
 
 void wait_begin(int peer, int slot, uint64_t timed_ns, bool stamped) {
   WaitState& wait = g_state.wait;
   if (wait.active && wait.peer == peer && wait.slot == slot) return;  // a poll goes on
   wait = {true, peer, slot, stamped ? coarse_ns() : 0, timed_ns};
+}
+
+void wait_timed(Cell& cell, int sender, uint64_t begin) {
+  const uint64_t waited = begin != 0 ? now_ns() - begin : 0;
+  ++cell.timed_waits;
+  cell.wait_ns += waited;
+  ++g_state.peers[sender].wait_latency[bucket_of(waited)];
+}
+
+void wait_failed(Cell& cell, tcaResult result) {
+  ++(result == TCA_ERROR_TIMEOUT ? cell.timeouts : cell.errors);
 }
 
 void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaResult result) {
@@ -322,35 +345,21 @@ void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaR
   if (result == TCA_ERROR_PEER_FAILED) timed_out(context, "peer failed");  // the wait shows
   const bool going_on = s.wait.active && s.wait.peer == peer && s.wait.slot == slot;
   // A wait timed from its start, or (a poll that found its notification at once) of no length.
-  const bool timed = going_on ? s.wait.timed_ns != 0 : s.counters && sampled(s, kTimedWait);
+  const bool timed = going_on ? s.wait.timed_ns != 0 : s.counters && sampled(kTimedWait);
   const uint64_t begin = going_on ? s.wait.timed_ns : 0;
   s.wait.active = false;
-  const int sender = result == TCA_SUCCESS && from >= 0 ? from : peer;
-  if (!s.counters || sender < 0) return;
-  Transport* transport = context.default_transport(sender);
-  if (transport == nullptr) return;
-  Cell& cell = s.peers[sender].cells[transport_index(transport)][kIn];
-  if (result == TCA_ERROR_TIMEOUT) {
-    ++cell.timeouts;
-  } else if (result != TCA_SUCCESS) {
-    ++cell.errors;
-  } else {
-    ++cell.waits;
-    if (!timed) return;
-    const uint64_t waited = begin != 0 ? now_ns() - begin : 0;
-    ++cell.timed_waits;
-    cell.wait_ns += waited;
-    ++s.peers[sender].wait_latency[bucket_of(waited)];
-  }
+  if (!s.counters) return;
+  count_wait(result == TCA_SUCCESS && from >= 0 ? from : peer, begin, timed, result);
 }
 
-void notify(Context& context, int dst, int, tcaResult result) {
+void notify(int dst, tcaResult result) {
   if (!g_state.counters) return;
-  Cell& cell = g_state.peers[dst].cells[transport_index(context.default_transport(dst))][kOut];
+  Cell* cell = g_state.default_cells[dst][kOut];
+  if (cell == nullptr) return;
   if (result == TCA_SUCCESS)
-    ++cell.notifications;
+    ++cell->notifications;
   else
-    ++cell.errors;
+    ++cell->errors;
 }
 
 void put_get(Context& context, const Transfer& transfer, bool put, uint64_t begin,

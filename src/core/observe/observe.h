@@ -34,17 +34,22 @@ tcaResult close(Context& context);
 uint64_t now_ns();
 
 // ---- hooks (call only where on()) ----
-// `begin`: the fine clock where the kick is timed (timer_start), else 0.
-void kick(Context& context, const tcaDesc_st& chain, uintptr_t token, uint64_t begin,
-          tcaResult result);
-void drain_end(Context& context, int channel, tcaResult result);
+// tcaDescSet where counters are on: the chain's counts per cell and its distinct peers.
+void bind(Context& context, tcaDesc_st& chain);
+// After a kick: its counts, its time for dumps; `begin`: the fine clock where the kick is timed
+// (timer_start), else 0.
+void kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaResult result);
+// After a drain of `channel`: a failed one (dump on timeout), a successful one that completes
+// timed kicks (their latency).
+void drain_failed(Context& context, tcaResult result);
+void drain_timed(Context& context, int channel);
 // `timed_ns`: the fine clock where the wait is timed (timer_start), else 0. `stamped`: the wait's
 // start is read off the coarse clock now (a poll that missed), else at its loop's first
 // dump_if_requested (a blocking wait).
 void wait_begin(int peer, int slot, uint64_t timed_ns, bool stamped);
 // `from` is the sender (the awaited peer unless TCA_ANY_RANK); `arrived` 0 for a failed poll.
 void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaResult result);
-void notify(Context& context, int dst, int slot, tcaResult result);
+void notify(int dst, tcaResult result);
 void put_get(Context& context, const Transfer& transfer, bool put, uint64_t begin,
              tcaResult result);
 // Collectives (src/coll): which one runs, at which step of its schedule.

@@ -17,11 +17,10 @@ class Transport;
 
 namespace tca::observe {
 
-constexpr int kMaxTransports = 8;  // transport ids counted apart (later ids share the last)
-constexpr int kBuckets = 40;       // latency buckets: [2^b, 2^(b+1)) ns, the last open-ended
-constexpr size_t kMaxKicked = 4096;
-constexpr uint32_t kSampling = 16;  // TCA_COUNTERS=1 times one operation in this many  // chains
-                                    // remembered per channel between drains
+constexpr int kMaxTransports = 8;   // transport ids counted apart (later ids share the last)
+constexpr int kBuckets = 40;        // latency buckets: [2^b, 2^(b+1)) ns, the last open-ended
+constexpr size_t kMaxTimed = 4096;  // timed chains remembered per channel between drains
+constexpr uint32_t kSampling = 16;  // TCA_COUNTERS=1 times one operation in this many
 enum Direction { kOut = 0, kIn = 1 };
 
 struct Cell {
@@ -42,13 +41,12 @@ struct PeerCounters {
   std::array<uint64_t, kBuckets> wait_latency{};            // wait begin to notification
 };
 
-struct KickedChain {
+// A timed kick not yet drained: the fine clock at the kick and the chain's distinct peers.
+struct TimedChain {
   static constexpr int kPeers = 4;
   uintptr_t token = 0;
-  uint64_t kicked_ns = 0;  // coarse clock (ages in dumps)
-  uint64_t timed_ns = 0;   // fine clock where this kick is timed, else 0
-  // A timed chain's distinct peers (-1: more than kPeers, looked up by the token at the drain).
-  int peer_count = 0;
+  uint64_t timed_ns = 0;
+  int peer_count = 0;  // -1: more than kPeers, looked up by the token at the drain
   int peers[kPeers] = {};
 };
 
@@ -73,36 +71,46 @@ struct CollectiveState {
 
 struct State {
   bool counters = false;
-  bool time_all = false;  // TCA_COUNTERS=timed: every operation timed, else one in kSampling
-  // Per kind of operation, so that alternating kinds (a kick, then a wait) are each sampled.
-  std::array<uint32_t, 3> sample_ticks{};
   bool nvtx = false;
   bool dump_on_timeout = false;
   int dump_signal = 0;
   std::string stats_path;  // as set, %r not yet replaced
   std::string dump_path;   // "" : stderr
   std::vector<PeerCounters> peers;
+  // Per peer, the cells of its default transport (notifications and waits); null where none.
+  std::vector<std::array<Cell*, 2>> default_cells;
   std::array<std::string, kMaxTransports> transport_names{};
-  std::array<std::vector<KickedChain>, TCA_DMA_CHANNELS> kicked{};
+  std::array<std::vector<TimedChain>, TCA_DMA_CHANNELS> timed{};
   WaitState wait;
   CollectiveState collective;
   uint64_t opened_ns = 0;
 };
 
-State& state();
 enum TimedKind { kTimedKick = 0, kTimedWait = 1, kTimedPutGet = 2 };
-// Whether this operation is timed (all with TCA_COUNTERS=timed, else one in kSampling of its kind).
-inline bool sampled(State& s, TimedKind kind) {
-  return s.time_all || ++s.sample_ticks[kind] % kSampling == 0;
-}
-// The fine clock where the operation is timed, else 0 (inline: the common answer is 0).
+
+// What the hooks read at every call, where inline code reaches it (observe.cc defines it).
 namespace detail {
+extern State g_state;
 extern bool g_counting;  // mirrors State::counters
+extern bool g_time_all;  // TCA_COUNTERS=timed: every operation timed, else one in kSampling
+// Per kind of operation, so that alternating kinds (a kick, then a wait) are each sampled.
+extern uint32_t g_sample_ticks[3];
+// Channels with timed kicks not yet drained (bit c: channel c), so that a drain looks at once.
+extern uint32_t g_timed_channels;
+}  // namespace detail
+static_assert(TCA_DMA_CHANNELS <= 32, "g_timed_channels has a bit per channel");
+
+inline State& state() { return detail::g_state; }
+// Whether this operation is timed (all with TCA_COUNTERS=timed, else one in kSampling of its kind).
+inline bool sampled(TimedKind kind) {
+  return detail::g_time_all || ++detail::g_sample_ticks[kind] % kSampling == 0;
 }
-uint64_t timer_start_on(TimedKind kind);
+uint64_t now_ns();  // observe.h
+// The fine clock where the operation is timed, else 0 (inline: the common answer is 0).
 inline uint64_t timer_start(TimedKind kind) {
-  return detail::g_counting ? timer_start_on(kind) : 0;
+  return detail::g_counting && sampled(kind) ? now_ns() : 0;
 }
+inline bool timed_kicks_on(int channel) { return (detail::g_timed_channels >> channel) & 1u; }
 // A clock of a few milliseconds' resolution that costs little (ages, waits in progress).
 uint64_t coarse_ns();
 // The coarse clock as last read, for ages in dumps at the cost of a load: refreshed once in

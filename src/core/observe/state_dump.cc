@@ -42,11 +42,9 @@ std::vector<Outstanding> outstanding_chains(Context& context) {
   return out;
 }
 
-double age_ms(uintptr_t token, int channel, uint64_t now) {
-  const auto& kicked = state().kicked[channel];
-  for (auto it = kicked.rbegin(); it != kicked.rend(); ++it)
-    if (it->token == token) return (now - it->kicked_ns) * 1e-6;
-  return -1;
+// Since the chain's last observed kick; -1 where the observer was off at its kicks.
+double age_ms(const tcaDesc_st& desc, uint64_t now) {
+  return desc.kicked_ns != 0 ? (now - desc.kicked_ns) * 1e-6 : -1;
 }
 
 void append_chain(std::string& out, Context& context, const Outstanding& chain, uint64_t now) {
@@ -69,7 +67,7 @@ void append_chain(std::string& out, Context& context, const Outstanding& chain, 
       notifies += fmt::format("{}{{\"peer\":{},\"slot\":{}}}", notifies.empty() ? "" : ",",
                               transfer.dst->owner, transfer.slot);
   }
-  const double age = age_ms(chain.token, desc.channel, now);
+  const double age = age_ms(desc, now);
   fmt::format_to(std::back_inserter(out),
                  "{{\"chain\":\"{:#x}\",\"channel\":{},\"entries\":{},\"peers\":[{}],"
                  "\"transports\":[\"{}\"],\"bytes\":{},\"notifies\":[{}],\"age_ms\":{}}}",
