@@ -27,6 +27,10 @@ size_t round_up_pages(size_t bytes) {
 }
 }  // namespace
 
+std::string host_memfd_name(uint64_t job_key, int owner, uint32_t serial) {
+  return fmt::format("tca.{:016x}.{}.{}", job_key, owner, serial);
+}
+
 tcaResult check_read_write_mapped(uintptr_t begin, size_t bytes) {
   std::FILE* maps = std::fopen("/proc/self/maps", "r");
   if (maps == nullptr)

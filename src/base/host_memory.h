@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "tca/tca.h"
 
@@ -16,6 +17,10 @@ namespace tca {
 // Fails with TCA_ERROR_INVALID_ARGUMENT unless every page of [begin, begin+bytes) is mapped
 // readable and writable in this process now.
 tcaResult check_read_write_mapped(uintptr_t begin, size_t bytes);
+
+// The name of memfd `serial` of rank `owner` in the job of `job_key` (serial 0 is the control
+// block); a peer maps a memfd only under its exact name.
+std::string host_memfd_name(uint64_t job_key, int owner, uint32_t serial);
 
 // RAII owner of one memfd-backed shared mapping. Move-only.
 class HostBlock {

@@ -19,8 +19,6 @@
 #include "base/error.h"
 #include "base/settings.h"
 #include "base/trace_format.h"
-#include "core/observe/observe.h"
-#include "tca/tca_trace.h"
 
 namespace tca::trace {
 
@@ -248,23 +246,3 @@ void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, i
 void collective_end() { emit(now_ns(), trace_format::kCollEnd, ""); }
 
 }  // namespace tca::trace
-
-extern "C" {
-
-int tcaTraceEnabled(void) { return tca::trace::enabled() ? 1 : 0; }
-
-// A phase goes to the trace (TCA_TRACE) and, as an NVTX range of the "phase" category, to
-// Nsight Systems (TCA_NVTX=1); each costs a load and a branch while it is off.
-void tcaTracePhaseBegin(const char* name) {
-  if (name == nullptr) return;
-  if (tca::trace::enabled()) tca::trace::phase(true, name);
-  if (tca::observe::on()) tca::observe::phase(true, name);
-}
-
-void tcaTracePhaseEnd(const char* name) {
-  if (name == nullptr) return;
-  if (tca::trace::enabled()) tca::trace::phase(false, name);
-  if (tca::observe::on()) tca::observe::phase(false, name);
-}
-
-}  // extern "C"

@@ -18,9 +18,9 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
+#include "base/wake.h"
 #include "core/cells.h"
 #include "core/observe/observe.h"
-#include "core/wake.h"
 #include "transport/registry.h"
 
 namespace tca {
@@ -145,8 +145,7 @@ tcaResult Context::init(const tcaConfig* config) {
   TCA_CHECK(HostBlock::create(2 * sizeof(uint64_t) * size_ * TCA_NOTIFY_SLOTS,
                               fmt::format("tca.{:016x}.{}.counters", job_key_, rank_).c_str(),
                               &notify_counters_));
-  TCA_CHECK(make_host_domain(*this, &domains_[TCA_MEM_CPU]));
-  TCA_CHECK(make_gpu_domain(*this, &domains_[TCA_MEM_GPU]));
+  TCA_CHECK(init_domains());
   clock.lap("memory domains");
   TCA_CHECK(init_transports(forced, clock));
   const uint8_t has_gpu = domains_[TCA_MEM_GPU]->unavailable_reason().empty() ? 1 : 0;
@@ -159,6 +158,18 @@ tcaResult Context::init(const tcaConfig* config) {
   TCA_INFO("initialized: rank {} of {}, job key {:#x}, transport {}; {}", rank_, size_, job_key_,
            forced, clock.summary());
   return TCA_SUCCESS;
+}
+
+// Memory domains see only what they need of the job (domain/memory_domain.h).
+tcaResult Context::init_domains() {
+  DomainSetup setup;
+  setup.job_key = job_key_;
+  setup.rank = rank_;
+  for (int rank = 0; rank < rank_; ++rank)
+    if (same_machine(rank)) ++setup.machine_rank;
+  setup.internal = {&control_, &notify_counters_};
+  TCA_CHECK(make_host_domain(setup, &domains_[TCA_MEM_CPU]));
+  return make_gpu_domain(setup, &domains_[TCA_MEM_GPU]);
 }
 
 tcaResult Context::init_transports(const std::string& forced, InitClock& clock) {
@@ -216,33 +227,12 @@ Transport* Context::find_transport(tcaPath path) const {
   return nullptr;
 }
 
-bool Context::carries_default_traffic(const Transport* transport) const {
-  if (controller_.empty()) return true;  // not chosen yet: any transport may be
-  for (int peer = 0; peer < size_; ++peer) {
-    if (controller_[peer] == transport) return true;
-    for (const Transport* chosen : default_[peer])
-      if (chosen == transport) return true;
-  }
-  return false;
-}
-
 Context::~Context() {
   // Peers may still read or write our memory until every rank has arrived here.
   if (bootstrap_ != nullptr) bootstrap_->barrier();
   descriptors_ = DescRegistry();  // prepared runs go before the transports that made them
   while (!transports_.empty()) transports_.pop_back();  // the last registered goes first
   if (bootstrap_ != nullptr) bootstrap_->stop_guard();  // before it goes (it may finalize MPI)
-}
-
-std::string Context::memfd_name(int owner, uint32_t serial) const {
-  return fmt::format("tca.{:016x}.{}.{}", job_key_, owner, serial);
-}
-
-tcaResult Context::check_peer_alive(int peer) const {
-  if (peer == rank_ || !same_machine(peer)) return TCA_SUCCESS;
-  if (kill(peers_[peer].pid, 0) != 0 && errno == ESRCH)
-    TCA_FAIL(TCA_ERROR_PEER_FAILED, "rank {} (pid {}) has exited", peer, peers_[peer].pid);
-  return TCA_SUCCESS;
 }
 
 tcaResult Context::transport_for(tcaPath path, int peer, Transport** out) const {

@@ -20,66 +20,27 @@
 #include "core/init_clock.h"
 #include "domain/memory_domain.h"
 #include "tca/tca.h"
+#include "transport/job.h"
 #include "transport/transport.h"
 #include "tuning/transport_choice.h"
 
 namespace tca {
 
-struct PeerInfo {
-  int pid = 0;
-  int control_fd = -1;
-  uint64_t control_inode = 0;  // identity of the control block's memfd
-  // Hostname, boot id and pid namespace: equal means the same running kernel.
-  uint64_t machine_hash = 0;
-  // The host as tca treats it: the machine, unless TCA_HOST_ID splits one machine into several
-  // (fake) hosts so that every path between hosts can run on one machine.
-  uint64_t host_hash = 0;
-};
-
-class Context {
+// The job, as transports see it (transport/job.h), and everything the API calls.
+class Context final : public Job {
  public:
   static tcaResult create(const tcaConfig* config, std::unique_ptr<Context>* out);
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
   ~Context();
 
-  // ---- what transports read ----
-  int rank() const { return rank_; }
-  int size() const { return size_; }
-  uint64_t job_key() const { return job_key_; }
-  const PeerInfo& peer(int rank) const { return peers_[rank]; }
-  bool same_host(int rank) const { return peers_[rank].host_hash == peers_[rank_].host_hash; }
-  // Whether `rank` runs on this machine (its pid is meaningful here), whatever TCA_HOST_ID says.
-  bool same_machine(int rank) const {
-    return peers_[rank].machine_hash == peers_[rank_].machine_hash;
-  }
-  Bootstrap& bootstrap() { return *bootstrap_; }
-  unsigned char* control_block() { return control_.data(); }
-  uint64_t control_block_size() const { return control_block_bytes(size_); }
-  int timeout_ms() const { return timeout_ms_; }
-  // Name of memfd `serial` of rank `owner` in this job (serial 0 is the control block).
-  std::string memfd_name(int owner, uint32_t serial) const;
-  // The value the next notification of (this rank -> peer, slot) carries.
-  uint64_t next_notify_value(int peer, int slot);
-  // Notifications sent to (peer, slot) and consumed from (src, slot). They live in one
-  // page-aligned block that GPU engines update too (stream-ordered and captured chains count
-  // on the device), so host and GPU share one sequence per slot.
-  uint64_t* notify_sent_counter(int peer, int slot);
-  uint64_t* notify_consumed_counter(int src, int slot);
-  const HostBlock& notify_counter_block() const { return notify_counters_; }
-  const HostBlock* control_memory() const { return &control_; }
-  // The memory domain of `kind` (never null; one without memory says why).
-  MemoryDomain* domain(tcaMemKind kind) const { return domains_[kind].get(); }
-  // The first transport of `path` in this build, or null.
-  Transport* find_transport(tcaPath path) const;
-  // The transport that reaches `peer`'s control block (records, liveness, notifications).
-  Transport* control_transport(int peer) const { return controller_[peer]; }
-  // Whether AUTO sends any traffic (data or control) through `transport`.
-  bool carries_default_traffic(const Transport* transport) const;
-  // Checks that a waited-for peer still runs (same host: its process exists).
-  tcaResult check_peer_alive(int peer) const;
+  // ---- the Job ----
+  Bootstrap& bootstrap() override { return *bootstrap_; }
+  MemoryDomain* domain(tcaMemKind kind) const override { return domains_[kind].get(); }
+  Transport* control_transport(int peer) const override { return controller_[peer]; }
+  tcaResult wait_notification(int src_rank, int slot, int* from) override;
 
   // ---- what the API calls ----
+  // The first transport of `path` in this build, or null.
+  Transport* find_transport(tcaPath path) const;
   void set_timeout_ms(int timeout_ms) {
     timeout_ms_ = timeout_ms;
     bootstrap_->set_timeout_ms(timeout_ms);
@@ -116,7 +77,6 @@ class Context {
 
   tcaResult notify(int dst_rank, int slot);
   tcaResult test_notification(int src_rank, int slot, int* arrived, int* from);
-  tcaResult wait_notification(int src_rank, int slot, int* from);
   tcaResult fence();
 
   // DMA channels: runs kicked on a channel and not yet waited for.
@@ -129,6 +89,7 @@ class Context {
  private:
   Context() = default;
   tcaResult init(const tcaConfig* config);
+  tcaResult init_domains();
   tcaResult init_transports(const std::string& forced, InitClock& clock);
   tcaResult choose_defaults(const std::string& forced);
   // Collective: measures (or reads from the cache) the choice between transports by size.
@@ -161,12 +122,6 @@ class Context {
   tcaResult refuse_unlike_import(const WireHandle& wire);
 
   std::unique_ptr<Bootstrap> bootstrap_;
-  int rank_ = 0;
-  int size_ = 1;
-  uint64_t job_key_ = 0;
-  int timeout_ms_ = 60000;
-  std::vector<PeerInfo> peers_;
-  HostBlock control_;
   uint64_t next_region_id_ = 1;
 
   std::array<std::unique_ptr<MemoryDomain>, 2> domains_;  // by tcaMemKind
@@ -182,7 +137,6 @@ class Context {
   bool forced_ = false;                 // a transport was named: AUTO does not choose by size
   std::vector<uint8_t> gpu_ranks_;      // per rank: 1 where it has a usable GPU
   std::array<ChoiceTable, 8> choices_;  // by choice_class
-  HostBlock notify_counters_;  // sent[peer * SLOTS + slot], then consumed[src * SLOTS + slot]
   int any_source_cursor_ = 0;
   bool oversubscribed_ = false;  // more ranks on this host than cores: waits yield at once
   uint32_t poll_misses_ = 0;     // polls that found nothing (test_notification)

@@ -10,10 +10,10 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/wake.h"
 #include "core/cells.h"
 #include "core/context.h"
 #include "core/observe/observe.h"
-#include "core/wake.h"
 
 namespace tca {
 namespace {
@@ -44,21 +44,6 @@ constexpr uint32_t kFirstSleepUs = 50;
 constexpr uint32_t kMaxSleepUs = 2000;
 
 }  // namespace
-
-uint64_t Context::next_notify_value(int peer, int slot) {
-  return cell_at(reinterpret_cast<unsigned char*>(notify_sent_counter(peer, slot)), 0)
-             ->fetch_add(1, std::memory_order_relaxed) +
-         1;
-}
-
-uint64_t* Context::notify_sent_counter(int peer, int slot) {
-  return reinterpret_cast<uint64_t*>(notify_counters_.data()) +
-         static_cast<size_t>(peer) * TCA_NOTIFY_SLOTS + slot;
-}
-
-uint64_t* Context::notify_consumed_counter(int src, int slot) {
-  return notify_sent_counter(size_ + src, slot);  // the consumed half follows the sent half
-}
 
 // ---------------------------------------------------------------- notifications
 

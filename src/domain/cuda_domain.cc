@@ -8,7 +8,6 @@
 
 #include "base/error.h"
 #include "base/log.h"
-#include "core/context.h"
 
 namespace tca {
 namespace {
@@ -61,9 +60,7 @@ tcaResult allocation_range(const void* ptr, uintptr_t* base, size_t* bytes) {
   return TCA_SUCCESS;
 }
 
-CudaDomain* cuda_domain(const Context& context) {
-  return dynamic_cast<CudaDomain*>(context.domain(TCA_MEM_GPU));
-}
+CudaDomain* cuda_domain(MemoryDomain* gpu_domain) { return dynamic_cast<CudaDomain*>(gpu_domain); }
 
 // A rank without a usable GPU still joins every collective; its GPU calls then fail with the
 // reason recorded here. Ranks of one machine share its GPUs round robin (whatever TCA_HOST_ID
@@ -78,10 +75,7 @@ tcaResult CudaDomain::init() {
                    : std::string("no CUDA device is visible");
     return TCA_SUCCESS;
   }
-  int local_rank = 0;
-  for (int rank = 0; rank < context_.rank(); ++rank)
-    if (context_.same_machine(rank)) ++local_rank;
-  const int device = local_rank % count;
+  const int device = machine_rank_ % count;
   const auto set_up = [&]() -> tcaResult {
     TCA_CUDA_CHECK(cudaSetDevice(device));
     return device_uuid(device, &uuid_);
@@ -102,8 +96,7 @@ void CudaDomain::disable(const std::string& reason) {
 }
 
 tcaResult CudaDomain::require_device() const {
-  if (device_ < 0)
-    TCA_FAIL(TCA_ERROR_UNSUPPORTED, "rank {} has no GPU: {}", context_.rank(), problem_);
+  if (device_ < 0) TCA_FAIL(TCA_ERROR_UNSUPPORTED, "rank {} has no GPU: {}", rank_, problem_);
   return TCA_SUCCESS;
 }
 
@@ -228,8 +221,8 @@ tcaResult CudaDomain::export_range(void* ptr, size_t bytes, PeerRegion* region) 
   return TCA_SUCCESS;
 }
 
-tcaResult make_gpu_domain(Context& context, std::unique_ptr<MemoryDomain>* out) {
-  auto domain = std::make_unique<CudaDomain>(context);
+tcaResult make_gpu_domain(const DomainSetup& setup, std::unique_ptr<MemoryDomain>* out) {
+  auto domain = std::make_unique<CudaDomain>(setup);
   TCA_CHECK(domain->init());
   *out = std::move(domain);
   return TCA_SUCCESS;

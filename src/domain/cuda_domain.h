@@ -18,7 +18,8 @@ namespace tca {
 
 class CudaDomain final : public MemoryDomain {
  public:
-  explicit CudaDomain(Context& context) : context_(context) {}
+  explicit CudaDomain(const DomainSetup& setup)
+      : rank_(setup.rank), machine_rank_(setup.machine_rank) {}
   // Picks the device (no GPU is not an error: unavailable_reason() says why).
   tcaResult init();
 
@@ -56,7 +57,8 @@ class CudaDomain final : public MemoryDomain {
     size_t bytes = 0;
   };
 
-  Context& context_;
+  int rank_ = 0;
+  int machine_rank_ = 0;  // ranks of one machine share its GPUs round robin
   int device_ = -1;
   std::string uuid_;
   std::string problem_;  // why there is no device
@@ -65,8 +67,8 @@ class CudaDomain final : public MemoryDomain {
   std::vector<std::function<void()>> release_hooks_;
 };
 
-// The context's GPU domain as a CUDA domain (null in a build or on a rank without one).
-CudaDomain* cuda_domain(const Context& context);
+// The job's GPU domain as a CUDA domain (null in a build or on a rank without one).
+CudaDomain* cuda_domain(MemoryDomain* gpu_domain);
 // "GPU-xxxxxxxx-..." of a device ordinal.
 tcaResult device_uuid(int device, std::string* out);
 // The allocation holding a device pointer (the driver knows; the runtime has no such query).

@@ -6,7 +6,6 @@
 
 #include "base/error.h"
 #include "base/host_memory.h"
-#include "core/context.h"
 #include "domain/memory_domain.h"
 
 namespace tca {
@@ -14,7 +13,7 @@ namespace {
 
 class HostDomain final : public MemoryDomain {
  public:
-  explicit HostDomain(Context& context) : context_(context) {}
+  explicit HostDomain(const DomainSetup& setup) : setup_(setup) {}
 
   tcaMemKind kind() const override { return TCA_MEM_CPU; }
   const char* name() const override { return "host"; }
@@ -23,8 +22,8 @@ class HostDomain final : public MemoryDomain {
   tcaResult allocate(size_t bytes, void** ptr) override {
     Block block;
     block.serial = next_serial_;
-    TCA_CHECK(HostBlock::create(bytes, context_.memfd_name(context_.rank(), block.serial).c_str(),
-                                &block.memory));
+    TCA_CHECK(HostBlock::create(
+        bytes, host_memfd_name(setup_.job_key, setup_.rank, block.serial).c_str(), &block.memory));
     ++next_serial_;
     *ptr = block.memory.data();
     blocks_.emplace(reinterpret_cast<uintptr_t>(*ptr), std::move(block));
@@ -54,7 +53,7 @@ class HostDomain final : public MemoryDomain {
     uint32_t serial = 0;  // names the memfd (serial 0 is the control block)
   };
 
-  Context& context_;
+  DomainSetup setup_;
   std::map<uintptr_t, Block> blocks_;  // by base address
   uint32_t next_serial_ = 1;
 };
@@ -63,7 +62,7 @@ class HostDomain final : public MemoryDomain {
 // memory must be readable and writable now, and never tca's own blocks.
 tcaResult HostDomain::export_range(void* ptr, size_t bytes, PeerRegion* region) {
   const uintptr_t begin = reinterpret_cast<uintptr_t>(ptr);
-  for (const HostBlock* internal : {context_.control_memory(), &context_.notify_counter_block()}) {
+  for (const HostBlock* internal : setup_.internal) {
     const auto first = reinterpret_cast<uintptr_t>(internal->data());
     if (begin < first + internal->bytes() && first < begin + bytes)
       TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "[{:#x}, +{}) overlaps tca's own control memory", begin,
@@ -90,8 +89,8 @@ tcaResult HostDomain::export_range(void* ptr, size_t bytes, PeerRegion* region) 
 
 }  // namespace
 
-tcaResult make_host_domain(Context& context, std::unique_ptr<MemoryDomain>* out) {
-  *out = std::make_unique<HostDomain>(context);
+tcaResult make_host_domain(const DomainSetup& setup, std::unique_ptr<MemoryDomain>* out) {
+  *out = std::make_unique<HostDomain>(setup);
   return TCA_SUCCESS;
 }
 

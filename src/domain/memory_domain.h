@@ -10,13 +10,22 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "base/host_memory.h"
 #include "base/region.h"
 #include "tca/tca.h"
 
 namespace tca {
 
-class Context;
+// What a memory domain knows of the job, given by the context at tcaInit.
+struct DomainSetup {
+  uint64_t job_key = 0;
+  int rank = 0;
+  int machine_rank = 0;  // this rank's index among the ranks of its machine
+  // tca's own host blocks (control block, notification counters): never registrable.
+  std::vector<const HostBlock*> internal;
+};
 
 class MemoryDomain {
  public:
@@ -43,8 +52,8 @@ class MemoryDomain {
 };
 
 // This rank's host memory: memfd blocks that same-host peers can map.
-tcaResult make_host_domain(Context& context, std::unique_ptr<MemoryDomain>* out);
+tcaResult make_host_domain(const DomainSetup& setup, std::unique_ptr<MemoryDomain>* out);
 // This rank's GPU memory: the CUDA domain in CUDA builds, else a domain that has none.
-tcaResult make_gpu_domain(Context& context, std::unique_ptr<MemoryDomain>* out);
+tcaResult make_gpu_domain(const DomainSetup& setup, std::unique_ptr<MemoryDomain>* out);
 
 }  // namespace tca

@@ -27,7 +27,7 @@ class NoGpuDomain final : public MemoryDomain {
 
 }  // namespace
 
-tcaResult make_gpu_domain(Context&, std::unique_ptr<MemoryDomain>* out) {
+tcaResult make_gpu_domain(const DomainSetup&, std::unique_ptr<MemoryDomain>* out) {
   *out = std::make_unique<NoGpuDomain>();
   return TCA_SUCCESS;
 }

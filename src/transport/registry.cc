@@ -6,15 +6,15 @@
 
 namespace tca {
 
-tcaResult make_shm_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
+tcaResult make_shm_transport(Job&, int, std::vector<std::unique_ptr<Transport>>*);
 #ifdef TCA_HAVE_MPI
-tcaResult make_mpi_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
+tcaResult make_mpi_transport(Job&, int, std::vector<std::unique_ptr<Transport>>*);
 #endif
 #ifdef TCA_HAVE_CUDA
-tcaResult make_cuda_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
+tcaResult make_cuda_transport(Job&, int, std::vector<std::unique_ptr<Transport>>*);
 #endif
 #ifdef TCA_HAVE_UCX
-tcaResult make_ucx_transport(Context&, int, std::vector<std::unique_ptr<Transport>>*);
+tcaResult make_ucx_transport(Job&, int, std::vector<std::unique_ptr<Transport>>*);
 #endif
 
 const std::vector<TransportEntry>& transport_registry() {

@@ -12,13 +12,13 @@
 
 namespace tca {
 
-class Context;
+class Job;
 
 // Collective over all ranks (every rank calls it in tcaInit, in registry order). Appends the
 // transport's paths to `out` (most have one; the CUDA transport has one per engine), all with
 // the given id. A transport that cannot work here (no GPU, no network) still succeeds: its
 // can_reach answers no.
-using TransportFactory = tcaResult (*)(Context& context, int id,
+using TransportFactory = tcaResult (*)(Job& job, int id,
                                        std::vector<std::unique_ptr<Transport>>* out);
 
 struct TransportEntry {

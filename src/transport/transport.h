@@ -16,8 +16,6 @@
 
 namespace tca {
 
-class Context;
-
 // One validated transfer of a chain. Bounds, overflow and ownership were checked when it was
 // appended; one end is always owned by this rank.
 struct Transfer {

@@ -11,9 +11,9 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
-#include "core/context.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
+#include "transport/job.h"
 
 namespace tca {
 
@@ -29,7 +29,7 @@ bool refresh_requested() {
 // Collective. A pair of ranks is measured when either lacks its calibration (or a refresh is
 // asked for); both ranks of the pair take part, since the measurement is a ping-pong.
 tcaResult CudaTransportImpl::calibrate() {
-  const int size = context_.size();
+  const int size = job_.size();
   const std::string path = calibration_path();
   CalibrationCache cache;
   if (!path.empty()) cache.load(path);
@@ -43,7 +43,7 @@ tcaResult CudaTransportImpl::calibrate() {
                         (refresh || cache.find(uuid_, peers_[peer].uuid) == nullptr);
   }
   std::vector<uint8_t> all(static_cast<size_t>(size) * 2 * size);
-  TCA_CHECK(context_.bootstrap().allgather(mine.data(), all.data(), mine.size()));
+  TCA_CHECK(job_.bootstrap().allgather(mine.data(), all.data(), mine.size()));
   const auto said = [&](int rank, int peer, int matrix) {
     return all[static_cast<size_t>(rank) * 2 * size + matrix * size + peer] != 0;
   };
@@ -104,10 +104,10 @@ tcaResult CudaTransportImpl::measure_pairs(const std::vector<std::pair<int, int>
     clear_last_error();
   }
   if (device_ >= 0 && !mine.ready) TCA_WARN("no calibration buffers on GPU {}", device_);
-  std::vector<Landing> landings(context_.size());
-  TCA_CHECK(context_.bootstrap().allgather(&mine, landings.data(), sizeof(Landing)));
+  std::vector<Landing> landings(job_.size());
+  TCA_CHECK(job_.bootstrap().allgather(&mine, landings.data(), sizeof(Landing)));
 
-  const int me = context_.rank();
+  const int me = job_.rank();
   std::vector<PairCalibration> measured;
   for (const auto& [a, b] : pairs) {
     const bool involved = me == a || me == b;
@@ -126,8 +126,8 @@ tcaResult CudaTransportImpl::measure_pairs(const std::vector<std::pair<int, int>
       }
     }
     // Both sides must be ready before either starts (the responder would wait for nothing).
-    std::vector<int32_t> flags(context_.size());
-    TCA_CHECK(context_.bootstrap().allgather(&ready, flags.data(), sizeof(int32_t)));
+    std::vector<int32_t> flags(job_.size());
+    TCA_CHECK(job_.bootstrap().allgather(&ready, flags.data(), sizeof(int32_t)));
     int32_t ok = 0;
     PairCalibration pair;
     if (involved && flags[a] && flags[b]) {
@@ -136,12 +136,12 @@ tcaResult CudaTransportImpl::measure_pairs(const std::vector<std::pair<int, int>
       side.src = static_cast<const unsigned char*>(source.get());
       side.largest = std::min(landings[a].bytes, landings[b].bytes);
       side.notify = {reinterpret_cast<uint64_t*>(device_address_of_counter(
-                         context_.notify_sent_counter(peer, kCalibrationSlot))),
+                         job_.notify_sent_counter(peer, kCalibrationSlot))),
                      reinterpret_cast<uint64_t*>(peers_[peer].control_device +
                                                  notify_cell_offset(me, kCalibrationSlot))};
-      side.next_value = [this, peer] { return context_.next_notify_value(peer, kCalibrationSlot); };
+      side.next_value = [this, peer] { return job_.next_notify_value(peer, kCalibrationSlot); };
       side.wait_for_peer = [this, peer] {
-        return context_.wait_notification(peer, kCalibrationSlot, nullptr);
+        return job_.wait_notification(peer, kCalibrationSlot, nullptr);
       };
       side.initiator = me == a;
       side.alone = a == b;
@@ -153,7 +153,7 @@ tcaResult CudaTransportImpl::measure_pairs(const std::vector<std::pair<int, int>
         clear_last_error();
       }
     }
-    TCA_CHECK(context_.bootstrap().allgather(&ok, flags.data(), sizeof(int32_t)));
+    TCA_CHECK(job_.bootstrap().allgather(&ok, flags.data(), sizeof(int32_t)));
     if (!flags[a] || !flags[b]) continue;
     MeasuredPair result = {};
     if (me == a) {
@@ -166,7 +166,7 @@ tcaResult CudaTransportImpl::measure_pairs(const std::vector<std::pair<int, int>
         result.sm_gbps[i] = pair.sm_gbps[i];
       }
     }
-    TCA_CHECK(context_.bootstrap().broadcast(&result, sizeof(result), a));
+    TCA_CHECK(job_.bootstrap().broadcast(&result, sizeof(result), a));
     // A ping-pong is the same seen from either end: one result serves both directions.
     for (int direction = 0; direction < (a == b ? 1 : 2); ++direction) {
       PairCalibration entry;
@@ -183,7 +183,7 @@ tcaResult CudaTransportImpl::measure_pairs(const std::vector<std::pair<int, int>
   }
 
   int first_here = 0;
-  while (!context_.same_host(first_here)) ++first_here;
+  while (!job_.same_host(first_here)) ++first_here;
   if (me == first_here && !cache_path.empty() && !measured.empty()) {
     // What another job wrote meanwhile is kept.
     CalibrationCache file;
@@ -195,7 +195,7 @@ tcaResult CudaTransportImpl::measure_pairs(const std::vector<std::pair<int, int>
     }
   }
   // Nobody frees its buffers while another rank may still be writing them.
-  return context_.bootstrap().barrier();
+  return job_.bootstrap().barrier();
 }
 
 }  // namespace tca

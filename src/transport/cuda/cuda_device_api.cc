@@ -12,9 +12,9 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
-#include "core/context.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
+#include "transport/job.h"
 
 namespace tca {
 
@@ -27,7 +27,7 @@ tcaResult CudaTransportImpl::signal_address(int rank, int index, uint64_t** out)
     TCA_FAIL(TCA_ERROR_UNREACHABLE,
              "rank {}'s signal cells are not reachable from rank {}'s "
              "GPU",
-             rank, context_.rank());
+             rank, job_.rank());
   *out = peers_[rank].signals + index;
   return TCA_SUCCESS;
 }
@@ -37,11 +37,11 @@ tcaResult CudaTransportImpl::enqueue_notification_wait(int src_rank, int slot,
   TCA_CHECK(require_device());
   TCA_CHECK(use_device());
   TCA_CHECK(check_stream_waits());
-  const auto* cell = reinterpret_cast<const uint64_t*>(peers_[context_.rank()].control_device +
+  const auto* cell = reinterpret_cast<const uint64_t*>(peers_[job_.rank()].control_device +
                                                        notify_cell_offset(src_rank, slot));
   auto* consumed = reinterpret_cast<uint64_t*>(
-      device_address_of_counter(context_.notify_consumed_counter(src_rank, slot)));
-  const uint64_t timeout_ns = static_cast<uint64_t>(context_.timeout_ms()) * 1000000;
+      device_address_of_counter(job_.notify_consumed_counter(src_rank, slot)));
+  const uint64_t timeout_ns = static_cast<uint64_t>(job_.timeout_ms()) * 1000000;
   TCA_CUDA_CHECK(
       launch_notification_wait(cell, consumed, timeout_ns, stream_wait_timed_out_device_, stream));
   return TCA_SUCCESS;
@@ -54,7 +54,7 @@ tcaResult CudaTransportImpl::check_stream_waits() {
     TCA_FAIL(TCA_ERROR_TIMEOUT,
              "a stream-ordered wait for a notification outlived {} ms and "
              "released its stream",
-             context_.timeout_ms());
+             job_.timeout_ms());
   return TCA_SUCCESS;
 }
 

@@ -12,9 +12,9 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
-#include "core/context.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
+#include "transport/job.h"
 
 namespace tca {
 
@@ -36,7 +36,7 @@ tcaResult CudaTransportImpl::prepare_with(std::optional<Engine> engine,
                                           std::unique_ptr<PreparedRun>* out) {
   TCA_CHECK(require_device());
   TCA_CHECK(use_device());
-  const int me = context_.rank();
+  const int me = job_.rank();
   std::vector<DevicePiece> pieces;
   std::vector<LivenessCheck> checks;
   std::vector<HostRegistration> temporary;
@@ -64,7 +64,7 @@ tcaResult CudaTransportImpl::prepare_with(std::optional<Engine> engine,
       const int receiver = transfer.dst->owner;
       piece.notifies.push_back(
           {reinterpret_cast<uint64_t*>(
-               device_address_of_counter(context_.notify_sent_counter(receiver, transfer.slot))),
+               device_address_of_counter(job_.notify_sent_counter(receiver, transfer.slot))),
            reinterpret_cast<uint64_t*>(peers_[receiver].control_device +
                                        notify_cell_offset(me, transfer.slot))});
       notify_keys.push_back({receiver, transfer.slot});
@@ -134,13 +134,12 @@ tcaResult CudaTransportImpl::wait_host_kicks() {
 void CudaTransportImpl::announce_kick(const std::vector<int>& owners) {
   if (owners.empty()) return;
   if (kick_sequences_.empty()) {
-    kick_sequences_.assign(context_.size(), 0);
-    kick_unpublished_.assign(context_.size(), false);
+    kick_sequences_.assign(job_.size(), 0);
+    kick_unpublished_.assign(job_.size(), false);
   }
   for (int owner : owners) {
     if (peers_[owner].control == nullptr) continue;
-    cell_at(peers_[owner].control,
-            inflight_cell_offset(context_.size(), context_.rank(), id(), false))
+    cell_at(peers_[owner].control, inflight_cell_offset(job_.size(), job_.rank(), id(), false))
         ->store(++kick_sequences_[owner], std::memory_order_relaxed);
     kick_unpublished_[owner] = true;
   }
@@ -156,10 +155,9 @@ tcaResult CudaTransportImpl::publish_completed_kicks(bool wait) {
   bool idle = false;
   TCA_CHECK(dma_stream_idle(&idle));
   if (!idle) return TCA_SUCCESS;
-  for (int owner = 0; owner < context_.size(); ++owner) {
+  for (int owner = 0; owner < job_.size(); ++owner) {
     if (!kick_unpublished_[owner]) continue;
-    cell_at(peers_[owner].control,
-            inflight_cell_offset(context_.size(), context_.rank(), id(), true))
+    cell_at(peers_[owner].control, inflight_cell_offset(job_.size(), job_.rank(), id(), true))
         ->store(kick_sequences_[owner], std::memory_order_release);
     kick_unpublished_[owner] = false;
   }
@@ -177,7 +175,7 @@ void CudaTransportImpl::stop_resident() {
 tcaResult CudaTransportImpl::notify(int peer, int slot, uint64_t value) {
   if (peers_[peer].control == nullptr)
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {}'s control block is not mapped here", peer);
-  cell_at(peers_[peer].control, notify_cell_offset(context_.rank(), slot))
+  cell_at(peers_[peer].control, notify_cell_offset(job_.rank(), slot))
       ->store(value, std::memory_order_release);
   return TCA_SUCCESS;
 }

@@ -11,9 +11,9 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
-#include "core/context.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
+#include "transport/job.h"
 
 namespace tca {
 
@@ -25,7 +25,7 @@ CudaRun::CudaRun(CudaTransportImpl& transport, std::unique_ptr<GpuChain> chain,
       checks_(std::move(checks)),
       pinned_(std::move(pinned)),
       notifies_(std::move(notifies)) {
-  const int me = transport_.context().rank();
+  const int me = transport_.job().rank();
   for (const LivenessCheck& check : checks_)
     if (check.owner != me &&
         std::find(owners_.begin(), owners_.end(), check.owner) == owners_.end())
@@ -54,7 +54,7 @@ tcaResult CudaRun::start() {
     // The host counts, so the GPU only publishes: no read of the sequence over PCIe.
     values_.clear();
     for (const NotifyKey& key : notifies_)
-      values_.push_back(transport_.context().next_notify_value(key.receiver, key.slot));
+      values_.push_back(transport_.job().next_notify_value(key.receiver, key.slot));
     TCA_CHECK(transport_.host_kick(*chain_, &values_));
   } else {
     TCA_CHECK(transport_.host_kick(*chain_, nullptr));

@@ -12,9 +12,9 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/settings.h"
-#include "core/context.h"
 #include "tca/tca_cuda.h"
 #include "transport/cuda/cuda_transport_impl.h"
+#include "transport/job.h"
 
 namespace tca {
 
@@ -70,8 +70,8 @@ struct CudaTransportImpl::GpuCard {
 
 tcaResult CudaTransportImpl::init() {
   TCA_CHECK(read_path_overrides());  // before any collective: bad input changes nothing
-  peers_.resize(context_.size());
-  domain_ = cuda_domain(context_);
+  peers_.resize(job_.size());
+  domain_ = cuda_domain(job_.domain(TCA_MEM_GPU));
   if (domain_ == nullptr) TCA_FAIL(TCA_ERROR_INTERNAL, "the CUDA transport needs the CUDA domain");
   domain_->on_release([this] { stop_resident(); });
   TCA_CHECK(choose_device());
@@ -130,7 +130,7 @@ tcaResult CudaTransportImpl::set_up_device() {
   // A blocking stream: host kicks follow the work the application put on the legacy default
   // stream before them (a cudaMemcpy from pageable memory may return before its copy lands).
   TCA_CHECK(make_stream(cudaStreamDefault, &dma_stream_));
-  const HostBlock& counters = context_.notify_counter_block();
+  const HostBlock& counters = job_.notify_counter_block();
   TCA_CHECK(domain_->pin(counters.data(), counters.bytes(), &counters_pinned_, &counters_device_));
   void* flag = nullptr;
   TCA_CUDA_CHECK(cudaHostAlloc(&flag, sizeof(unsigned int), cudaHostAllocMapped));
@@ -148,15 +148,15 @@ tcaResult CudaTransportImpl::exchange_with_peers() {
     std::snprintf(mine.uuid, sizeof(mine.uuid), "%s", uuid_.c_str());
     TCA_CUDA_CHECK(cudaIpcGetMemHandle(&mine.signals, signals_.get()));
   }
-  std::vector<GpuCard> cards(context_.size());
-  TCA_CHECK(context_.bootstrap().allgather(&mine, cards.data(), sizeof(GpuCard)));
+  std::vector<GpuCard> cards(job_.size());
+  TCA_CHECK(job_.bootstrap().allgather(&mine, cards.data(), sizeof(GpuCard)));
   if (device_ < 0) return TCA_SUCCESS;
   // Every rank of this host with a GPU is reached, also one that shares this rank's GPU: CUDA
   // IPC maps its allocations into this process on the same device (attach() refuses a mapping
   // that would alias another). Kernels of processes that share a GPU take turns (time slices),
   // so a GPU-side wait for such a peer costs a slice; host-kicked copies do not wait on the GPU.
-  for (int peer = 0; peer < context_.size(); ++peer) {
-    if (!cards[peer].has_device || !context_.same_host(peer)) continue;
+  for (int peer = 0; peer < job_.size(); ++peer) {
+    if (!cards[peer].has_device || !job_.same_host(peer)) continue;
     if (connect_peer(peer, cards[peer]) != TCA_SUCCESS) {
       TCA_WARN("rank {} is not reachable through CUDA: {}", peer, last_error_message());
       clear_last_error();
@@ -182,13 +182,13 @@ tcaResult CudaTransportImpl::connect_peer(int peer, const GpuCard& card) {
   TCA_CUDA_CHECK(cudaSetDevice(device_));
   if (ordinal != device_) TCA_CHECK(enable_peer_access(ordinal));
 
-  if (peer == context_.rank()) {
-    state.control = context_.control_block();
+  if (peer == job_.rank()) {
+    state.control = job_.control_block();
     state.signals = static_cast<uint64_t*>(signals_.get());
   } else {
-    const PeerInfo& info = context_.peer(peer);
-    TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, context_.control_block_size(),
-                                context_.memfd_name(peer, 0).c_str(), info.control_inode,
+    const PeerInfo& info = job_.peer(peer);
+    TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, job_.control_block_size(),
+                                job_.memfd_name(peer, 0).c_str(), info.control_inode,
                                 &state.control_mapping));
     state.control = state.control_mapping.data();
     void* signals = nullptr;
@@ -196,7 +196,7 @@ tcaResult CudaTransportImpl::connect_peer(int peer, const GpuCard& card) {
     state.signals_mapping = IpcMapping(signals);
     state.signals = static_cast<uint64_t*>(signals);
   }
-  TCA_CHECK(domain_->pin(state.control, context_.control_block_size(), &state.control_pinned,
+  TCA_CHECK(domain_->pin(state.control, job_.control_block_size(), &state.control_pinned,
                          &state.control_device));
   state.reachable = true;
   return TCA_SUCCESS;
@@ -302,21 +302,20 @@ tcaResult CudaTransportImpl::read_record(int owner, uint64_t id, RegionRecord* o
   if (!peers_[owner].reachable)
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "the cuda transport does not reach rank {}", owner);
   const unsigned char* control =
-      owner == context_.rank() ? context_.control_block() : peers_[owner].control;
-  *issued = cell_at(const_cast<unsigned char*>(control), issued_id_offset(context_.size()))
+      owner == job_.rank() ? job_.control_block() : peers_[owner].control;
+  *issued = cell_at(const_cast<unsigned char*>(control), issued_id_offset(job_.size()))
                 ->load(std::memory_order_acquire);
   *found = tca::read_record(control, id, out);
   return TCA_SUCCESS;
 }
 
 const std::atomic<uint64_t>* CudaTransportImpl::live_cell(int owner, uint64_t region_id) const {
-  unsigned char* control =
-      owner == context_.rank() ? context_.control_block() : peers_[owner].control;
+  unsigned char* control = owner == job_.rank() ? job_.control_block() : peers_[owner].control;
   return cell_at(control, live_cell_offset(region_id));
 }
 
 tcaResult CudaTransportImpl::region_alive(const PeerRegion& region, bool* alive) {
-  if (region.owner != context_.rank() && peers_[region.owner].control == nullptr)
+  if (region.owner != job_.rank() && peers_[region.owner].control == nullptr)
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {}'s control block is not mapped here", region.owner);
   *alive = live_cell(region)->load(std::memory_order_acquire) == region.id;
   return TCA_SUCCESS;
@@ -325,7 +324,7 @@ tcaResult CudaTransportImpl::region_alive(const PeerRegion& region, bool* alive)
 tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
                                                  std::vector<HostRegistration>* temporary,
                                                  unsigned char** out) {
-  if (region.owner == context_.rank()) {
+  if (region.owner == job_.rank()) {
     void* host = reinterpret_cast<void*>(region.address);
     *out = domain_->mapped_host_address(host,
                                         region.bytes);  // tcaMalloc blocks, or pinned by the user
@@ -349,7 +348,7 @@ tcaResult CudaTransportImpl::host_device_address(PeerRegion& region,
   HostImport import;
   TCA_CHECK(PeerMapping::open(region.owner_pid, region.wire.memfd, region.wire.memfd_offset,
                               region.bytes,
-                              context_.memfd_name(region.owner, region.wire.memfd_serial).c_str(),
+                              job_.memfd_name(region.owner, region.wire.memfd_serial).c_str(),
                               region.memfd_inode, &import.mapping));
   TCA_CHECK(domain_->pin(import.mapping.data(), region.bytes, &import.pinned, out));
   region.state[id()] = *out;
@@ -364,12 +363,12 @@ tcaResult CudaTransportImpl::end_address(PeerRegion& end, std::vector<HostRegist
     return TCA_SUCCESS;
   }
   if (end.kind == TCA_MEM_CPU) return host_device_address(end, temporary, out);
-  if (end.owner == context_.rank() && end.id == 0) {  // a tcaPut/tcaGet buffer in GPU memory
+  if (end.owner == job_.rank() && end.id == 0) {  // a tcaPut/tcaGet buffer in GPU memory
     *out = reinterpret_cast<unsigned char*>(end.address);
     return TCA_SUCCESS;
   }
   TCA_FAIL(TCA_ERROR_UNREACHABLE, "GPU region {} of rank {} is not mapped on rank {}", end.id,
-           end.owner, context_.rank());
+           end.owner, job_.rank());
 }
 
 tcaResult CudaTransportImpl::device_address(PeerRegion& region, unsigned char** out) {
@@ -377,19 +376,19 @@ tcaResult CudaTransportImpl::device_address(PeerRegion& region, unsigned char** 
   TCA_CHECK(use_device());
   if (!reaches(region.owner))
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "rank {} cannot reach rank {}'s memory from its GPU",
-             context_.rank(), region.owner);
+             job_.rank(), region.owner);
   std::vector<HostRegistration> none;  // registered regions keep their pinning
   return end_address(region, &none, out);
 }
 
 unsigned char* CudaTransportImpl::device_address_of_counter(const uint64_t* counter) const {
-  const auto* base = context_.notify_counter_block().data();
+  const auto* base = job_.notify_counter_block().data();
   return counters_device_ + (reinterpret_cast<const unsigned char*>(counter) - base);
 }
 
-tcaResult make_cuda_transport(Context& context, int id,
+tcaResult make_cuda_transport(Job& job, int id,
                               std::vector<std::unique_ptr<Transport>>* transports) {
-  auto transport = std::make_unique<CudaTransportImpl>(context, id);
+  auto transport = std::make_unique<CudaTransportImpl>(job, id);
   TCA_CHECK(transport->init());
   CudaTransportImpl& impl = *transport;
   transports->push_back(std::move(transport));

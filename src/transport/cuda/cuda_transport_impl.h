@@ -21,6 +21,7 @@
 #include "transport/cuda/copy_paths.h"
 #include "transport/cuda/pair_calibration.h"
 #include "transport/cuda/resident.h"
+#include "transport/job.h"
 #include "transport/transport.h"
 
 namespace tca {
@@ -79,7 +80,7 @@ class CudaRun final : public PreparedRun {
 
 class CudaTransportImpl final : public Transport {
  public:
-  CudaTransportImpl(Context& context, int id) : Transport(id), context_(context) {}
+  CudaTransportImpl(Job& job, int id) : Transport(id), job_(job) {}
   tcaResult init();  // collective
 
   // ---- the transport table ----
@@ -110,7 +111,7 @@ class CudaTransportImpl final : public Transport {
                          std::unique_ptr<PreparedRun>* out);
   tcaResult require_device() const;
   int device() const { return device_; }
-  Context& context() const { return context_; }
+  Job& job() const { return job_; }
   // Makes this rank's device current on the calling thread (tca may be called from any).
   tcaResult use_device() const;
   cudaStream_t dma_stream() const { return dma_stream_.get(); }
@@ -197,7 +198,7 @@ class CudaTransportImpl final : public Transport {
   std::string aliased_mapping(const std::pair<int, std::string>& key, const void* base) const;
   tcaResult enable_peer_access(int ordinal) const;
 
-  Context& context_;
+  Job& job_;
   CudaDomain* domain_ = nullptr;  // this rank's GPU memory
   int device_ = -1;               // the domain's device; -1: this rank has no usable GPU
   std::string uuid_;

@@ -7,8 +7,8 @@
 namespace tca::mpi {
 
 tcaResult MpiTransport::region_alive(const PeerRegion& region, bool* alive) {
-  if (region.owner == context_.rank()) {
-    *alive = load_acquire(context_.control_block(), live_cell_offset(region.id)) == region.id;
+  if (region.owner == job_.rank()) {
+    *alive = load_acquire(job_.control_block(), live_cell_offset(region.id)) == region.id;
     return TCA_SUCCESS;
   }
   TCA_CHECK(check_reachable(region.owner));
@@ -33,13 +33,13 @@ tcaResult MpiTransport::get_words(int owner, MPI_Aint disp, uint64_t* words, int
 
 tcaResult MpiTransport::read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
                                     uint64_t* issued) {
-  if (owner == context_.rank()) {
-    *issued = load_acquire(context_.control_block(), issued_id_offset(context_.size()));
-    *found = tca::read_record(context_.control_block(), id, out);
+  if (owner == job_.rank()) {
+    *issued = load_acquire(job_.control_block(), issued_id_offset(job_.size()));
+    *found = tca::read_record(job_.control_block(), id, out);
     return TCA_SUCCESS;
   }
   TCA_CHECK(check_reachable(owner));
-  TCA_CHECK(context_.check_peer_alive(owner));
+  TCA_CHECK(job_.check_peer_alive(owner));
   return guarded(owner, "a region record read",
                  [&] { return read_remote_record(owner, id, out, found, issued); });
 }
@@ -51,7 +51,7 @@ tcaResult MpiTransport::read_remote_record(int owner, uint64_t id, RegionRecord*
   const auto record_disp = static_cast<MPI_Aint>(record_offset(id));
   uint64_t before = 0, after = 0;
   uint64_t words[kRecordWords] = {};
-  TCA_CHECK(get_words(owner, static_cast<MPI_Aint>(issued_id_offset(context_.size())), issued, 1));
+  TCA_CHECK(get_words(owner, static_cast<MPI_Aint>(issued_id_offset(job_.size())), issued, 1));
   TCA_CHECK(get_words(owner, record_disp, &before, 1));
   *found = before == id;
   if (!*found) return TCA_SUCCESS;
@@ -66,7 +66,7 @@ tcaResult MpiTransport::announce(int owner, bool done) {
   uint64_t& sequence = sequences_[owner];
   if (!done) ++sequence;
   const auto cell = control_blocks_[owner] + static_cast<MPI_Aint>(inflight_cell_offset(
-                                                 context_.size(), context_.rank(), id(), done));
+                                                 job_.size(), job_.rank(), id(), done));
   // Accumulate, like notifications: the owner reads the cell while it may change.
   TCA_MPI_CHECK(MPI_Accumulate(&sequence, 1, MPI_UINT64_T, owner, cell, 1, MPI_UINT64_T,
                                MPI_REPLACE, window_),

@@ -13,7 +13,7 @@ tcaResult MpiRun::add(const Transfer& transfer) {
              "transfer between region {} of rank {} and region {} of rank "
              "{}: the mpi transport carries host memory only",
              src.id, src.owner, dst.id, dst.owner);
-  const int me = transport_.context().rank();
+  const int me = transport_.job().rank();
   const bool dst_local = dst.owner == me;
   const bool src_local = src.owner == me;
   if ((dst_local && dst.mapped == nullptr) || (src_local && src.mapped == nullptr))
@@ -167,13 +167,13 @@ tcaResult MpiRun::run_notify(const NotifyStep& step) {
   for (int target : step.earlier_targets)
     TCA_MPI_CHECK(MPI_Win_flush(target, transport_.window()),
                   "MPI_Win_flush to rank {} before notifying", target);
-  const uint64_t value = transport_.context().next_notify_value(step.peer, step.slot);
+  const uint64_t value = transport_.job().next_notify_value(step.peer, step.slot);
   return transport_.raise_slot(step.peer, step.slot, value);
 }
 
 tcaResult MpiRun::start() {
   // A dead peer of this host is noticed before any RMA to it (MPI may block on it forever).
-  for (int target : probe_targets_) TCA_CHECK(transport_.context().check_peer_alive(target));
+  for (int target : probe_targets_) TCA_CHECK(transport_.job().check_peer_alive(target));
   if (involved_.empty()) return run_announced();  // copies inside this rank: no MPI call
   return guarded(&involved_, "a transfer", [&] { return run_announced(); });
 }

@@ -64,9 +64,9 @@ tcaResult MpiTransport::init() {
                 "MPI_Comm_set_errhandler for the mpi transport");
   int size = 0;
   TCA_MPI_CHECK(MPI_Comm_size(comm_, &size), "MPI_Comm_size");
-  if (size != context_.size())
+  if (size != job_.size())
     TCA_FAIL(TCA_ERROR_INTERNAL, "MPI_COMM_WORLD has {} ranks but the job has {}", size,
-             context_.size());
+             job_.size());
 
   // A lone rank has no peer to expose memory to; Open MPI's osc/rdma cannot even create a
   // window on one process. Its transfers are all local copies and self-notifications.
@@ -85,18 +85,17 @@ tcaResult MpiTransport::init() {
         "here (Open MPI: enable osc/pt2pt, e.g. OMPI_MCA_osc=pt2pt, or give btl/vader a "
         "single-copy mechanism for osc/rdma)",
         created == MPI_SUCCESS ? " on another rank" : ": " + mpi_error_text(created));
-    if (context_.rank() == 0)
-      TCA_WARN("mpi transport reaches no other rank: {}", no_window_reason_);
+    if (job_.rank() == 0) TCA_WARN("mpi transport reaches no other rank: {}", no_window_reason_);
     return TCA_SUCCESS;
   }
   TCA_MPI_CHECK(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
   TCA_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all");
   locked_ = true;
 
-  unsigned char* control_block = context_.control_block();
+  unsigned char* control_block = job_.control_block();
   TCA_MPI_CHECK(
-      MPI_Win_attach(window_, control_block, static_cast<MPI_Aint>(context_.control_block_size())),
-      "MPI_Win_attach of the control block ({} bytes)", context_.control_block_size());
+      MPI_Win_attach(window_, control_block, static_cast<MPI_Aint>(job_.control_block_size())),
+      "MPI_Win_attach of the control block ({} bytes)", job_.control_block_size());
   control_block_attached_ = true;
   const size_t attach_limit = osc_rdma_attach_limit();
   if (attach_limit != SIZE_MAX) max_spans_ = attach_limit > 1 ? attach_limit - 1 : 0;
@@ -106,10 +105,10 @@ tcaResult MpiTransport::init() {
   sequences_.assign(size, 0);
   wake_maps_.resize(size);
   for (int peer = 0; peer < size; ++peer) {
-    if (peer == context_.rank() || !context_.same_host(peer)) continue;
-    const PeerInfo& info = context_.peer(peer);
-    TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, context_.control_block_size(),
-                                context_.memfd_name(peer, 0).c_str(), info.control_inode,
+    if (peer == job_.rank() || !job_.same_host(peer)) continue;
+    const PeerInfo& info = job_.peer(peer);
+    TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, job_.control_block_size(),
+                                job_.memfd_name(peer, 0).c_str(), info.control_inode,
                                 &wake_maps_[peer]));
   }
   TCA_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_AINT, control_blocks_.data(), 1, MPI_AINT, comm_),
@@ -129,15 +128,15 @@ MpiTransport::~MpiTransport() {
 }
 
 tcaResult MpiTransport::check_reachable(int peer) const {
-  if (peer != context_.rank() && window_ == MPI_WIN_NULL)
+  if (peer != job_.rank() && window_ == MPI_WIN_NULL)
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "the mpi transport cannot reach rank {} from rank {}: {}", peer,
-             context_.rank(), no_window_reason_);
+             job_.rank(), no_window_reason_);
   return TCA_SUCCESS;
 }
 
 bool MpiTransport::carries_default_traffic() const {
-  for (int peer = 0; peer < context_.size(); ++peer)
-    if (context_.control_transport(peer) == this) return true;
+  for (int peer = 0; peer < job_.size(); ++peer)
+    if (job_.control_transport(peer) == this) return true;
   return false;
 }
 
@@ -150,14 +149,14 @@ tcaResult MpiTransport::prepare(const std::vector<Transfer>& run,
 }
 
 tcaResult MpiTransport::raise_slot(int peer, int slot, uint64_t value) {
-  if (peer == context_.rank()) {  // only this rank writes its own cells for itself
+  if (peer == job_.rank()) {  // only this rank writes its own cells for itself
     __atomic_store_n(
-        reinterpret_cast<uint64_t*>(context_.control_block() + notify_cell_offset(peer, slot)),
-        value, __ATOMIC_RELEASE);
+        reinterpret_cast<uint64_t*>(job_.control_block() + notify_cell_offset(peer, slot)), value,
+        __ATOMIC_RELEASE);
     return TCA_SUCCESS;
   }
   const MPI_Aint cell =
-      control_blocks_[peer] + static_cast<MPI_Aint>(notify_cell_offset(context_.rank(), slot));
+      control_blocks_[peer] + static_cast<MPI_Aint>(notify_cell_offset(job_.rank(), slot));
   // Accumulate, not put: atomic with respect to the other accumulates on the same cell.
   TCA_MPI_CHECK(
       MPI_Accumulate(&value, 1, MPI_UINT64_T, peer, cell, 1, MPI_UINT64_T, MPI_REPLACE, window_),
@@ -165,13 +164,13 @@ tcaResult MpiTransport::raise_slot(int peer, int slot, uint64_t value) {
   TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush of notification slot {} at rank {}",
                 slot, peer);
   if (static_cast<size_t>(peer) < wake_maps_.size() && wake_maps_[peer].data() != nullptr)
-    wake_sleepers(wake_maps_[peer].data(), context_.size());
+    wake_sleepers(wake_maps_[peer].data(), job_.size());
   return TCA_SUCCESS;
 }
 
 tcaResult MpiTransport::notify(int peer, int slot, uint64_t value) {
   TCA_CHECK(check_reachable(peer));
-  if (peer == context_.rank()) return raise_slot(peer, slot, value);
+  if (peer == job_.rank()) return raise_slot(peer, slot, value);
   return guarded(peer, "a notification", [&]() -> tcaResult {
     TCA_MPI_CHECK(MPI_Win_flush(peer, window_), "MPI_Win_flush to rank {} before notifying", peer);
     return raise_slot(peer, slot, value);
@@ -208,11 +207,10 @@ tcaResult MpiTransport::progress() {
 
 namespace tca {
 
-tcaResult make_mpi_transport(Context& context, int id,
-                             std::vector<std::unique_ptr<Transport>>* out) {
+tcaResult make_mpi_transport(Job& job, int id, std::vector<std::unique_ptr<Transport>>* out) {
   // MPI_COMM_WORLD is this job only where MPI started it; otherwise other transports carry it.
-  if (!context.bootstrap().is_mpi()) return TCA_SUCCESS;
-  auto transport = std::make_unique<mpi::MpiTransport>(context, id);
+  if (!job.bootstrap().is_mpi()) return TCA_SUCCESS;
+  auto transport = std::make_unique<mpi::MpiTransport>(job, id);
   TCA_CHECK(transport->init());
   out->push_back(std::move(transport));
   return TCA_SUCCESS;

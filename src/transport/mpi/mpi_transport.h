@@ -29,9 +29,9 @@
 #include "base/error.h"
 #include "base/host_memory.h"
 #include "base/log.h"
+#include "base/wake.h"
 #include "bootstrap/bootstrap.h"
-#include "core/context.h"
-#include "core/wake.h"
+#include "transport/job.h"
 #include "transport/transport.h"
 
 namespace tca::mpi {
@@ -81,7 +81,7 @@ struct PageRange {
 };
 class MpiTransport final : public Transport {
  public:
-  MpiTransport(Context& context, int id) : Transport(id), context_(context) {}
+  MpiTransport(Job& job, int id) : Transport(id), job_(job) {}
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
   ~MpiTransport() override;
@@ -95,8 +95,7 @@ class MpiTransport final : public Transport {
     return controls(peer) && local == TCA_MEM_CPU && remote == TCA_MEM_CPU;
   }
   bool controls(int peer) const override {
-    return peer == context_.rank() ||
-           (window_ != MPI_WIN_NULL && peer >= 0 && peer < context_.size());
+    return peer == job_.rank() || (window_ != MPI_WIN_NULL && peer >= 0 && peer < job_.size());
   }
   tcaResult register_region(PeerRegion& own, WireHandle* wire) override;
   tcaResult deregister_region(PeerRegion& own) override;
@@ -111,7 +110,7 @@ class MpiTransport final : public Transport {
   tcaResult progress() override;
 
   // ---- what prepared runs use ----
-  Context& context() { return context_; }
+  Job& job() { return job_; }
   MPI_Win window() const { return window_; }
   MPI_Aint live_cell_disp(const PeerRegion& region) const {
     return control_blocks_[region.owner] + static_cast<MPI_Aint>(live_cell_offset(region.id));
@@ -140,7 +139,7 @@ class MpiTransport final : public Transport {
   // Whether AUTO sends any peer's traffic here (then registrations must be reachable at once).
   bool carries_default_traffic() const;
 
-  Context& context_;
+  Job& job_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Win window_ = MPI_WIN_NULL;
   bool locked_ = false;
@@ -151,7 +150,7 @@ class MpiTransport final : public Transport {
   std::vector<MPI_Aint> control_blocks_;  // every rank's control-block address
   std::vector<uint64_t> sequences_;       // transfers announced to each owner
   // Same-host peers' control blocks, mapped only to wake a peer sleeping in a wait
-  // (core/wake.h) after a notification lands.
+  // (base/wake.h) after a notification lands.
   std::vector<PeerMapping> wake_maps_;
   uintptr_t page_size_ = 4096;
   // Memory attached to the window, as disjoint whole-page spans (begin -> end). MPI forbids

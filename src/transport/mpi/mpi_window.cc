@@ -11,7 +11,7 @@ void MpiTransport::release_window() {
     TCA_WARN("mpi transport: MPI_Win_unlock_all failed at finalize");
   if (window_ != MPI_WIN_NULL) {
     for (const auto& span : spans_) MPI_Win_detach(window_, reinterpret_cast<void*>(span.first));
-    if (control_block_attached_) MPI_Win_detach(window_, context_.control_block());
+    if (control_block_attached_) MPI_Win_detach(window_, job_.control_block());
     if (MPI_Win_free(&window_) != MPI_SUCCESS) TCA_WARN("mpi transport: MPI_Win_free failed");
   }
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);

@@ -16,8 +16,8 @@
 
 #include "base/error.h"
 #include "base/host_memory.h"
-#include "core/context.h"
-#include "core/wake.h"
+#include "base/wake.h"
+#include "transport/job.h"
 #include "transport/transport.h"
 
 namespace tca {
@@ -111,9 +111,9 @@ tcaResult cross_memory_copy(const ShmOp& op) {
 
 class ShmRun final : public PreparedRun {
  public:
-  ShmRun(Context& context, std::vector<ShmOp> ops, std::vector<LivenessCheck> checks,
+  ShmRun(Job& job, std::vector<ShmOp> ops, std::vector<LivenessCheck> checks,
          std::vector<Announcement> announcements)
-      : context_(context),
+      : job_(job),
         ops_(std::move(ops)),
         checks_(std::move(checks)),
         announcements_(std::move(announcements)) {}
@@ -135,9 +135,9 @@ class ShmRun final : public PreparedRun {
       }
       // The release store publishes every earlier copy of the run with the notification.
       if (op.notify_cell != nullptr) {
-        op.notify_cell->store(context_.next_notify_value(op.notify_peer, op.notify_slot),
+        op.notify_cell->store(job_.next_notify_value(op.notify_peer, op.notify_slot),
                               std::memory_order_release);
-        wake_sleepers(op.notify_control, context_.size());
+        wake_sleepers(op.notify_control, job_.size());
       }
     }
     return TCA_SUCCESS;
@@ -147,7 +147,7 @@ class ShmRun final : public PreparedRun {
   tcaResult wait() override { return TCA_SUCCESS; }
 
  private:
-  Context& context_;
+  Job& job_;
   std::vector<ShmOp> ops_;
   std::vector<LivenessCheck> checks_;
   std::vector<Announcement> announcements_;
@@ -155,22 +155,22 @@ class ShmRun final : public PreparedRun {
 
 class ShmTransport final : public Transport {
  public:
-  ShmTransport(Context& context, int id) : Transport(id), context_(context) {}
+  ShmTransport(Job& job, int id) : Transport(id), job_(job) {}
 
   tcaResult init() {
-    const int size = context_.size();
+    const int size = job_.size();
     control_.assign(size, nullptr);
     control_maps_.resize(size);
     sequences_.assign(size, 0);
     for (int peer = 0; peer < size; ++peer) {
-      if (!context_.same_host(peer)) continue;
-      if (peer == context_.rank()) {
-        control_[peer] = context_.control_block();
+      if (!job_.same_host(peer)) continue;
+      if (peer == job_.rank()) {
+        control_[peer] = job_.control_block();
         continue;
       }
-      const PeerInfo& info = context_.peer(peer);
-      TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, context_.control_block_size(),
-                                  context_.memfd_name(peer, 0).c_str(), info.control_inode,
+      const PeerInfo& info = job_.peer(peer);
+      TCA_CHECK(PeerMapping::open(info.pid, info.control_fd, 0, job_.control_block_size(),
+                                  job_.memfd_name(peer, 0).c_str(), info.control_inode,
                                   &control_maps_[peer]));
       control_[peer] = control_maps_[peer].data();
     }
@@ -194,7 +194,7 @@ class ShmTransport final : public Transport {
     PeerMapping mapping;
     TCA_CHECK(PeerMapping::open(remote.owner_pid, remote.wire.memfd, remote.wire.memfd_offset,
                                 remote.bytes,
-                                context_.memfd_name(remote.owner, remote.wire.memfd_serial).c_str(),
+                                job_.memfd_name(remote.owner, remote.wire.memfd_serial).c_str(),
                                 remote.memfd_inode, &mapping));
     remote.mapped = mapping.data();
     region_maps_.push_back(std::move(mapping));
@@ -208,14 +208,14 @@ class ShmTransport final : public Transport {
 
   tcaResult read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
                         uint64_t* issued) override {
-    *issued = cell_at(control_[owner], issued_id_offset(context_.size()))
-                  ->load(std::memory_order_acquire);
+    *issued =
+        cell_at(control_[owner], issued_id_offset(job_.size()))->load(std::memory_order_acquire);
     *found = tca::read_record(control_[owner], id, out);
     return TCA_SUCCESS;
   }
 
   tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
-    const int me = context_.rank();
+    const int me = job_.rank();
     std::vector<ShmOp> ops;
     std::vector<LivenessCheck> checks;
     std::vector<Announcement> announcements;
@@ -263,15 +263,15 @@ class ShmTransport final : public Transport {
       }
       ops.push_back(op);
     }
-    *out = std::make_unique<ShmRun>(context_, std::move(ops), std::move(checks),
-                                    std::move(announcements));
+    *out =
+        std::make_unique<ShmRun>(job_, std::move(ops), std::move(checks), std::move(announcements));
     return TCA_SUCCESS;
   }
 
   tcaResult notify(int peer, int slot, uint64_t value) override {
-    cell_at(control_[peer], notify_cell_offset(context_.rank(), slot))
+    cell_at(control_[peer], notify_cell_offset(job_.rank(), slot))
         ->store(value, std::memory_order_release);
-    wake_sleepers(control_[peer], context_.size());
+    wake_sleepers(control_[peer], job_.size());
     return TCA_SUCCESS;
   }
 
@@ -297,14 +297,14 @@ class ShmTransport final : public Transport {
     return cell_at(control_[region.owner], live_cell_offset(region.id));
   }
   Announcement announcement_to(int owner) {
-    const int world = context_.size();
-    const int me = context_.rank();
+    const int world = job_.size();
+    const int me = job_.rank();
     return {cell_at(control_[owner], inflight_cell_offset(world, me, id(), false)),
             cell_at(control_[owner], inflight_cell_offset(world, me, id(), true)),
             &sequences_[owner]};
   }
 
-  Context& context_;
+  Job& job_;
   std::vector<unsigned char*> control_;  // each same-host rank's control block, else null
   std::vector<PeerMapping> control_maps_;
   std::vector<PeerMapping> region_maps_;  // imports, unmapped with the transport
@@ -313,9 +313,8 @@ class ShmTransport final : public Transport {
 
 }  // namespace
 
-tcaResult make_shm_transport(Context& context, int id,
-                             std::vector<std::unique_ptr<Transport>>* out) {
-  auto transport = std::make_unique<ShmTransport>(context, id);
+tcaResult make_shm_transport(Job& job, int id, std::vector<std::unique_ptr<Transport>>* out) {
+  auto transport = std::make_unique<ShmTransport>(job, id);
   TCA_CHECK(transport->init());
   out->push_back(std::move(transport));
   return TCA_SUCCESS;

@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "base/error.h"
-#include "core/context.h"
+#include "transport/job.h"
 #include "transport/ucx/ucx_transport.h"
 
 namespace tca {
@@ -89,7 +89,7 @@ class UcxRun final : public PreparedRun {
 };
 
 tcaResult UcxRun::key_of(const PeerRegion& remote, ucp_rkey_h* out) const {
-  const int me = transport_.context().rank();
+  const int me = transport_.job().rank();
   if (remote.owner == me) {
     const auto* own = static_cast<const UcxOwnRegion*>(remote.state[transport_.id()]);
     if (own == nullptr)
@@ -111,7 +111,7 @@ tcaResult UcxRun::key_of(const PeerRegion& remote, ucp_rkey_h* out) const {
 bool registered(const PeerRegion& region, int id) { return region.state[id] != nullptr; }
 
 tcaResult UcxRun::add(const Transfer& transfer) {
-  const int me = transport_.context().rank();
+  const int me = transport_.job().rank();
   const PeerRegion& dst = *transfer.dst;
   const PeerRegion& src = *transfer.src;
   // The local end is the source of a push, the destination of a pull; a copy between two ends
@@ -175,9 +175,9 @@ void UcxRun::add_rows(RmaOp op, uint64_t local_pitch, uint64_t remote_pitch, uin
 
 tcaResult UcxRun::start() {
   const ucx::WorkerUse use = transport_.use();
-  Context& context = transport_.context();
+  Job& job = transport_.job();
   // A dead peer of this machine is noticed before anything is sent to it.
-  for (int owner : owners_) TCA_CHECK(context.check_peer_alive(owner));
+  for (int owner : owners_) TCA_CHECK(job.check_peer_alive(owner));
   find_owners_to_announce();
   TCA_CHECK(announce(false));
   const tcaResult result = run_ops();
@@ -266,8 +266,8 @@ tcaResult UcxRun::run_ops() {
 }
 
 tcaResult UcxRun::raise(const NotifyOp& op) {
-  const int me = transport_.context().rank();
-  const uint64_t value = transport_.context().next_notify_value(op.peer, op.slot);
+  const int me = transport_.job().rank();
+  const uint64_t value = transport_.job().next_notify_value(op.peer, op.slot);
   if (op.peer != me) {
     // Earlier operations to other ranks complete first; those to `peer` are ordered before the
     // notification by the fence in notify(), except GPU memory's (gpu_peers_): flushed first.

@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "base/handle.h"
 #include "base/log.h"
-#include "core/context.h"
+#include "transport/job.h"
 #include "transport/ucx/status.h"
 
 namespace tca {
@@ -51,7 +51,7 @@ struct UcxStartup {
 
 }  // namespace
 
-UcxTransport::UcxTransport(Context& context, int id) : Transport(id), context_(context) {}
+UcxTransport::UcxTransport(Job& job, int id) : Transport(id), job_(job) {}
 
 // ---------------------------------------------------------------- start-up and teardown
 
@@ -62,7 +62,7 @@ tcaResult UcxTransport::start_ucx(std::vector<uint8_t>* cuda_capable) {
   TCA_CHECK(ucp_.memory_types(&types));
   cuda_capable->assign(1, (types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0 ? 1 : 0);
   TCA_CHECK(ucx::Worker::create(ucp_, &worker_));
-  TCA_CHECK(ucx::MemoryRegion::map(ucp_, context_.control_block(), context_.control_block_size(),
+  TCA_CHECK(ucx::MemoryRegion::map(ucp_, job_.control_block(), job_.control_block_size(),
                                    UCS_MEMORY_TYPE_HOST, &control_memory_));
   return TCA_SUCCESS;
 }
@@ -71,14 +71,14 @@ tcaResult UcxTransport::start_ucx(std::vector<uint8_t>* cuda_capable) {
 // endpoint to its rank is made (reach()).
 tcaResult UcxTransport::map_control_block() {
   std::vector<uint8_t> mine(sizeof(uint64_t));
-  const uint64_t address = reinterpret_cast<uintptr_t>(context_.control_block());
+  const uint64_t address = reinterpret_cast<uintptr_t>(job_.control_block());
   std::memcpy(mine.data(), &address, sizeof address);
   std::vector<uint8_t> key;
   TCA_CHECK(control_memory_.pack_rkey(&key));
   mine.insert(mine.end(), key.begin(), key.end());
   std::vector<std::vector<uint8_t>> all;
-  TCA_CHECK(ucx::allgather_bytes(context_.bootstrap(), mine, &all));
-  const int size = context_.size();
+  TCA_CHECK(ucx::allgather_bytes(job_.bootstrap(), mine, &all));
+  const int size = job_.size();
   control_blocks_.resize(size);
   control_keys_.resize(size);
   control_packed_.resize(size);
@@ -95,7 +95,7 @@ tcaResult UcxTransport::map_control_block() {
 // The endpoint to `rank` and the key of its control block, made on first use (caller holds the
 // worker).
 tcaResult UcxTransport::reach(int rank) {
-  if (rank < 0 || rank >= context_.size())
+  if (rank < 0 || rank >= job_.size())
     TCA_FAIL(TCA_ERROR_INTERNAL, "the ucx transport has no rank {}", rank);
   if (control_keys_[rank].get() != nullptr) return TCA_SUCCESS;
   TCA_CHECK(endpoints_.reach(rank));
@@ -106,7 +106,7 @@ tcaResult UcxTransport::reach(int rank) {
 }
 
 tcaResult UcxTransport::init() {
-  const int size = context_.size();
+  const int size = job_.size();
   std::vector<uint8_t> cuda_capable;
   const tcaResult started = start_ucx(&cuda_capable);
   if (started != TCA_SUCCESS) unusable_ = last_error_message();
@@ -114,18 +114,18 @@ tcaResult UcxTransport::init() {
   const UcxStartup mine{static_cast<uint8_t>(started == TCA_SUCCESS),
                         static_cast<uint8_t>(started == TCA_SUCCESS && cuda_capable[0] != 0)};
   std::vector<UcxStartup> all(size);
-  TCA_CHECK(context_.bootstrap().allgather(&mine, all.data(), sizeof mine));
+  TCA_CHECK(job_.bootstrap().allgather(&mine, all.data(), sizeof mine));
   for (int rank = 0; rank < size; ++rank) {
     if (all[rank].started) continue;
     // Every rank knows the same: no collective below runs anywhere.
     if (unusable_.empty()) unusable_ = fmt::format("UCX did not start on rank {}", rank);
-    if (started == TCA_SUCCESS || context_.rank() == rank)
+    if (started == TCA_SUCCESS || job_.rank() == rank)
       TCA_INFO("ucx transport reaches no rank: {}", unusable_);
     return TCA_SUCCESS;
   }
   cuda_.resize(size);
   for (int rank = 0; rank < size; ++rank) cuda_[rank] = all[rank].cuda;
-  TCA_CHECK(ucx::Endpoints::connect(worker_, context_.bootstrap(), &endpoints_));
+  TCA_CHECK(ucx::Endpoints::connect(worker_, job_.bootstrap(), &endpoints_));
   TCA_CHECK(map_control_block());
   announced_.assign(size, Announced{});
   ready_ = true;
@@ -152,12 +152,12 @@ tcaResult UcxTransport::teardown() {
   ucx::Request flushed;
   TCA_CHECK(ucx::flush(worker_, &flushed));
   TCA_CHECK(ucx::wait(worker_, flushed, check_for({})));
-  TCA_CHECK(ucx::barrier_with_progress(context_.bootstrap(), worker_));
+  TCA_CHECK(ucx::barrier_with_progress(job_.bootstrap(), worker_));
   posted_.clear();
   imported_.clear();
   control_keys_.clear();
   own_.clear();
-  return endpoints_.close(context_.bootstrap(), check_for({}));
+  return endpoints_.close(job_.bootstrap(), check_for({}));
 }
 
 // ---------------------------------------------------------------- reach
@@ -166,15 +166,13 @@ bool UcxTransport::can_reach(int peer, tcaMemKind local, tcaMemKind remote) cons
   return unreachable_reason(peer, local, remote).empty();
 }
 
-bool UcxTransport::controls(int peer) const {
-  return ready_ && peer >= 0 && peer < context_.size();
-}
+bool UcxTransport::controls(int peer) const { return ready_ && peer >= 0 && peer < job_.size(); }
 
 std::string UcxTransport::unreachable_reason(int peer, tcaMemKind local, tcaMemKind remote) const {
   if (!ready_) return unusable_.empty() ? "the ucx transport is not running" : unusable_;
-  if (peer < 0 || peer >= context_.size()) return fmt::format("no rank {}", peer);
-  if (local == TCA_MEM_GPU && !cuda_[context_.rank()])
-    return fmt::format("UCX on rank {} does not handle CUDA memory", context_.rank());
+  if (peer < 0 || peer >= job_.size()) return fmt::format("no rank {}", peer);
+  if (local == TCA_MEM_GPU && !cuda_[job_.rank()])
+    return fmt::format("UCX on rank {} does not handle CUDA memory", job_.rank());
   if (remote == TCA_MEM_GPU && !cuda_[peer])
     return fmt::format("UCX on rank {} does not handle CUDA memory", peer);
   return "";
@@ -182,11 +180,11 @@ std::string UcxTransport::unreachable_reason(int peer, tcaMemKind local, tcaMemK
 
 ucx::WaitCheck UcxTransport::check_for(std::vector<int> peers) const {
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.timeout_ms());
-  const int timeout_ms = context_.timeout_ms();
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(job_.timeout_ms());
+  const int timeout_ms = job_.timeout_ms();
   return [this, peers = std::move(peers), deadline, timeout_ms]() -> tcaResult {
     for (int peer : peers) {
-      TCA_CHECK(context_.check_peer_alive(peer));
+      TCA_CHECK(job_.check_peer_alive(peer));
       const ucs_status_t status = endpoints_.peer_status(peer);
       if (status != UCS_OK)
         TCA_FAIL(TCA_ERROR_PEER_FAILED, "UCX reports the connection to rank {} failed: {}", peer,
@@ -204,7 +202,7 @@ tcaResult UcxTransport::register_region(PeerRegion& own, WireHandle* wire) {
   const ucx::WorkerUse use(progress_);
   if (!ready_ || own.bytes == 0) return TCA_SUCCESS;
   const bool gpu = own.kind == TCA_MEM_GPU;
-  if (gpu && !cuda_[context_.rank()]) return TCA_SUCCESS;  // unreachable through UCX
+  if (gpu && !cuda_[job_.rank()]) return TCA_SUCCESS;  // unreachable through UCX
   auto region = std::make_unique<UcxOwnRegion>();
   void* base =
       own.mapped != nullptr ? static_cast<void*>(own.mapped) : reinterpret_cast<void*>(own.address);
@@ -213,9 +211,9 @@ tcaResult UcxTransport::register_region(PeerRegion& own, WireHandle* wire) {
   std::vector<uint8_t> key;
   TCA_CHECK(region->memory.pack_rkey(&key));
   TCA_CHECK(append_handle_record(*wire, id(), key.data(), key.size()));
-  TCA_CHECK(reach(context_.rank()));
-  TCA_CHECK(ucx::RemoteKey::unpack(endpoints_[context_.rank()], key.data(), key.size(),
-                                   &region->self_key));
+  TCA_CHECK(reach(job_.rank()));
+  TCA_CHECK(
+      ucx::RemoteKey::unpack(endpoints_[job_.rank()], key.data(), key.size(), &region->self_key));
   own.state[id()] = region.get();
   own_[own.id] = std::move(region);
   return TCA_SUCCESS;
@@ -291,8 +289,8 @@ tcaResult UcxTransport::announce(int owner, bool done) {
   announced.begun_ns = now_ns();
   static_assert(kInflightLanes > 0, "begun and done cells are adjacent");
   const uint64_t words[2] = {announced.begun, announced.done_due};
-  TCA_CHECK(post_words(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), false),
-                       words, 2));
+  TCA_CHECK(
+      post_words(owner, inflight_cell_offset(job_.size(), job_.rank(), id(), false), words, 2));
   announced.done_sent = announced.done_due;
   return TCA_SUCCESS;
 }
@@ -312,9 +310,8 @@ tcaResult UcxTransport::send_due_done(bool all) {
     if (!all && now - announced.due_since_ns < kDoneDelayNs) continue;
     if (!fenced) TCA_CHECK(worker_.fence());  // after the runs' operations (they fenced too)
     fenced = true;
-    const tcaResult posted =
-        post_words(owner, inflight_cell_offset(context_.size(), context_.rank(), id(), true),
-                   &announced.done_due, 1);
+    const tcaResult posted = post_words(
+        owner, inflight_cell_offset(job_.size(), job_.rank(), id(), true), &announced.done_due, 1);
     // A dead owner waits for nothing any more: its count is dropped, not an error of every later
     // progress call (survivors go on with the live ranks).
     if (posted == TCA_ERROR_PEER_FAILED)
@@ -328,8 +325,8 @@ tcaResult UcxTransport::send_due_done(bool all) {
 
 tcaResult UcxTransport::region_alive(const PeerRegion& region, bool* alive) {
   const ucx::WorkerUse use(progress_);
-  if (region.owner == context_.rank()) {
-    *alive = load_acquire(context_.control_block(), live_cell_offset(region.id)) == region.id;
+  if (region.owner == job_.rank()) {
+    *alive = load_acquire(job_.control_block(), live_cell_offset(region.id)) == region.id;
     return TCA_SUCCESS;
   }
   if (!controls(region.owner))
@@ -344,20 +341,20 @@ tcaResult UcxTransport::region_alive(const PeerRegion& region, bool* alive) {
 tcaResult UcxTransport::read_record(int owner, uint64_t id, RegionRecord* out, bool* found,
                                     uint64_t* issued) {
   const ucx::WorkerUse use(progress_);
-  if (owner == context_.rank()) {
-    *issued = load_acquire(context_.control_block(), issued_id_offset(context_.size()));
-    *found = tca::read_record(context_.control_block(), id, out);
+  if (owner == job_.rank()) {
+    *issued = load_acquire(job_.control_block(), issued_id_offset(job_.size()));
+    *found = tca::read_record(job_.control_block(), id, out);
     return TCA_SUCCESS;
   }
   if (!controls(owner))
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "the ucx transport cannot reach rank {}: {}", owner,
              unreachable_reason(owner, TCA_MEM_CPU, TCA_MEM_CPU));
-  TCA_CHECK(context_.check_peer_alive(owner));
+  TCA_CHECK(job_.check_peer_alive(owner));
   // The id before and after the words, each get complete before the next is issued: the owner
   // writes the words only while the id is absent, so equal ids bracket a whole record.
   uint64_t before = 0, after = 0;
   uint64_t words[kRecordWords] = {};
-  TCA_CHECK(get_words(owner, issued_id_offset(context_.size()), issued, 1));
+  TCA_CHECK(get_words(owner, issued_id_offset(job_.size()), issued, 1));
   TCA_CHECK(get_words(owner, record_offset(id), &before, 1));
   *found = before == id;
   if (!*found) return TCA_SUCCESS;
@@ -372,17 +369,17 @@ tcaResult UcxTransport::read_record(int owner, uint64_t id, RegionRecord* out, b
 
 tcaResult UcxTransport::notify(int peer, int slot, uint64_t value) {
   const ucx::WorkerUse use(progress_);
-  if (peer == context_.rank()) {  // only this rank writes its own cells for itself
+  if (peer == job_.rank()) {  // only this rank writes its own cells for itself
     __atomic_store_n(
-        reinterpret_cast<uint64_t*>(context_.control_block() + notify_cell_offset(peer, slot)),
-        value, __ATOMIC_RELEASE);
+        reinterpret_cast<uint64_t*>(job_.control_block() + notify_cell_offset(peer, slot)), value,
+        __ATOMIC_RELEASE);
     return TCA_SUCCESS;
   }
   if (!controls(peer))
     TCA_FAIL(TCA_ERROR_UNREACHABLE, "the ucx transport cannot reach rank {}: {}", peer,
              unreachable_reason(peer, TCA_MEM_CPU, TCA_MEM_CPU));
   TCA_CHECK(fence());  // after every earlier operation to `peer`
-  return put_word(peer, notify_cell_offset(context_.rank(), slot), value);
+  return put_word(peer, notify_cell_offset(job_.rank(), slot), value);
 }
 
 tcaResult UcxTransport::pio_pointer(PeerRegion& region, uint64_t, void**) {
@@ -410,9 +407,8 @@ tcaResult UcxTransport::progress() {
 
 // ---------------------------------------------------------------- factory
 
-tcaResult make_ucx_transport(Context& context, int id,
-                             std::vector<std::unique_ptr<Transport>>* out) {
-  auto transport = std::make_unique<UcxTransport>(context, id);
+tcaResult make_ucx_transport(Job& job, int id, std::vector<std::unique_ptr<Transport>>* out) {
+  auto transport = std::make_unique<UcxTransport>(job, id);
   TCA_CHECK(transport->init());
   out->push_back(std::move(transport));
   return TCA_SUCCESS;

@@ -43,7 +43,7 @@
 
 namespace tca {
 
-class Context;
+class Job;
 
 // An own region as UCX knows it: its registration, and its key unpacked for this rank's own
 // endpoint (copies between two regions of this rank are puts to itself).
@@ -59,7 +59,7 @@ struct UcxRemoteRegion {
 
 class UcxTransport final : public Transport {
  public:
-  UcxTransport(Context& context, int id);
+  UcxTransport(Job& job, int id);
   UcxTransport(const UcxTransport&) = delete;
   UcxTransport& operator=(const UcxTransport&) = delete;
   ~UcxTransport() override;
@@ -84,7 +84,7 @@ class UcxTransport final : public Transport {
   tcaResult progress() override;
 
   // ---- what prepared runs use ----
-  Context& context() { return context_; }
+  Job& job() { return job_; }
   // Holds the worker for this thread (the helper thread stays out) for the caller's scope.
   ucx::WorkerUse use() { return ucx::WorkerUse(progress_); }
   const ucx::Worker& worker() const { return worker_; }
@@ -127,7 +127,7 @@ class UcxTransport final : public Transport {
   tcaResult reach(int rank);
   tcaResult teardown();
 
-  Context& context_;
+  Job& job_;
   bool ready_ = false;         // UCX runs on every rank and knows every rank's address
   std::string unusable_;       // why not, where it does not
   std::vector<uint8_t> cuda_;  // per rank: its UCX registers CUDA memory
@@ -159,7 +159,6 @@ class UcxTransport final : public Transport {
 };
 
 // The registry's factory (collective).
-tcaResult make_ucx_transport(Context& context, int id,
-                             std::vector<std::unique_ptr<Transport>>* out);
+tcaResult make_ucx_transport(Job& job, int id, std::vector<std::unique_ptr<Transport>>* out);
 
 }  // namespace tca

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-#include "core/wake.h"
+#include "base/wake.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
