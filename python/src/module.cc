@@ -456,6 +456,20 @@ void bind_cuda(nb::module_& m) {
     Locked locked;
     check(tcaCollStartStream(coll(c), reinterpret_cast<cudaStream_t>(stream)));
   });
+  // Copies `bytes` between device addresses (any GPUs of this process) and returns when the
+  // copy is complete: a device-to-device cudaMemcpy may return before, so the legacy default
+  // stream it ran on is synchronized.
+  m.def("copy_device", [](uintptr_t dst, uintptr_t src, size_t bytes) {
+    cudaError_t e;
+    {
+      nb::gil_scoped_release release;
+      e = cudaMemcpy(ptr(dst), ptr(src), bytes, cudaMemcpyDefault);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(nullptr);
+    }
+    if (e != cudaSuccess)
+      raise(TCA_ERROR_TRANSPORT, std::string("cudaMemcpy of ") + std::to_string(bytes) +
+                                     " bytes between GPU buffers: " + cudaGetErrorString(e));
+  });
 #else
   m.attr("has_cuda") = false;
   auto missing = [](nb::args) {
@@ -465,6 +479,7 @@ void bind_cuda(nb::module_& m) {
   m.def("desc_start_stream", missing);
   m.def("wait_notify_stream", missing);
   m.def("coll_start_stream", missing);
+  m.def("copy_device", missing);
 #endif
 }
 

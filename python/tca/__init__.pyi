@@ -73,6 +73,7 @@ class Region:
     nbytes: int
     kind: Kind
     readonly: bool
+    staged: bool  # a tca-owned read-only GPU copy of an immutable array (JAX GPU memory)
     @property
     def handle(self) -> Handle: ...
     @property

@@ -83,7 +83,14 @@ def buffer_info(obj):
     return BufferInfo(ptr, nbytes, kind, False, dtype, tuple(shape))
 
 
+def immutable(obj):
+    """Whether ``obj`` is an array nothing may write after it exists (JAX)."""
+    return type(obj).__module__.split(".")[0] in ("jax", "jaxlib")
+
+
 def writable_info(obj, what):
+    if immutable(obj):
+        raise InvalidArgumentError(f"{what}: {type(obj).__name__} is immutable (JAX)")
     info = buffer_info(obj)
     if info.readonly:
         raise InvalidArgumentError(f"{what}: {type(obj).__name__} is read-only")

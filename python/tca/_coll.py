@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) the tca authors
 """Collectives on arrays (tca_coll.h, tca_coll_cuda.h): one-shot and persistent."""
+from dataclasses import replace
+
 from . import _tca
-from ._buffers import CPU, GPU, buffer_info, stream_handle, writable_info
-from ._core import _live
+from ._buffers import CPU, GPU, buffer_info, immutable, stream_handle, writable_info
+from ._core import _live, exportable, stage_copy
 from ._errors import InvalidArgumentError
 
 DTYPES = {"i4": 0, "i8": 1, "f4": 2, "f8": 3}
@@ -57,6 +59,16 @@ def _check_pair(send, recv, per_rank_factor, what):
     return s, r, t, count
 
 
+def _source(send, s):
+    """(stage, info) of what a persistent collective registers as its send: a staged copy (a
+    tca Buffer, the caller frees it) of an immutable GPU array that CUDA IPC cannot export
+    (JAX), else (None, s)."""
+    if s.kind == GPU and immutable(send) and not exportable(s):
+        stage = stage_copy(send, s)
+        return stage, replace(s, ptr=stage.ptr)
+    return None, s
+
+
 def allreduce(send, recv=None, op="sum", stream=None, algorithm="auto"):
     """recv[i] = op over ranks of send[i] (collective); returns recv, a new array like send
     where None; in place where recv is send. dtypes int32, int64, float32, float64; op "sum",
@@ -70,9 +82,9 @@ def allreduce(send, recv=None, op="sum", stream=None, algorithm="auto"):
     if stream is not None:
         if s.kind != GPU:
             raise InvalidArgumentError("allreduce: stream= needs GPU arrays")
-        _cached(_ALLREDUCE, t, o, count, s, r, a).start_on(stream)
+        _cached(_ALLREDUCE, t, o, count, send, s, r, a).start_on(stream)
     else:
-        _tca.allreduce(s.ptr, r.ptr, count, t, o, a, s.kind)
+        _tca.allreduce(s.ptr, r.ptr, count, t, o, a, s.kind)  # copies send in: no registration
     return recv
 
 
@@ -83,7 +95,7 @@ def allgather(send, recv, stream=None, algorithm="auto"):
     if stream is not None:
         if s.kind != GPU:
             raise InvalidArgumentError("allgather: stream= needs GPU arrays")
-        _cached(_ALLGATHER, t, 0, count, s, r, a).start_on(stream)
+        _cached(_ALLGATHER, t, 0, count, send, s, r, a).start_on(stream)
     else:
         _tca.allgather(s.ptr, r.ptr, count, t, a, s.kind)
     return recv
@@ -92,11 +104,16 @@ def allgather(send, recv, stream=None, algorithm="auto"):
 _cache = {}
 
 
-def _cached(kind, t, o, count, s, r, a):
-    key = (kind, t, o, count, s.ptr, r.ptr, a, s.kind)
+def _cached(kind, t, o, count, send, s, r, a):
+    # An immutable GPU send may be staged (a copy): its entry is the array's own and keeps it
+    # alive, so that a later array at the same address never meets an old copy.
+    own = s.kind == GPU and immutable(send)
+    key = (kind, t, o, count, s.ptr, r.ptr, a, s.kind, id(send) if own else None)
     coll = _cache.get(key)
     if coll is None or coll.closed:
-        coll = Collective._from_infos(kind, t, o, count, s, r, a)
+        coll = Collective._from_infos(kind, t, o, count, send, s, r, a)
+        if own:
+            coll.send = send
         _cache[key] = coll
     return coll
 
@@ -105,25 +122,34 @@ class Collective:
     """A persistent allreduce or allgather made once for a pair of buffers (collective):
     ``start()``/``wait()`` per iteration, or ``start_on(stream)`` on GPU buffers (capturable in
     torch.cuda.graph / CuPy graphs: every replay runs one iteration). ``kind``: "allreduce" or
-    "allgather". Keeps send and recv alive; ``close()`` frees it (collective)."""
+    "allgather". Keeps send and recv alive; ``close()`` frees it (collective). A JAX GPU send
+    (memory CUDA IPC cannot export) is copied once into tca-owned GPU memory, freed at close:
+    every iteration reduces that copy, which equals the immutable array."""
 
     def __init__(self, kind, send, recv, op="sum", algorithm="auto", resident_idle_us=0):
         k = _choice({"allgather": _ALLGATHER, "allreduce": _ALLREDUCE}, kind, "kind")
         factor = _tca.size() if k == _ALLGATHER else 1
         s, r, t, count = _check_pair(send, recv, factor, kind)
-        self._setup(k, t, _choice(OPS, op, "op"), count, s, r,
-                    _choice(ALGORITHMS, algorithm, "algorithm"), resident_idle_us)
+        o, a = _choice(OPS, op, "op"), _choice(ALGORITHMS, algorithm, "algorithm")
+        self._setup(k, t, o, count, send, s, r, a, resident_idle_us)
         self.send, self.recv = send, recv
 
     @classmethod
-    def _from_infos(cls, k, t, o, count, s, r, a):
+    def _from_infos(cls, k, t, o, count, send, s, r, a):
         self = cls.__new__(cls)
-        self._setup(k, t, o, count, s, r, a, 0)
+        self._setup(k, t, o, count, send, s, r, a, 0)
         self.send = self.recv = None
         return self
 
-    def _setup(self, k, t, o, count, s, r, a, resident_idle_us):
-        self._c = _tca.coll_new(k, t, o, count, s.ptr, r.ptr, a, s.kind, resident_idle_us)
+    def _setup(self, k, t, o, count, send, s, r, a, resident_idle_us):
+        self._c = 0
+        self._stage, s = _source(send, s)
+        try:
+            self._c = _tca.coll_new(k, t, o, count, s.ptr, r.ptr, a, s.kind, resident_idle_us)
+        except BaseException:
+            if self._stage is not None:
+                self._stage.free()
+            raise
         self.kind = "gpu" if s.kind == GPU else "cpu"
         _live.add(self)
 
@@ -166,10 +192,16 @@ class Collective:
         """Frees the collective (collective: every rank closes it)."""
         c, self._c = self._coll(), 0
         _live.discard(self)
-        _tca.coll_free(c)
+        stage, self._stage = self._stage, None
+        try:
+            _tca.coll_free(c)
+        finally:
+            if stage is not None:
+                stage.free()
 
     def _invalidate(self):
         self._c = 0  # tcaFinalize releases what is left
+        self._stage = None
 
     def __enter__(self):
         return self

@@ -2,11 +2,12 @@
 # Copyright (c) the tca authors
 """Lifecycle, memory, regions, handles, chains and immediate transfers (tca.h)."""
 import weakref
+from dataclasses import replace
 
 from . import _tca
-from ._buffers import CPU, GPU, buffer_info, stream_handle, writable_info
+from ._buffers import CPU, GPU, buffer_info, immutable, stream_handle, writable_info
 from ._errors import (InvalidArgumentError, InvalidDescError, NotInitializedError,
-                      OutOfBoundsError, FreedHandleError)
+                      OutOfBoundsError, FreedHandleError, TransportError)
 
 ANY_RANK = _tca.ANY_RANK
 HANDLE_BYTES = _tca.HANDLE_BYTES
@@ -167,15 +168,19 @@ def _handle_bytes(obj, what):
 
 class Region:
     """Memory registered for remote access (``tca.register``). Keeps its object alive until
-    closed; ``close()`` or leaving a ``with`` block deregisters it."""
+    closed; ``close()`` or leaving a ``with`` block deregisters it. ``staged``: the region is a
+    tca-owned read-only GPU copy of an immutable array whose own memory CUDA IPC cannot export
+    (JAX), made once at registration and freed at close; ``ptr`` is the copy's address."""
 
-    def __init__(self, obj, info):
+    def __init__(self, obj, info, stage=None):
         self.obj = obj
         self.ptr = info.ptr
         self.nbytes = info.nbytes
         self.kind = "gpu" if info.kind == GPU else "cpu"
         self.readonly = info.readonly
+        self.staged = stage is not None
         self._handle = Handle(_tca.create_handle(info.ptr, info.nbytes, info.kind))
+        self._stage = stage
         self._open = True
         if self.readonly:
             _readonly.add(self._handle._bytes)
@@ -195,11 +200,15 @@ class Region:
         if not self._open:
             raise FreedHandleError("the region is already closed")
         _tca.destroy_handle(self._handle._bytes)
+        stage = self._stage
         self._invalidate()
+        if stage is not None:
+            stage.free()
 
     def _invalidate(self):
         self._open = False
         self.obj = None
+        self._stage = None  # finalize frees it with everything else
         _readonly.discard(self._handle._bytes)
         _live.discard(self)
 
@@ -218,14 +227,53 @@ class Region:
 
 def register(obj):
     """Registers the memory of ``obj`` (NumPy, CuPy, PyTorch, JAX arrays: DLPack,
-    __cuda_array_interface__ or the buffer protocol; C-contiguous) and returns its Region."""
+    __cuda_array_interface__ or the buffer protocol; C-contiguous) and returns its Region.
+    JAX arrays give read-only regions; a JAX GPU array, whose memory CUDA IPC cannot export,
+    a staged one (``Region.staged``: a copy in tca's GPU memory, made once, freed at close)."""
     if isinstance(obj, Buffer):
         info = obj._info()
     else:
         info = buffer_info(obj)
     if info.nbytes == 0:
         raise InvalidArgumentError(f"{type(obj).__name__}: no bytes to register")
-    return Region(obj, info)
+    if immutable(obj):
+        info = replace(info, readonly=True)
+    try:
+        return Region(obj, info)
+    except TransportError:
+        if not (info.kind == GPU and immutable(obj)):
+            raise
+    stage = stage_copy(obj, info)  # JAX GPU memory: not exportable by CUDA IPC
+    try:
+        return Region(obj, replace(info, ptr=stage.ptr, readonly=True), stage)
+    except BaseException:
+        stage.free()
+        raise
+
+
+def exportable(info):
+    """Whether tca can register the memory of ``info`` as it is (GPU memory: CUDA IPC)."""
+    try:
+        handle = _tca.create_handle(info.ptr, info.nbytes, info.kind)
+    except TransportError:
+        return False
+    _tca.destroy_handle(handle)
+    return True
+
+
+def stage_copy(obj, info):
+    """A Buffer of tca-owned GPU memory holding a copy of immutable GPU ``obj`` (``info``),
+    taken once its producer finished (``block_until_ready``)."""
+    ready = getattr(obj, "block_until_ready", None)
+    if ready is not None:
+        ready()
+    stage = Buffer(info.nbytes, "gpu")
+    try:
+        _tca.copy_device(stage.ptr, info.ptr, info.nbytes)
+    except BaseException:
+        stage.free()
+        raise
+    return stage
 
 
 def allgather_handles(region):

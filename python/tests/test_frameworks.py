@@ -2,9 +2,9 @@
 # Copyright (c) the tca authors
 # Arrays of JAX and CuPy registered as they are: a JAX array (immutable: the buffer protocol's
 # read-only view) as the source of a chain, a put and an allreduce, and refused as a destination;
-# a JAX GPU array (an expected failure while its memory is not exportable by CUDA IPC); CuPy
-# arrays registered and reduced. Each case is skipped, with the reason, where its library (or a
-# GPU) is missing.
+# a JAX GPU array (memory CUDA IPC cannot export: registered as a staged read-only copy) as the
+# source of a chain, a put and allreduces, byte-exact; CuPy arrays registered and reduced. Each
+# case is skipped, with the reason, where its library (or a GPU) is missing.
 import os
 
 import numpy as np
@@ -76,31 +76,63 @@ def test_jax_gpu_array_as_source(ranks):
     rank, size = ranks
     nxt, prv = _ring(rank, size)
     x = jax.device_put(np.arange(1024, dtype=np.int32) * (rank + 1), device)
-    x.block_until_ready()
-    try:
-        rx = tca.register(x)
-    except tca.TransportError as e:
-        # JAX 0.11's GPU memory (also with XLA_PYTHON_CLIENT_ALLOCATOR=platform) is not what
-        # cudaIpcGetMemHandle exports, and tca registers GPU memory for the ranks of its host
-        # through CUDA IPC: JAX GPU arrays cannot be registered yet (docs/PYTHON.md).
-        if "cudaIpcGetMemHandle" not in str(e):
-            raise
-        pytest.xfail(f"JAX GPU memory is not exportable by CUDA IPC: {e}")
+    mine = np.arange(1024, dtype=np.int32) * (rank + 1)
     dst = tca.malloc(4096, "gpu")
+    rx = tca.register(x)
+    # JAX's GPU memory is not what CUDA IPC exports: tca registers a read-only copy of it.
+    assert rx.kind == "gpu" and rx.nbytes == 4096 and rx.readonly and rx.obj is x
+    assert rx.staged == (rx.ptr != x.unsafe_buffer_pointer())
     with rx, tca.register(dst) as rd:
-        assert rx.kind == "gpu" and rx.nbytes == 4096
         peers = tca.allgather_handles(rd)
         with tca.Chain() as chain:
             chain.memcpy(peers[nxt], 0, rx, 0, 4096, notify=7).bind(1)
             chain.kick()
             tca.wait_dma(1)
-            tca.wait_notify(prv, 7)
+            assert tca.wait_notify(prv, 7) == prv
         tca.barrier()
         got = np.zeros(1024, np.int32)
-        tca.get(got, peers[nxt], 0)  # nxt's dst holds this rank's x
-        np.testing.assert_array_equal(got, np.arange(1024, dtype=np.int32) * (rank + 1))
+        tca.get(got, peers[nxt], 0)  # nxt's dst holds this rank's x, byte for byte
+        np.testing.assert_array_equal(got, mine)
         tca.barrier()
+        tca.put(peers[nxt], 0, x[512:])  # a JAX GPU array (a slice) as a put's source
+        tca.barrier()
+        tca.get(got, peers[nxt], 0)
+        np.testing.assert_array_equal(got[:512], mine[512:])
+        np.testing.assert_array_equal(got[512:], mine[512:])
+        with tca.Chain() as chain, pytest.raises(tca.InvalidArgumentError, match="read-only"):
+            chain.memcpy(rx, 0, rd, 0, 4)
+        with pytest.raises(tca.InvalidArgumentError, match="read-only"):
+            tca.put(rx, 0, np.zeros(4, np.uint8))
+        with pytest.raises(tca.InvalidArgumentError, match="immutable"):
+            tca.get(x, peers[nxt], 0)
+        tca.barrier()
+    assert rx.closed and rx._stage is None
+    with pytest.raises(tca.FreedHandleError):
+        rx.close()
     dst.free()
+
+
+def test_jax_gpu_allreduce(ranks):
+    jax = _jax()
+    device = _jax_gpu(jax)
+    cupy = pytest.importorskip("cupy", reason="needs CuPy for the GPU result")
+    rank, size = ranks
+    x = jax.device_put(np.arange(1000, dtype=np.int32) * (rank + 1), device)
+    want = np.arange(1000, dtype=np.int32) * (size * (size + 1) // 2)
+    with cupy.cuda.Device(tca.cuda_device()):
+        recv = cupy.zeros(1000, cupy.int32)
+        tca.allreduce(x, recv)  # one-shot: tca copies send into its own buffer
+        np.testing.assert_array_equal(cupy.asnumpy(recv), want)
+        with tca.Collective("allreduce", x, recv, op="max") as coll:  # registers send: staged
+            recv.fill(0)
+            coll()
+            np.testing.assert_array_equal(cupy.asnumpy(recv), np.arange(1000) * size)
+        stream = cupy.cuda.Stream()
+        recv.fill(0)
+        tca.allreduce(x, recv, stream=stream)  # stream-ordered, cached persistent collective
+        stream.synchronize()
+        np.testing.assert_array_equal(cupy.asnumpy(recv), want)
+        tca.release_cache()
 
 
 def test_cupy_register_and_allreduce(ranks):
