@@ -399,7 +399,11 @@ tcaResult tcaNotify(int dst_rank, int slot) {
   TCA_CONTEXT(context);
   TCA_CHECK(tca::check_rank(*context, dst_rank, false));
   TCA_CHECK(tca::check_slot(slot));
-  if (tca::observe::on()) return tca::observe::notify_peer(*context, dst_rank, slot);
+  if (tca::observe::on()) {
+    if (tca::observe::counting_only())
+      return tca::observe::counted_notify(*context, dst_rank, slot);
+    return tca::observe::notify_peer(*context, dst_rank, slot);
+  }
   if (!tca::trace::enabled()) return context->notify(dst_rank, slot);
   const uint64_t begin = tca::trace::now_ns();
   TCA_CHECK(context->notify(dst_rank, slot));

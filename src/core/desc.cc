@@ -44,6 +44,7 @@ tcaResult DescRegistry::destroy(Context& context, tcaDesc desc) {
       TCA_CHECK(waited);
     context.forget_run(run.get());
   }
+  if (found->unadded_kicks != 0 && observe::counting()) observe::add_kicks(*found);
   descs_.erase(reinterpret_cast<uintptr_t>(desc));
   return TCA_SUCCESS;
 }
@@ -71,6 +72,7 @@ tcaResult check_extent(const PeerRegion& region, const char* end, uint64_t offse
 namespace {
 
 void unbind(Context& context, tcaDesc_st& desc) {
+  if (desc.unadded_kicks != 0 && observe::counting()) observe::add_kicks(desc);
   for (auto& run : desc.runs) context.forget_run(run.get());
   desc.runs.clear();
   desc.run_transports.clear();

@@ -34,9 +34,12 @@ struct tcaDesc_st {
   std::vector<tca::Transport*> transfer_transports;  // per transfer (counters, state dumps)
   std::vector<const tca::PeerRegion*> own_regions;   // checked for liveness at every kick
   // The observer's (src/core/observe/), set by tcaDescSet where counters are on: the counts per
-  // cell and the distinct peers (chain latency); the coarse time of the last observed kick.
+  // cell and the distinct peers (chain latency); the kicks not yet added to the cells (they are
+  // when the counters are read or reset, and before the chain is bound again or freed); the
+  // coarse time of the last observed kick.
   std::vector<tca::observe::ChainCount> counts;
   std::vector<int> peers;
+  uint64_t unadded_kicks = 0;
   uint64_t kicked_ns = 0;
 };
 

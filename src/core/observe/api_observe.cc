@@ -140,7 +140,7 @@ tcaResult tcaResetCounters(void) {
   if (tca::current_context() == nullptr) TCA_FAIL(TCA_ERROR_NOT_INITIALIZED, "call tcaInit first");
   if (!tca::observe::counting())
     TCA_FAIL(TCA_ERROR_UNSUPPORTED, "counters are off: set TCA_COUNTERS=1 or TCA_STATS");
-  tca::observe::reset_counters();
+  tca::observe::reset_counters(*tca::current_context());
   return TCA_SUCCESS;
 }
 

@@ -26,21 +26,17 @@ void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin);
 void wait_timed(Cell& cell, int sender, uint64_t begin);
 void wait_failed(Cell& cell, tcaResult result);
 
-// After a kick: the chain's counts, its time for dumps, and (where timed) its start.
+// After a kick: one more kick of the chain (its cells get them when the counters are read), its
+// time for dumps (the coarse time a timed kick reads: once in 16 kicks), and, where timed, its
+// start.
 inline void count_kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaResult result) {
   if (__builtin_expect(result != TCA_SUCCESS, 0)) {
     kick_failed(chain);
     return;
   }
-  for (const ChainCount& count : chain.counts) {
-    Cell& cell = *count.cell;
-    cell.transfers += count.transfers;
-    cell.bytes += count.bytes;
-    cell.notifications += count.notifications;
-    ++cell.kicks;
-  }
-  chain.kicked_ns = recent_ns();
+  ++chain.unadded_kicks;
   if (__builtin_expect(begin != 0, 0)) kick_timed(chain, token, begin);
+  chain.kicked_ns = detail::g_recent_ns;
 }
 
 // A wait that ended with `result`, for a notification from `sender` where it succeeded;
@@ -87,6 +83,18 @@ inline tcaResult counted_wait(Context& context, int src_rank, int slot, int* fro
   const tcaResult result = context.wait_notification(src_rank, slot, &sender);
   if (result == TCA_SUCCESS && from != nullptr) *from = sender;
   count_wait(result == TCA_SUCCESS && sender >= 0 ? sender : src_rank, begin, begin != 0, result);
+  return result;
+}
+
+// A notification sent to `dst_rank` (or its failure).
+inline void count_notify(int dst_rank, tcaResult result) {
+  Cell* cell = state().default_cells[dst_rank][kOut];
+  if (cell != nullptr) ++(result == TCA_SUCCESS ? cell->notifications : cell->errors);
+}
+
+inline tcaResult counted_notify(Context& context, int dst_rank, int slot) {
+  const tcaResult result = context.notify(dst_rank, slot);
+  count_notify(dst_rank, result);
   return result;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/context.h"
+#include "core/desc.h"
 #include "core/observe/observe.h"
 #include "core/observe/state.h"
 
@@ -67,7 +68,18 @@ bool peer_empty(const PeerCounters& peer) {
 
 }  // namespace
 
+namespace {
+
+void add_every_chains_kicks(Context& context) {
+  context.descriptors().for_each([](uintptr_t, tcaDesc_st& chain) {
+    if (chain.unadded_kicks != 0) add_kicks(chain);
+  });
+}
+
+}  // namespace
+
 std::string counters_json(Context& context) {
+  add_every_chains_kicks(context);
   const State& s = state();
   std::string out = fmt::format(
       "{{\"rank\":{},\"size\":{},\"seconds\":{:.6f},\"timed\":\"{}\",\"histogram\":\"log2 buckets, "
@@ -86,7 +98,8 @@ std::string counters_json(Context& context) {
   return out;
 }
 
-void reset_counters() {
+void reset_counters(Context& context) {
+  add_every_chains_kicks(context);  // and dropped with the rest
   State& s = state();
   for (PeerCounters& peer : s.peers) peer = PeerCounters();
   s.opened_ns = now_ns();

@@ -277,7 +277,20 @@ void kick_failed(const tcaDesc_st& chain) {
   for (const ChainCount& count : chain.counts) count.cell->errors += count.transfers;
 }
 
+void add_kicks(tcaDesc_st& chain) {
+  const uint64_t kicks = chain.unadded_kicks;
+  for (const ChainCount& count : chain.counts) {
+    Cell& cell = *count.cell;
+    cell.transfers += kicks * count.transfers;
+    cell.bytes += kicks * count.bytes;
+    cell.notifications += kicks * count.notifications;
+    cell.kicks += kicks;
+  }
+  chain.unadded_kicks = 0;
+}
+
 void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
+  detail::g_recent_ns = coarse_ns();  // the time of the untimed kicks that follow
   auto& timed = g_state.timed[chain.channel];
   if (timed.size() >= kMaxTimed) timed.erase(timed.begin());
   TimedChain entry{token, begin};
@@ -292,6 +305,7 @@ void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
 }
 
 void kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaResult result) {
+  if (result == TCA_SUCCESS) recent_ns();  // refreshed once in 16 where kicks are not timed
   count_kick(chain, token, begin, result);
 }
 
@@ -353,13 +367,7 @@ void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaR
 }
 
 void notify(int dst, tcaResult result) {
-  if (!g_state.counters) return;
-  Cell* cell = g_state.default_cells[dst][kOut];
-  if (cell == nullptr) return;
-  if (result == TCA_SUCCESS)
-    ++cell->notifications;
-  else
-    ++cell->errors;
+  if (g_state.counters) count_notify(dst, result);
 }
 
 void put_get(Context& context, const Transfer& transfer, bool put, uint64_t begin,

@@ -77,8 +77,11 @@ std::string outstanding(Context& context);
 void timed_out(Context& context, const char* what);
 
 // ---- counters ----
+// Both first add every chain's kicks not yet added (count.h).
 std::string counters_json(Context& context);
-void reset_counters();
+void reset_counters(Context& context);
+// Adds a chain's kicks not yet added to its cells.
+void add_kicks(tcaDesc_st& chain);
 bool counting();
 
 namespace detail {
