@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "counters.h"
 #include "pingpong.h"
 #include "tca_harness/check.h"
 #include "tca_harness/launch.h"
@@ -116,6 +117,8 @@ struct Options {
   int repetitions = 5;
   std::string statistic = "median";  // over the repetitions: "median" or "min"
   std::vector<std::string> paths;    // empty: all
+  std::string counters = "env";      // tca's counters: env, off, on, both (counters.h)
+  int rounds = 1;                    // runs of the paths (each counter setting), each a tcaInit
   bool json = false;
 };
 
@@ -133,19 +136,27 @@ std::vector<size_t> message_sizes(const Options& options) {
   return tca_harness::size_series(options.min_bytes, options.max_bytes, options.factor);
 }
 
-// The table (stdout, or stderr with --json) and the JSON report, written by rank 0.
+// The table (stdout, or stderr with --json) and the JSON report, written by rank 0. With
+// --counters other than env, each row says how the counters were.
 struct Output {
   Output(const Options& options, int rank)
-      : table(options.json, rank == 0), report("tca-pingpong", rank == 0) {
-    table.set_columns({{"path", 24, tca_harness::Align::kLeft},
-                       {"src>dst", 7, tca_harness::Align::kLeft},
-                       {"size (bytes)", 14},
-                       {"latency (us)", 14},
-                       {"bandwidth (GB/s)", 18}});
+      : table(options.json, rank == 0),
+        report("tca-pingpong", rank == 0),
+        counters_column(options.counters != "env") {
+    std::vector<tca_harness::Column> columns = {{"path", 24, tca_harness::Align::kLeft},
+                                                {"src>dst", 7, tca_harness::Align::kLeft},
+                                                {"size (bytes)", 14},
+                                                {"latency (us)", 14},
+                                                {"bandwidth (GB/s)", 18}};
+    if (counters_column) columns.push_back({"counters", 8});
+    table.set_columns(columns);
     report.set("ranks", 2);
   }
   tca_harness::Table table;
   tca_harness::Report report;
+  bool counters_column;
+  CounterComparison comparison;
+  int runs = 0;  // of the selected paths, each a tcaInit of its own
 };
 
 void print_header(const Options& options, const Output& output, const char* auto_transport,
@@ -169,6 +180,11 @@ void print_header(const Options& options, const Output& output, const char* auto
   table.comment(
       format("*.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks", kBlockBytes));
   table.comment("every size is verified once each way before it is timed");
+  if (output.counters_column)
+    table.comment(
+        format("tca's counters: %s; %d round(s), every run a tcaInit of its own",
+               options.counters == "both" ? "off and on alternating" : options.counters.c_str(),
+               options.rounds));
   for (const tcaMemKind kind : {TCA_MEM_CPU, TCA_MEM_GPU}) {
     const char* name = nullptr;
     const char* sizes = nullptr;
@@ -186,8 +202,10 @@ std::string path_label(const Path& path) {
   return path.name + " " + kind_name(path.src) + ">" + kind_name(path.dst);
 }
 
-// Both ranks run this for every path; only rank 0 reports rows. False if verification failed.
-bool run_path(const Path& path, const Options& options, const Endpoint& endpoint, Output* output) {
+// Both ranks run this for every path; only rank 0 reports rows (`counters`: the counter setting
+// of this run, "" where the environment's). False if verification failed.
+bool run_path(const Path& path, const Options& options, const Endpoint& endpoint,
+              const std::string& counters, Output* output) {
   uint64_t seed = std::hash<std::string>{}(path.name);
   for (size_t bytes : message_sizes(options)) {
     if (bytes > path.max_bytes) {
@@ -222,13 +240,18 @@ bool run_path(const Path& path, const Options& options, const Endpoint& endpoint
       const double latency_us = latency * 1e6;
       const double bandwidth_GBps = static_cast<double>(bytes) / latency / 1e9;
       const std::string kinds = std::string(kind_name(path.src)) + ">" + kind_name(path.dst);
-      output->table.row({path.name, kinds, bytes, latency_us, bandwidth_GBps});
-      output->report.add_row({{"path", path.name},
-                              {"src", kind_name(path.src)},
-                              {"dst", kind_name(path.dst)},
-                              {"bytes", bytes},
-                              {"latency_us", latency_us},
-                              {"bandwidth_GBps", bandwidth_GBps}});
+      std::vector<tca_harness::Cell> cells = {path.name, kinds, bytes, latency_us, bandwidth_GBps};
+      nlohmann::ordered_json row = {
+          {"path", path.name}, {"src", kind_name(path.src)}, {"dst", kind_name(path.dst)},
+          {"bytes", bytes},    {"latency_us", latency_us},   {"bandwidth_GBps", bandwidth_GBps}};
+      if (output->counters_column) {
+        cells.push_back(counters.empty() ? "env" : counters);
+        row["counters"] = counters.empty() ? "env" : counters;
+        output->comparison.add(path_label(path) + " " + std::to_string(bytes) + " B", counters,
+                               latency_us);
+      }
+      output->table.row(cells);
+      output->report.add_row(row);
     }
   }
   return true;
@@ -295,6 +318,16 @@ void add_options(tca_harness::Cli& cli, Options& options,
       ->capture_default_str();
   cli.add_repeatable("-p,--path", options.paths, "Only these paths (repeatable; default all)",
                      path_names);
+  app.add_option("--counters", options.counters,
+                 "tca's counters in each run: as the environment says (env), off, on, or both "
+                 "(off and on alternating, each run a tcaInit of its own; the end compares them)")
+      ->check(CLI::IsMember({"env", "off", "on", "both"}))
+      ->capture_default_str();
+  app.add_option("--rounds", options.rounds,
+                 "Runs of the selected paths (of each --counters setting), each a tcaInit of its "
+                 "own")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   cli.add_json(options.json);
 }
 
@@ -334,18 +367,20 @@ void finish(Endpoint* endpoint) {
 }
 
 // Every selected path both ranks can run; false where one delivered wrong data.
-bool run_paths(const Options& options, Endpoint& endpoint, Output* output) {
+bool run_paths(const Options& options, Endpoint& endpoint, const std::string& counters,
+               Output* output) {
   bool all_verified = true;
   for (const Path& path : all_paths(endpoint)) {
     if (!selected(options, path)) continue;
     const std::string reason =
         tca_harness::agreed_reason(path.unavailable_reason(), "not available on rank 1");
     if (!reason.empty()) {
-      tca_harness::skip_note(output->table, output->report,
-                             path_label(path) + ": skipped, " + reason);
+      if (output->runs == 0)  // said once
+        tca_harness::skip_note(output->table, output->report,
+                               path_label(path) + ": skipped, " + reason);
       continue;
     }
-    all_verified = run_path(path, options, endpoint, output) && all_verified;
+    all_verified = run_path(path, options, endpoint, counters, output) && all_verified;
   }
   return all_verified;
 }
@@ -374,6 +409,8 @@ int main(int argc, char** argv) {
     if (options.min_bytes > options.max_bytes)
       throw CLI::ValidationError("--min-bytes", "must not exceed --max-bytes");
   });
+  const std::vector<std::string> runs = counter_runs(options.counters);
+  if (!parse_end) set_counters(runs.front());
   if (parse_end || !start(options, mpi_missing, argv[0], &endpoint)) {
     tca_harness::finish_reference_mpi();
     return parse_end ? *parse_end : 1;
@@ -388,9 +425,25 @@ int main(int argc, char** argv) {
   const char* bootstrap = "?";
   check(tcaBootstrapInfo(&bootstrap, nullptr), "tcaBootstrapInfo");
   output.report.set("bootstrap", bootstrap);
+  if (output.counters_column || options.rounds > 1) {
+    output.report.set("counters", options.counters);
+    output.report.set("rounds", options.rounds);
+  }
   print_header(options, output, auto_transport, endpoint.peer);
 
-  const bool all_verified = run_paths(options, endpoint, &output);
+  bool all_verified = true;
+  for (int round = 0; round < options.rounds; ++round)
+    for (const std::string& counters : runs) {
+      if (output.runs > 0) {  // every run but the first starts tca again
+        finish(&endpoint);
+        set_counters(counters);
+        endpoint = Endpoint();
+        if (!start(options, mpi_missing, argv[0], &endpoint)) return 1;
+      }
+      all_verified = run_paths(options, endpoint, counters, &output) && all_verified;
+      ++output.runs;
+    }
+  if (runs.size() > 1) output.comparison.print(output.table, output.report);
   if (options.json) output.report.print();
 
   finish(&endpoint);
