@@ -112,6 +112,12 @@ void spread_over_ranks(std::vector<LevelRecord>& levels, int ranks) {
 SearchRecord search_once(RunContext& c, Engine& engine, Exchange& exchange, const SearchKey& key,
                          const SearchSettings& settings) {
   SearchRecord record;
+  // One untimed round of the search's exchanges first (the counts' reduction and a frontier
+  // gather; every search resets both buffers before it uses them): after a validation, several
+  // milliseconds without traffic between the ranks' GPUs, the first level's exchanges took about
+  // 0.3 ms more on 4 GPUs (docs/BFS.md), a cost of the idle links, not of the search.
+  exchange.reduce_counts();
+  exchange.gather_frontier(0);
   // The ranks start a timed search together, as the Graph500 reference code does: otherwise the
   // first level's collectives wait for the rank that finished the previous validation last.
   engine.synchronize();
