@@ -83,26 +83,10 @@ tcaResult MemoryRegion::pack_rkey(std::vector<uint8_t>* out) const {
 tcaResult RemoteKey::unpack(ucp_ep_h ep, const void* packed, size_t bytes, RemoteKey* out) {
   if (bytes == 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "ucp_ep_rkey_unpack: an empty key");
   RemoteKey made;
-  TCA_UCX_CHECK(ucp_ep_rkey_unpack(ep, packed, &made.rkey_), "ucp_ep_rkey_unpack ({} bytes)",
+  TCA_UCX_CHECK(ucp_ep_rkey_unpack(ep, packed, made.rkey_.slot()), "ucp_ep_rkey_unpack ({} bytes)",
                 bytes);
   *out = std::move(made);
   return TCA_SUCCESS;
-}
-
-RemoteKey::RemoteKey(RemoteKey&& other) noexcept : rkey_(std::exchange(other.rkey_, nullptr)) {}
-
-RemoteKey& RemoteKey::operator=(RemoteKey&& other) noexcept {
-  if (this != &other) {
-    release();
-    rkey_ = std::exchange(other.rkey_, nullptr);
-  }
-  return *this;
-}
-
-RemoteKey::~RemoteKey() { release(); }
-
-void RemoteKey::release() {
-  if (rkey_ != nullptr) ucp_rkey_destroy(std::exchange(rkey_, nullptr));
 }
 
 }  // namespace tca::ucx

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tca/tca.h"
+#include "transport/ucx/owner.h"
 #include "transport/ucx/worker.h"
 
 namespace tca::ucx {
@@ -53,17 +54,11 @@ class RemoteKey {
   RemoteKey() = default;
   // Unpacks a key packed by the region's owner, for `ep`, an endpoint to that owner.
   static tcaResult unpack(ucp_ep_h ep, const void* packed, size_t bytes, RemoteKey* out);
-  RemoteKey(RemoteKey&& other) noexcept;
-  RemoteKey& operator=(RemoteKey&& other) noexcept;
-  RemoteKey(const RemoteKey&) = delete;
-  RemoteKey& operator=(const RemoteKey&) = delete;
-  ~RemoteKey();
 
-  ucp_rkey_h get() const { return rkey_; }
+  ucp_rkey_h get() const { return rkey_.get(); }
 
  private:
-  void release();
-  ucp_rkey_h rkey_ = nullptr;
+  UcxOwner<ucp_rkey_h, ucp_rkey_destroy> rkey_;
 };
 
 }  // namespace tca::ucx

@@ -69,7 +69,7 @@ tcaResult UcpContext::create(uint64_t features, const Defaults& defaults, UcpCon
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = features;
   UcpContext made;
-  const ucs_status_t status = ucp_init(&params, config, &made.context_);
+  const ucs_status_t status = ucp_init(&params, config, made.context_.slot());
   ucp_config_release(config);
   TCA_UCX_CHECK(status, "ucp_init (features {:#x})", features);
   *out = std::move(made);
@@ -79,26 +79,9 @@ tcaResult UcpContext::create(uint64_t features, const Defaults& defaults, UcpCon
 tcaResult UcpContext::memory_types(uint64_t* mask) const {
   ucp_context_attr_t attr{};
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
-  TCA_UCX_CHECK(ucp_context_query(context_, &attr), "ucp_context_query (memory types)");
+  TCA_UCX_CHECK(ucp_context_query(context_.get(), &attr), "ucp_context_query (memory types)");
   *mask = attr.memory_types;
   return TCA_SUCCESS;
-}
-
-UcpContext::UcpContext(UcpContext&& other) noexcept
-    : context_(std::exchange(other.context_, nullptr)) {}
-
-UcpContext& UcpContext::operator=(UcpContext&& other) noexcept {
-  if (this != &other) {
-    release();
-    context_ = std::exchange(other.context_, nullptr);
-  }
-  return *this;
-}
-
-UcpContext::~UcpContext() { release(); }
-
-void UcpContext::release() {
-  if (context_ != nullptr) ucp_cleanup(std::exchange(context_, nullptr));
 }
 
 // ---- Worker ----
@@ -108,39 +91,24 @@ tcaResult Worker::create(const UcpContext& context, Worker* out) {
   params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   Worker made;
-  TCA_UCX_CHECK(ucp_worker_create(context.get(), &params, &made.worker_), "ucp_worker_create");
+  TCA_UCX_CHECK(ucp_worker_create(context.get(), &params, made.worker_.slot()),
+                "ucp_worker_create");
   *out = std::move(made);
   return TCA_SUCCESS;
-}
-
-Worker::Worker(Worker&& other) noexcept : worker_(std::exchange(other.worker_, nullptr)) {}
-
-Worker& Worker::operator=(Worker&& other) noexcept {
-  if (this != &other) {
-    release();
-    worker_ = std::exchange(other.worker_, nullptr);
-  }
-  return *this;
-}
-
-Worker::~Worker() { release(); }
-
-void Worker::release() {
-  if (worker_ != nullptr) ucp_worker_destroy(std::exchange(worker_, nullptr));
 }
 
 tcaResult Worker::address(std::vector<uint8_t>* out) const {
   ucp_worker_attr_t attr{};
   attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
-  TCA_UCX_CHECK(ucp_worker_query(worker_, &attr), "ucp_worker_query (address)");
+  TCA_UCX_CHECK(ucp_worker_query(worker_.get(), &attr), "ucp_worker_query (address)");
   const auto* bytes = reinterpret_cast<const uint8_t*>(attr.address);
   out->assign(bytes, bytes + attr.address_length);
-  ucp_worker_release_address(worker_, attr.address);
+  ucp_worker_release_address(worker_.get(), attr.address);
   return TCA_SUCCESS;
 }
 
 tcaResult Worker::fence() const {
-  TCA_UCX_CHECK(ucp_worker_fence(worker_), "ucp_worker_fence");
+  TCA_UCX_CHECK(ucp_worker_fence(worker_.get()), "ucp_worker_fence");
   return TCA_SUCCESS;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tca/tca.h"
+#include "transport/ucx/owner.h"
 
 namespace tca::ucx {
 
@@ -24,19 +25,13 @@ class UcpContext {
   // Reads UCX's configuration from the environment (UCX_TLS, UCX_NET_DEVICES, ...) over
   // `defaults` and opens the transports that serve `features` (UCP_FEATURE_*).
   static tcaResult create(uint64_t features, const Defaults& defaults, UcpContext* out);
-  UcpContext(UcpContext&& other) noexcept;
-  UcpContext& operator=(UcpContext&& other) noexcept;
-  UcpContext(const UcpContext&) = delete;
-  UcpContext& operator=(const UcpContext&) = delete;
-  ~UcpContext();
 
-  ucp_context_h get() const { return context_; }
+  ucp_context_h get() const { return context_.get(); }
   // The memory types UCX can register and reach here (a mask of UCS_BIT(UCS_MEMORY_TYPE_*)).
   tcaResult memory_types(uint64_t* mask) const;
 
  private:
-  void release();
-  ucp_context_h context_ = nullptr;
+  UcxOwner<ucp_context_h, ucp_cleanup> context_;
 };
 
 class Worker {
@@ -44,24 +39,18 @@ class Worker {
   Worker() = default;
   // A worker whose calls come from one thread at a time (tca serializes its API).
   static tcaResult create(const UcpContext& context, Worker* out);
-  Worker(Worker&& other) noexcept;
-  Worker& operator=(Worker&& other) noexcept;
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-  ~Worker();
 
-  ucp_worker_h get() const { return worker_; }
+  ucp_worker_h get() const { return worker_.get(); }
   // The bytes a peer needs to connect to this worker.
   tcaResult address(std::vector<uint8_t>* out) const;
   // Advances communication; returns how many events it handled.
-  unsigned progress() const { return ucp_worker_progress(worker_); }
+  unsigned progress() const { return ucp_worker_progress(worker_.get()); }
   // Operations issued after the fence are completed at their targets only after every earlier
   // one (on every endpoint of this worker).
   tcaResult fence() const;
 
  private:
-  void release();
-  ucp_worker_h worker_ = nullptr;
+  UcxOwner<ucp_worker_h, ucp_worker_destroy> worker_;
 };
 
 }  // namespace tca::ucx
