@@ -13,28 +13,29 @@ ReservedScope::ReservedScope() { ++t_reserved_depth; }
 ReservedScope::~ReservedScope() { --t_reserved_depth; }
 bool ReservedScope::active() { return t_reserved_depth > 0; }
 
-tcaResult check_slot(int slot) {
-  if (slot < 0 || slot >= TCA_NOTIFY_SLOTS)
-    TCA_FAIL(TCA_ERROR_INVALID_SLOT, "notification slot {} outside [0, {})", slot,
-             TCA_NOTIFY_SLOTS);
-  if (slot >= TCA_USER_NOTIFY_SLOTS && !ReservedScope::active())
-    TCA_FAIL(TCA_ERROR_INVALID_SLOT,
-             "notification slot {} is reserved for tca's collectives; "
-             "applications use slots [0, {})",
-             slot, TCA_USER_NOTIFY_SLOTS);
+namespace {
+
+// `index` must lie in [0, total), and below `user` unless tca itself calls (ReservedScope);
+// fails with `error`, naming the index `what` and the application's range `whats`.
+tcaResult check_index(int index, int total, int user, tcaResult error, const char* what,
+                      const char* whats) {
+  if (index < 0 || index >= total) TCA_FAIL(error, "{} {} outside [0, {})", what, index, total);
+  if (index >= user && !ReservedScope::active())
+    TCA_FAIL(error, "{} {} is reserved for tca's collectives; applications use {} [0, {})", what,
+             index, whats, user);
   return TCA_SUCCESS;
 }
 
+}  // namespace
+
+tcaResult check_slot(int slot) {
+  return check_index(slot, TCA_NOTIFY_SLOTS, TCA_USER_NOTIFY_SLOTS, TCA_ERROR_INVALID_SLOT,
+                     "notification slot", "slots");
+}
+
 tcaResult check_channel(int channel) {
-  if (channel < 0 || channel >= TCA_DMA_CHANNELS)
-    TCA_FAIL(TCA_ERROR_INVALID_CHANNEL, "DMA channel {} outside [0, {})", channel,
-             TCA_DMA_CHANNELS);
-  if (channel >= TCA_USER_DMA_CHANNELS && !ReservedScope::active())
-    TCA_FAIL(TCA_ERROR_INVALID_CHANNEL,
-             "DMA channel {} is reserved for tca's collectives; "
-             "applications use channels [0, {})",
-             channel, TCA_USER_DMA_CHANNELS);
-  return TCA_SUCCESS;
+  return check_index(channel, TCA_DMA_CHANNELS, TCA_USER_DMA_CHANNELS, TCA_ERROR_INVALID_CHANNEL,
+                     "DMA channel", "channels");
 }
 
 }  // namespace tca
