@@ -174,14 +174,29 @@ __device__ __forceinline__ uint64_t tcaDeviceSignalWaitUntil(const uint64_t* sig
                                                              tcaSignalCmp cmp, uint64_t value) {
   tca_device_detail::SystemAtomic cell(*const_cast<uint64_t*>(signal));
   for (;;) {
-    // Relaxed polls, then one acquire load of the value that satisfied them: that load
-    // synchronizes with the sender's release store, ordering the data behind the signal,
-    // without the system-wide fence an acquire fence would cost (about a microsecond).
-    if (!tca_device_detail::compare(cell.load(cuda::memory_order_relaxed), cmp, value)) continue;
+    // Each poll is an acquire load: the one that sees the value synchronizes with the sender's
+    // release, ordering the data behind the signal, without the system-wide fence an acquire
+    // fence would cost (about a microsecond). Polling relaxed and then loading once more with
+    // acquire measured 0.07-0.15 us slower one way (H200 pair, 8 B to 1 MiB).
     const uint64_t seen = cell.load(cuda::memory_order_acquire);
     if (tca_device_detail::compare(seen, cmp, value)) return seen;
   }
 }
+
+namespace tca_device_detail {
+// The signal of a group's put: the caller's system-scope fence (cumulative: it also orders the
+// group's stores that the group's barrier made visible to the caller) and this relaxed write
+// form a release pattern, so the write needs no second fence of its own.
+__device__ __forceinline__ void signal_after_fence(uint64_t* signal, uint64_t value,
+                                                   tcaSignalOp op) {
+  SystemAtomic cell(*signal);
+  if (op == TCA_SIGNAL_ADD) {
+    cell.fetch_add(value, cuda::memory_order_relaxed);
+  } else {
+    cell.store(value, cuda::memory_order_relaxed);
+  }
+}
+}  // namespace tca_device_detail
 
 /* ---- puts ---- */
 __device__ __forceinline__ void tcaDevicePut(void* dst, const void* src, size_t bytes) {
@@ -215,7 +230,7 @@ __device__ __forceinline__ void tcaDevicePutSignalWarp(void* dst, const void* sr
   tcaDevicePutWarp(dst, src, bytes);
   if (tca_device_detail::lane_in_block() % 32 == 0) {
     tcaDeviceFence();  // the other lanes' stores, ordered before us by __syncwarp
-    tcaDeviceSignalOp(signal, value, op);
+    tca_device_detail::signal_after_fence(signal, value, op);
   }
   __syncwarp();
 }
@@ -226,7 +241,7 @@ __device__ __forceinline__ void tcaDevicePutSignalBlock(void* dst, const void* s
   tcaDevicePutBlock(dst, src, bytes);
   if (tca_device_detail::lane_in_block() == 0) {
     tcaDeviceFence();  // the other threads' stores, ordered before us by __syncthreads
-    tcaDeviceSignalOp(signal, value, op);
+    tca_device_detail::signal_after_fence(signal, value, op);
   }
   __syncthreads();
 }

@@ -57,7 +57,8 @@ void add_options(tca_harness::Cli& cli, Options& o) {
   app.add_flag("!--no-validate", o.validate, "skip the validation of the searches");
   app.add_option("--parents-out", o.parents_out,
                  "write the parent array of the first search to FILE (int64 per vertex)");
-  app.add_flag("--levels", o.levels, "report each level (direction, frontier, times, the ranks' compute spread)");
+  app.add_flag("--levels", o.levels,
+               "report each level (direction, frontier, times, the ranks' compute spread)");
   cli.add_json(o.json);
 }
 
