@@ -181,10 +181,11 @@ void print_header(const Options& options, const Output& output, const char* auto
       format("*.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks", kBlockBytes));
   table.comment("every size is verified once each way before it is timed");
   if (output.counters_column)
-    table.comment(
-        format("tca's counters: %s; %d round(s), every run a tcaInit of its own",
-               options.counters == "both" ? "off and on alternating" : options.counters.c_str(),
-               options.rounds));
+    table.comment(format("tca's counters: %s; %d round(s), every run a tcaInit of its own",
+                         options.counters == "both"
+                             ? "off and on alternating (off, on, on, off, ...)"
+                             : options.counters.c_str(),
+                         options.rounds));
   for (const tcaMemKind kind : {TCA_MEM_CPU, TCA_MEM_GPU}) {
     const char* name = nullptr;
     const char* sizes = nullptr;
@@ -433,7 +434,9 @@ int main(int argc, char** argv) {
 
   bool all_verified = true;
   for (int round = 0; round < options.rounds; ++round)
-    for (const std::string& counters : runs) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      // Odd rounds in the reverse order (off, on, on, off, ...): neither setting always runs first.
+      const std::string& counters = runs[round % 2 == 0 ? i : runs.size() - 1 - i];
       if (output.runs > 0) {  // every run but the first starts tca again
         finish(&endpoint);
         set_counters(counters);

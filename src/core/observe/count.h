@@ -74,15 +74,33 @@ inline tcaResult counted_drain(Context& context, int channel) {
 
 tcaResult wait_recv(Context& context, int src_rank, int slot, int* from);  // api_observe.h
 
+namespace detail {
+// The sender of the last untimed wait that arrived, not yet added to its cell (-1: none): a wait
+// returns at once, and its count is added before the next wait spins or the counters are read.
+extern int g_unadded_wait;
+}  // namespace detail
+
+inline void add_unadded_wait() {
+  const int sender = detail::g_unadded_wait;
+  if (sender < 0) return;
+  detail::g_unadded_wait = -1;
+  count_wait(sender, 0, false, TCA_SUCCESS);
+}
+
 // A blocking wait; where a poll of the same kind goes on (its time counts from its first miss),
 // the observed form.
 inline tcaResult counted_wait(Context& context, int src_rank, int slot, int* from) {
   if (__builtin_expect(state().wait.active, 0)) return wait_recv(context, src_rank, slot, from);
+  add_unadded_wait();
   const uint64_t begin = sampled(kTimedWait) ? now_ns() : 0;
   int sender = src_rank;
   const tcaResult result = context.wait_notification(src_rank, slot, &sender);
   if (result == TCA_SUCCESS && from != nullptr) *from = sender;
-  count_wait(result == TCA_SUCCESS && sender >= 0 ? sender : src_rank, begin, begin != 0, result);
+  const int counted = result == TCA_SUCCESS && sender >= 0 ? sender : src_rank;
+  if (__builtin_expect(result == TCA_SUCCESS && begin == 0, 1))
+    detail::g_unadded_wait = counted;
+  else
+    count_wait(counted, begin, begin != 0, result);
   return result;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/context.h"
 #include "core/desc.h"
+#include "core/observe/count.h"
 #include "core/observe/observe.h"
 #include "core/observe/state.h"
 
@@ -70,16 +71,18 @@ bool peer_empty(const PeerCounters& peer) {
 
 namespace {
 
-void add_every_chains_kicks(Context& context) {
+// The kicks and the wait that the calls left to add (count.h).
+void add_unadded(Context& context) {
   context.descriptors().for_each([](uintptr_t, tcaDesc_st& chain) {
     if (chain.unadded_kicks != 0) add_kicks(chain);
   });
+  add_unadded_wait();
 }
 
 }  // namespace
 
 std::string counters_json(Context& context) {
-  add_every_chains_kicks(context);
+  add_unadded(context);
   const State& s = state();
   std::string out = fmt::format(
       "{{\"rank\":{},\"size\":{},\"seconds\":{:.6f},\"timed\":\"{}\",\"histogram\":\"log2 buckets, "
@@ -99,7 +102,7 @@ std::string counters_json(Context& context) {
 }
 
 void reset_counters(Context& context) {
-  add_every_chains_kicks(context);  // and dropped with the rest
+  add_unadded(context);  // and dropped with the rest
   State& s = state();
   for (PeerCounters& peer : s.peers) peer = PeerCounters();
   s.opened_ns = now_ns();

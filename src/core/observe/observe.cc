@@ -35,7 +35,9 @@ uint64_t g_recent_ns = 0;
 uint32_t g_recent_uses = 0;
 bool g_counting = false;
 bool g_time_all = false;
-uint32_t g_sample_ticks[3] = {};
+uint32_t g_until_timed[3] = {kSampling, kSampling, kSampling};
+uint32_t g_timing_period = kSampling;
+int g_unadded_wait = -1;
 uint32_t g_timed_channels = 0;
 bool g_counting_only = false;
 State g_state;
@@ -203,7 +205,9 @@ tcaResult open(Context& context) {
   detail::g_counting_only = g_state.counters && !g_state.nvtx && !g_state.dump_on_timeout &&
                             g_state.dump_signal == 0 && !trace::enabled();
   detail::g_time_all = count == "timed";
-  for (uint32_t& ticks : detail::g_sample_ticks) ticks = 0;
+  detail::g_timing_period = detail::g_time_all ? 1 : kSampling;
+  for (uint32_t& until : detail::g_until_timed) until = detail::g_timing_period;
+  detail::g_unadded_wait = -1;
   detail::g_timed_channels = 0;
   detail::g_recent_ns = coarse_ns();
   g_dump_requested = 0;

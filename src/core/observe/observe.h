@@ -77,7 +77,7 @@ std::string outstanding(Context& context);
 void timed_out(Context& context, const char* what);
 
 // ---- counters ----
-// Both first add every chain's kicks not yet added (count.h).
+// Both first add the kicks and the wait that the calls left to add (count.h).
 std::string counters_json(Context& context);
 void reset_counters(Context& context);
 // Adds a chain's kicks not yet added to its cells.

@@ -93,8 +93,10 @@ namespace detail {
 extern State g_state;
 extern bool g_counting;  // mirrors State::counters
 extern bool g_time_all;  // TCA_COUNTERS=timed: every operation timed, else one in kSampling
-// Per kind of operation, so that alternating kinds (a kick, then a wait) are each sampled.
-extern uint32_t g_sample_ticks[3];
+// Per kind of operation, so that alternating kinds (a kick, then a wait) are each sampled: the
+// operations left until the next timed one (one decrement and a branch per operation).
+extern uint32_t g_until_timed[3];
+extern uint32_t g_timing_period;  // 1 with TCA_COUNTERS=timed, else kSampling
 // Channels with timed kicks not yet drained (bit c: channel c), so that a drain looks at once.
 extern uint32_t g_timed_channels;
 }  // namespace detail
@@ -103,7 +105,9 @@ static_assert(TCA_DMA_CHANNELS <= 32, "g_timed_channels has a bit per channel");
 inline State& state() { return detail::g_state; }
 // Whether this operation is timed (all with TCA_COUNTERS=timed, else one in kSampling of its kind).
 inline bool sampled(TimedKind kind) {
-  return detail::g_time_all || ++detail::g_sample_ticks[kind] % kSampling == 0;
+  if (__builtin_expect(--detail::g_until_timed[kind] != 0, 1)) return false;
+  detail::g_until_timed[kind] = detail::g_timing_period;
+  return true;
 }
 uint64_t now_ns();  // observe.h
 // The fine clock where the operation is timed, else 0 (inline: the common answer is 0).
