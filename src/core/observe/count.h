@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
-// The counting path, inline where it runs at every call: a kick adds its chain's counts (summed
-// per cell by tcaDescSet), a wait its one. With counters alone (no NVTX, no dumps asked for, no
-// trace: counting_only()), the API takes the counted_* forms here instead of the observed forms
-// of api_observe.cc: a load and a branch more than the plain call, then the counts.
+// The counting path, inline where it runs at every call. A kick adds one to its chain's kicks (the
+// chain's transfers, bytes and notifications per cell are summed by tcaDescSet), a wait or a
+// notification one to its peer's tally; both reach the cells when the counters are read or reset
+// (counters.cc), or the chain is bound again or freed. With counters alone (no NVTX, no dumps
+// asked for, no trace: counting_only()), the API takes the counted_* forms here instead of the
+// observed forms of api_observe.cc: a few instructions more than the plain call.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +18,14 @@
 namespace tca::observe {
 
 namespace detail {
+// Counters alone, and no poll's wait going on (its time counts from its first miss, which the
+// observed forms keep: a poll that misses clears this until its wait ends).
 extern bool g_counting_only;
-}
+// Per peer: waits that arrived untimed, and notifications sent, not yet added to the cells of the
+// peer's default transport (State::waits, State::notifications).
+extern uint64_t* g_waits;
+extern uint64_t* g_notifications;
+}  // namespace detail
 inline bool counting_only() { return detail::g_counting_only; }
 
 // Out of line, where a kick or a wait is not the common one.
@@ -26,9 +34,8 @@ void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin);
 void wait_timed(Cell& cell, int sender, uint64_t begin);
 void wait_failed(Cell& cell, tcaResult result);
 
-// After a kick: one more kick of the chain (its cells get them when the counters are read), its
-// time for dumps (the coarse time a timed kick reads: once in 16 kicks), and, where timed, its
-// start.
+// After a kick: one more kick of the chain, its time for dumps (the time a timed kick reads: once
+// in 16 kicks), and, where timed, its start.
 inline void count_kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaResult result) {
   if (__builtin_expect(result != TCA_SUCCESS, 0)) {
     kick_failed(chain);
@@ -43,14 +50,28 @@ inline void count_kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaRe
 // `begin`: the fine clock at its start where it is timed, else 0; `timed`: its time is taken.
 inline void count_wait(int sender, uint64_t begin, bool timed, tcaResult result) {
   if (sender < 0) return;
+  if (__builtin_expect(result == TCA_SUCCESS && !timed, 1)) {
+    ++detail::g_waits[sender];
+    return;
+  }
   Cell* cell = state().default_cells[sender][kIn];
   if (cell == nullptr) return;
-  if (__builtin_expect(result != TCA_SUCCESS, 0)) {
+  if (result != TCA_SUCCESS) {
     wait_failed(*cell, result);
     return;
   }
   ++cell->waits;
-  if (__builtin_expect(timed, 0)) wait_timed(*cell, sender, begin);
+  wait_timed(*cell, sender, begin);
+}
+
+// A notification sent to `dst_rank` (or its failure).
+inline void count_notify(int dst_rank, tcaResult result) {
+  if (__builtin_expect(result == TCA_SUCCESS, 1)) {
+    ++detail::g_notifications[dst_rank];
+    return;
+  }
+  Cell* cell = state().default_cells[dst_rank][kOut];
+  if (cell != nullptr) ++cell->errors;
 }
 
 inline tcaResult counted_start(Context& context, tcaDesc_st& chain, uintptr_t token) {
@@ -72,42 +93,13 @@ inline tcaResult counted_drain(Context& context, int channel) {
   return result;
 }
 
-tcaResult wait_recv(Context& context, int src_rank, int slot, int* from);  // api_observe.h
-
-namespace detail {
-// The sender of the last untimed wait that arrived, not yet added to its cell (-1: none): a wait
-// returns at once, and its count is added before the next wait spins or the counters are read.
-extern int g_unadded_wait;
-}  // namespace detail
-
-inline void add_unadded_wait() {
-  const int sender = detail::g_unadded_wait;
-  if (sender < 0) return;
-  detail::g_unadded_wait = -1;
-  count_wait(sender, 0, false, TCA_SUCCESS);
-}
-
-// A blocking wait; where a poll of the same kind goes on (its time counts from its first miss),
-// the observed form.
 inline tcaResult counted_wait(Context& context, int src_rank, int slot, int* from) {
-  if (__builtin_expect(state().wait.active, 0)) return wait_recv(context, src_rank, slot, from);
-  add_unadded_wait();
   const uint64_t begin = sampled(kTimedWait) ? now_ns() : 0;
-  int sender = src_rank;
+  int sender = src_rank;  // where it arrives, the rank it came from
   const tcaResult result = context.wait_notification(src_rank, slot, &sender);
   if (result == TCA_SUCCESS && from != nullptr) *from = sender;
-  const int counted = result == TCA_SUCCESS && sender >= 0 ? sender : src_rank;
-  if (__builtin_expect(result == TCA_SUCCESS && begin == 0, 1))
-    detail::g_unadded_wait = counted;
-  else
-    count_wait(counted, begin, begin != 0, result);
+  count_wait(result == TCA_SUCCESS ? sender : src_rank, begin, begin != 0, result);
   return result;
-}
-
-// A notification sent to `dst_rank` (or its failure).
-inline void count_notify(int dst_rank, tcaResult result) {
-  Cell* cell = state().default_cells[dst_rank][kOut];
-  if (cell != nullptr) ++(result == TCA_SUCCESS ? cell->notifications : cell->errors);
 }
 
 inline tcaResult counted_notify(Context& context, int dst_rank, int slot) {

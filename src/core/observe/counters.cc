@@ -71,12 +71,18 @@ bool peer_empty(const PeerCounters& peer) {
 
 namespace {
 
-// The kicks and the wait that the calls left to add (count.h).
+// The kicks, waits and notifications that the calls left to add (count.h).
 void add_unadded(Context& context) {
   context.descriptors().for_each([](uintptr_t, tcaDesc_st& chain) {
     if (chain.unadded_kicks != 0) add_kicks(chain);
   });
-  add_unadded_wait();
+  State& s = state();
+  for (size_t peer = 0; peer < s.default_cells.size(); ++peer) {
+    if (Cell* in = s.default_cells[peer][kIn]; in != nullptr) in->waits += s.waits[peer];
+    if (Cell* out = s.default_cells[peer][kOut]; out != nullptr)
+      out->notifications += s.notifications[peer];
+    s.waits[peer] = s.notifications[peer] = 0;
+  }
 }
 
 }  // namespace

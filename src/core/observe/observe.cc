@@ -37,7 +37,8 @@ bool g_counting = false;
 bool g_time_all = false;
 uint32_t g_until_timed[3] = {kSampling, kSampling, kSampling};
 uint32_t g_timing_period = kSampling;
-int g_unadded_wait = -1;
+uint64_t* g_waits = nullptr;
+uint64_t* g_notifications = nullptr;
 uint32_t g_timed_channels = 0;
 bool g_counting_only = false;
 State g_state;
@@ -187,6 +188,8 @@ tcaResult open(Context& context) {
   if (fresh.counters && !g_clock.tsc) g_clock = calibrate();
   fresh.peers.resize(context.size());
   fresh.default_cells.resize(context.size());
+  fresh.waits.resize(context.size());
+  fresh.notifications.resize(context.size());
   fresh.opened_ns = now_ns();
   if (fresh.dump_signal != 0) {
     struct sigaction action {};
@@ -202,12 +205,14 @@ tcaResult open(Context& context) {
   g_nvtx = g_state.nvtx;
   detail::g_counting = g_state.counters;
   // Counters alone: the API counts inline (count.h), without the observed forms' other hooks.
-  detail::g_counting_only = g_state.counters && !g_state.nvtx && !g_state.dump_on_timeout &&
-                            g_state.dump_signal == 0 && !trace::enabled();
+  g_state.counting_only = g_state.counters && !g_state.nvtx && !g_state.dump_on_timeout &&
+                          g_state.dump_signal == 0 && !trace::enabled();
+  detail::g_counting_only = g_state.counting_only;
+  detail::g_waits = g_state.waits.data();
+  detail::g_notifications = g_state.notifications.data();
   detail::g_time_all = count == "timed";
   detail::g_timing_period = detail::g_time_all ? 1 : kSampling;
   for (uint32_t& until : detail::g_until_timed) until = detail::g_timing_period;
-  detail::g_unadded_wait = -1;
   detail::g_timed_channels = 0;
   detail::g_recent_ns = coarse_ns();
   g_dump_requested = 0;
@@ -222,6 +227,7 @@ tcaResult close(Context& context) {
   detail::g_counting = false;
   detail::g_counting_only = false;
   detail::g_time_all = false;
+  detail::g_waits = detail::g_notifications = nullptr;
   const std::string stats = g_state.stats_path;
   std::string json = stats.empty() ? std::string() : counters_json(context);
   g_state = State();
@@ -294,7 +300,7 @@ void add_kicks(tcaDesc_st& chain) {
 }
 
 void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
-  detail::g_recent_ns = coarse_ns();  // the time of the untimed kicks that follow
+  detail::g_recent_ns = begin;  // the time of the untimed kicks that follow (ages in dumps)
   auto& timed = g_state.timed[chain.channel];
   if (timed.size() >= kMaxTimed) timed.erase(timed.begin());
   TimedChain entry{token, begin};
@@ -340,6 +346,7 @@ void wait_begin(int peer, int slot, uint64_t timed_ns, bool stamped) {
   WaitState& wait = g_state.wait;
   if (wait.active && wait.peer == peer && wait.slot == slot) return;  // a poll goes on
   wait = {true, peer, slot, stamped ? coarse_ns() : 0, timed_ns};
+  detail::g_counting_only = false;  // the observed forms until this wait ends
 }
 
 void wait_timed(Cell& cell, int sender, uint64_t begin) {
@@ -366,6 +373,7 @@ void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaR
   const bool timed = going_on ? s.wait.timed_ns != 0 : s.counters && sampled(kTimedWait);
   const uint64_t begin = going_on ? s.wait.timed_ns : 0;
   s.wait.active = false;
+  detail::g_counting_only = s.counting_only;
   if (!s.counters) return;
   count_wait(result == TCA_SUCCESS && from >= 0 ? from : peer, begin, timed, result);
 }

@@ -79,6 +79,10 @@ struct State {
   std::vector<PeerCounters> peers;
   // Per peer, the cells of its default transport (notifications and waits); null where none.
   std::vector<std::array<Cell*, 2>> default_cells;
+  // Per peer, untimed waits and notifications not yet added to those cells (count.h).
+  std::vector<uint64_t> waits;
+  std::vector<uint64_t> notifications;
+  bool counting_only = false;  // as set at tcaInit (detail::g_counting_only, count.h)
   std::array<std::string, kMaxTransports> transport_names{};
   std::array<std::vector<TimedChain>, TCA_DMA_CHANNELS> timed{};
   WaitState wait;

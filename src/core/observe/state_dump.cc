@@ -42,9 +42,11 @@ std::vector<Outstanding> outstanding_chains(Context& context) {
   return out;
 }
 
-// Since the chain's last observed kick; -1 where the observer was off at its kicks.
+// Since the chain's last observed kick; -1 where the observer was off at its kicks. (A kick
+// stamped from the fine clock may lie up to a tick of the coarse one after `now`: 0.)
 double age_ms(const tcaDesc_st& desc, uint64_t now) {
-  return desc.kicked_ns != 0 ? (now - desc.kicked_ns) * 1e-6 : -1;
+  if (desc.kicked_ns == 0) return -1;
+  return now > desc.kicked_ns ? (now - desc.kicked_ns) * 1e-6 : 0;
 }
 
 void append_chain(std::string& out, Context& context, const Outstanding& chain, uint64_t now) {
