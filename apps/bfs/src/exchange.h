@@ -75,8 +75,13 @@ class StreamOrdered {
   // For levels whose direction the GPU chooses (the GPU engine's pipelined loop):
   // Enqueues the gather of frontier(parity), which does nothing where the word at `skip` (GPU
   // memory) is non-zero when it runs, if the exchange can skip it there (tca: the collective run
-  // by a kernel of tca-bfs's, tca/tca_coll_device.cuh); else it always runs.
-  virtual void enqueue_gather(int parity, const unsigned long long* skip) = 0;
+  // by a kernel of tca-bfs's, tca/tca_coll_device.cuh); else it always runs. Where
+  // stamps_gather(), that kernel also writes the GPU's clock (%globaltimer, ns) at `started`
+  // (GPU memory) when it starts.
+  virtual void enqueue_gather(int parity, const unsigned long long* skip,
+                              unsigned long long* started) = 0;
+  // Whether enqueue_gather's work starts with a kernel of ours that writes `started`.
+  virtual bool stamps_gather() const = 0;
   // Enqueues the counts' allreduce alone: the sums stay in GPU memory, at device_sums().
   virtual void enqueue_reduce() = 0;
   // kCountWords int64 in GPU memory: the summed counts once the allreduce has run.

@@ -96,4 +96,14 @@ inline void copy_sync(void* to, const void* from, size_t bytes, cudaMemcpyKind k
 // Blocks for a grid-stride loop over `items`: enough to fill the GPU, no more than needed.
 int grid_for(size_t items, int threads_per_block);
 
+#ifdef __CUDACC__
+// The GPU's clock in ns (%globaltimer), the same for every kernel of the device. It moves in
+// steps of about 1 us on some GPUs (H100, H200): fine for phases of tens of us, not below.
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+#endif
+
 }  // namespace bfs

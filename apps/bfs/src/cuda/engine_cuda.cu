@@ -34,7 +34,9 @@ constexpr uint64_t kChunkArcs = 256;  // arcs of a top-down chunk (one warp's wo
 // scalars_ words. The level loop's state (pipelined levels) from kDirection on: the direction
 // of the level being run, whether the search is done, the frontier the level starts from (its
 // vertices and arcs), the frontier before it, the arcs not yet explored, and the count of
-// pipelined graphs run.
+// pipelined graphs run. Then the GPU's clock (globaltimer_ns) at three points of the pipelined
+// level being run: the start of its gather (of the search's levels at the first level, which
+// gathers nothing), the start of its step, and the end of its step (the latest block's end).
 enum Scalar {
   kChunkCount = 0,
   kLevel = 1,
@@ -46,6 +48,9 @@ enum Scalar {
   kFrontierArcs = 8,
   kUnexplored = 9,
   kSequence = 10,
+  kStarted = 11,
+  kStepping = 12,
+  kStepped = 13,
   kScalars = 16
 };
 
@@ -113,6 +118,7 @@ __global__ void prepare_kernel(unsigned long long* counts, unsigned long long* s
 // Pipelined levels: the state of a search's first level (after root_kernel).
 __global__ void init_kernel(unsigned long long* counts, unsigned long long* scalars,
                             long long root_degree, long long unexplored, Heuristic h) {
+  scalars[kStarted] = globaltimer_ns();
   counts[0] = 0;
   counts[1] = 0;
   scalars[kChunkCount] = 0;
@@ -129,8 +135,10 @@ __global__ void init_kernel(unsigned long long* counts, unsigned long long* scal
 
 // Pipelined levels: the end of a level, after the counts' allreduce. Tells the host what the
 // level found and how it ran (slot: new vertices, their arcs, the level's direction, frontier and
-// frontier arcs, then the graph's sequence number last), then prepares the next level: done if
-// nothing was new, else the heuristic's direction and the next level number; counts emptied.
+// frontier arcs, the level's clock readings in ns: its start, its step's start and end, and its
+// end (this kernel's), then the graph's sequence number last), then prepares the next level:
+// done if nothing was new, else the heuristic's direction and the next level number; counts
+// emptied.
 __global__ void finish_kernel(const long long* sums, unsigned long long* counts,
                               unsigned long long* scalars, volatile long long* slot, Heuristic h) {
   const long long found = sums[0], arcs = sums[1];
@@ -140,6 +148,10 @@ __global__ void finish_kernel(const long long* sums, unsigned long long* counts,
   slot[2] = static_cast<long long>(scalars[kDirection]);
   slot[3] = static_cast<long long>(scalars[kFrontier]);
   slot[4] = static_cast<long long>(scalars[kFrontierArcs]);
+  slot[6] = static_cast<long long>(scalars[kStarted]);
+  slot[7] = static_cast<long long>(scalars[kStepping]);
+  slot[8] = static_cast<long long>(scalars[kStepped]);
+  slot[9] = static_cast<long long>(globaltimer_ns());
   __threadfence_system();
   slot[5] = static_cast<long long>(++scalars[kSequence]);
   counts[0] = 0;
@@ -161,9 +173,20 @@ __global__ void finish_kernel(const long long* sums, unsigned long long* counts,
   ++scalars[kLevel];
 }
 
+// Pipelined levels: the bottom-up kernel is the step's last, so its blocks note when they end
+// (scalars[kStepped] keeps the latest; the clock only moves on, so no level's reading is older
+// than the level before's). Where it sits out only its last block notes it: every block returns
+// at once, and the last one is scheduled last (one atomic per block would queue them).
+__device__ __forceinline__ void note_step_end(const StepArgs& a) {
+  if (a.gated && threadIdx.x == 0) atomicMax(a.scalars + kStepped, globaltimer_ns());
+}
+
 template <int kLanes>
 __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
-  if (sits_out(a, Direction::kBottomUp)) return;
+  if (sits_out(a, Direction::kBottomUp)) {
+    if (blockIdx.x == gridDim.x - 1) note_step_end(a);
+    return;
+  }
   constexpr int kGroups = 32 / kLanes;
   const int lane = threadIdx.x & 31;
   const int group = lane / kLanes, member = lane % kLanes;
@@ -219,13 +242,16 @@ __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
       if (found != 0) a.visited[word] = seen | found;
     }
   }
-  add_counts(a.counts, vertices, arcs);
+  add_counts(a.counts, vertices, arcs);  // every thread of the block is done past its barrier
+  note_step_end(a);
 }
 
 // The gathered frontier as chunks of at most kChunkArcs top-down arcs: (vertex << 32) | index.
 // Pipelined levels also empty this rank's block of the next frontier here (top_down_kernel sets
-// its bits; the levels called by the host clear it with a memset instead).
+// its bits; the levels called by the host clear it with a memset instead). It is a pipelined
+// step's first kernel: its block 0 notes the step's start.
 __global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
+  if (a.gated && blockIdx.x == 0 && threadIdx.x == 0) a.scalars[kStepping] = globaltimer_ns();
   if (sits_out(a, Direction::kTopDown)) return;
   if (a.gated)
     for (uint64_t i = global_thread(); i < a.words; i += global_threads()) a.next[i] = 0;
@@ -363,9 +389,11 @@ void CudaEngine::release_graphs() {
 }
 
 template <class Gather, class Step, class Flag>
-void CudaEngine::capture(LevelGraph& g, Gather gather, Step step, Flag flag) {
-  for (cudaEvent_t& e : g.marks) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+void CudaEngine::capture(LevelGraph& g, bool marked, Gather gather, Step step, Flag flag) {
+  if (marked)
+    for (cudaEvent_t& e : g.marks) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
   const auto mark = [&](int i) {
+    if (!marked) return;
     check_cuda(cudaEventRecordWithFlags(g.marks[i], stream_, cudaEventRecordExternal),
                "cudaEventRecordWithFlags");
   };
@@ -393,7 +421,7 @@ void CudaEngine::capture(LevelGraph& g, Gather gather, Step step, Flag flag) {
 
 void CudaEngine::capture(LevelGraph& g, Direction direction, int parity, bool gathers) {
   capture(
-      g,
+      g, true,
       [&] {
         if (gathers) exchange_.gather_frontier(parity);
       },
@@ -407,6 +435,9 @@ bool CudaEngine::capture_pipeline(const Heuristic& h) {
       if (e != nullptr) cudaEventDestroy(e);
     g = LevelGraph{};
   }
+  // The levels' times come from the kernels' clock readings where the gather's start is one of
+  // them (tca), else from events recorded in the graphs (nccl).
+  stamped_ = ordered_->stamps_gather();
   try {
     for (int copy = 0; copy <= kCopies; ++copy) {
       // Copy 0 runs level 0 (no gather: every rank set the root itself); copy c > 0 runs the
@@ -415,9 +446,10 @@ bool CudaEngine::capture_pipeline(const Heuristic& h) {
       const bool gathers = copy > 0;
       long long* slot = slots_device_ + copy * kSlotWords;
       capture(
-          pipeline_[copy],
+          pipeline_[copy], !stamped_,
           [&] {
-            if (gathers) ordered_->enqueue_gather(parity, scalars_.data() + kDone);
+            if (gathers)
+              ordered_->enqueue_gather(parity, scalars_.data() + kDone, scalars_.data() + kStarted);
           },
           [&] { enqueue_gated_step(parity); },
           [&] {
@@ -565,6 +597,33 @@ void CudaEngine::add_level_times(const LevelGraph& g, int level) {
   previous_end_ = g.marks[3];
 }
 
+void CudaEngine::add_stamped_times(const volatile long long* told, int level) {
+  // As add_level_times, from the level's clock readings (ns): its start (level 0: the start of
+  // the search's levels), its step's start and end, and its end.
+  const long long started = told[6], stepping = told[7], stepped = told[8], ended = told[9];
+  if (level > 0) {
+    timeline_.add(Phase::kFlag, level - 1, (started - previous_end_ns_) * 1e-9);
+    timeline_.add(Phase::kOut, level - 1, (stepping - started) * 1e-9);
+  } else {
+    timeline_.add(Phase::kCompute, 0, (stepping - started) * 1e-9);
+  }
+  timeline_.add(Phase::kCompute, level, (stepped - stepping) * 1e-9);
+  timeline_.add(Phase::kFlag, level, (ended - stepped) * 1e-9);
+  previous_end_ns_ = ended;
+}
+
+void CudaEngine::wait_for_slot(int level, long long expected) const {
+  const volatile long long* told = slot(level);
+  for (unsigned spins = 1; told[5] != expected; ++spins) {
+    if (spins % 1024 != 0) continue;  // the GPU writes the sequence number last
+    const cudaError_t state = cudaStreamQuery(stream_);
+    if (state != cudaSuccess && state != cudaErrorNotReady) check_cuda(state, "cudaStreamQuery");
+    if (state == cudaSuccess && told[5] != expected)
+      throw Error("pipelined level " + std::to_string(level) + ": the GPU's sequence number " +
+                  std::to_string(told[5]) + " is not the expected " + std::to_string(expected));
+  }
+}
+
 Counts CudaEngine::run_level(Exchange& exchange, Direction direction, int level, int parity) {
   const LevelGraph& g = graphs_[static_cast<int>(direction)][parity][level > 0 ? 1 : 0];
   if (ordered_ == nullptr || &exchange != &exchange_ || g.exec == nullptr)
@@ -603,30 +662,28 @@ bool CudaEngine::run_levels(Exchange& exchange, const LoopStart& start,
       ++launches_;
     }
     const LevelGraph& g = pipelined(level);
-    check_cuda(cudaEventSynchronize(g.marks[3]), "cudaEventSynchronize");
+    if (!stamped_) check_cuda(cudaEventSynchronize(g.marks[3]), "cudaEventSynchronize");
+    wait_for_slot(level, static_cast<long long>(first + level + 1));
     const volatile long long* told = slot(level);
-    const long long expected = static_cast<long long>(first + level + 1);
-    while (told[5] != expected) {  // the event covers the slot's writes; this only makes sure
-      const cudaError_t state = cudaStreamQuery(stream_);
-      if (state != cudaSuccess && state != cudaErrorNotReady) check_cuda(state, "cudaStreamQuery");
-      if (state == cudaSuccess && told[5] != expected)
-        throw Error("pipelined level " + std::to_string(level) + ": the GPU's sequence number " +
-                    std::to_string(told[5]) + " is not the expected " + std::to_string(expected));
-    }
     LevelRecord record;
     record.direction = told[2] != 0 ? Direction::kBottomUp : Direction::kTopDown;
     record.frontier = told[3];
     record.frontier_arcs = told[4];
     const long long found = told[0];
     records.push_back(record);
-    add_level_times(g, level);
+    if (stamped_)
+      add_stamped_times(told, level);
+    else
+      add_level_times(g, level);
     last = level;
     if (found == 0) break;
     reached += found;
   }
   // What the levels launched past the last cost is the flag's: they ran before it was known.
   synchronize();
-  if (launched > last)
+  if (launched > last && stamped_)
+    timeline_.add(Phase::kFlag, last, (slot(launched)[9] - previous_end_ns_) * 1e-9);
+  else if (launched > last)
     timeline_.add(Phase::kFlag, last,
                   elapsed(pipelined(last).marks[3], pipelined(launched).marks[3]));
   return true;

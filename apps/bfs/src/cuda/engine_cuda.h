@@ -24,7 +24,13 @@
 // reads, from pinned memory, what each level found: no host round trip between two levels.
 // A level after the last one finds the search done and skips its gather (tca: the gather runs
 // as a kernel of ours that can skip it) and its step. Five graphs: the first level, then four
-// copies in turn (so that a level's timing events are read before its copy is launched again).
+// copies in turn (so that a level's slot is read before its copy is launched again).
+// A pipelined level's phases are timed by its kernels: they read the GPU's clock (%globaltimer)
+// at the start of the gather (tca's kernel of ours), of the step and of finish_kernel's end,
+// and at each step block's end, and finish_kernel writes the readings into the level's slot;
+// the host waits for a level by reading the slot's sequence number. Where the gather is not a
+// kernel of ours (nccl), CUDA events recorded in the graph time the phases, as call-by-call
+// levels do.
 //
 // TCA_BFS_AHEAD=0: the host chooses each level's direction from the counts of the level before,
 // which come to the host at the end of each level (one synchronization per level); eight graphs
@@ -80,21 +86,23 @@ class CudaEngine final : public Engine {
  private:
   struct LevelGraph {
     cudaGraphExec_t exec = nullptr;
-    cudaEvent_t marks[4] = {};  // start, after the gather, after the step, after the counts
+    // Start, after the gather, after the step, after the counts (none where the kernels' clock
+    // readings time the level).
+    cudaEvent_t marks[4] = {};
   };
 
   // Pipelined levels: the first level's graph, then kCopies graphs taken in turn.
   static constexpr int kCopies = 4;
-  static constexpr int kSlotWords = 8;  // what a pipelined level tells the host (finish_kernel)
+  static constexpr int kSlotWords = 16;  // what a pipelined level tells the host (finish_kernel)
 
   // Enqueues a step; `advance`: the level number moves on first (every level but the first).
   void enqueue_step(Direction direction, int parity, bool advance);
   // Enqueues both directions' step kernels, each doing nothing unless the GPU chose its direction.
   void enqueue_gated_step(int parity);
   StepArgs step_args(int parity, bool gated) const;
-  // Captures a level's graph: the marks around the gather, the step and the flag.
+  // Captures a level's graph: the marks around the gather, the step and the flag (`marked`).
   template <class Gather, class Step, class Flag>
-  void capture(LevelGraph& graph, Gather gather, Step step, Flag flag);
+  void capture(LevelGraph& graph, bool marked, Gather gather, Step step, Flag flag);
   void capture(LevelGraph& graph, Direction direction, int parity, bool gathers);
   bool capture_pipeline(const Heuristic& heuristic);
   LevelGraph& pipelined(int level) { return pipeline_[level == 0 ? 0 : 1 + (level - 1) % kCopies]; }
@@ -103,6 +111,10 @@ class CudaEngine final : public Engine {
   }
   // The times of a level's graph, and the turn since the level before, on the timeline.
   void add_level_times(const LevelGraph& graph, int level);
+  // The same from a pipelined level's slot, where the kernels' clock readings time it.
+  void add_stamped_times(const volatile long long* told, int level);
+  // Waits until the slot of `level` holds the sequence number `expected`.
+  void wait_for_slot(int level, long long expected) const;
   void release_graphs();
   double elapsed(cudaEvent_t from, cudaEvent_t to) const;
 
@@ -125,8 +137,10 @@ class CudaEngine final : public Engine {
   long long* slots_device_ = nullptr;
   Heuristic captured_;
   bool pipeline_ready_ = false, pipeline_failed_ = false;
+  bool stamped_ = false;             // pipelined levels timed by their kernels' clock readings
   unsigned long long launches_ = 0;  // pipelined graphs launched (the GPU counts them too)
   cudaEvent_t previous_end_ = nullptr;
+  long long previous_end_ns_ = 0;  // stamped_: the GPU's clock at the end of the level before
 };
 
 }  // namespace bfs

@@ -30,9 +30,12 @@ size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 // One iteration of a GPU collective run by this kernel's blocks (tca/tca_coll_device.cuh), or
 // none where *skip is non-zero: every rank reads the same value there (it follows from summed
-// counts), so every rank runs the same iterations.
+// counts), so every rank runs the same iterations. Block 0 first writes the GPU's clock at
+// `started` (the start of the level's gather, for its timing).
 __global__ void __launch_bounds__(1024)
-    collective_unless_kernel(tcaDeviceColl coll, const unsigned long long* skip) {
+    collective_unless_kernel(tcaDeviceColl coll, const unsigned long long* skip,
+                             unsigned long long* started) {
+  if (started != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *started = globaltimer_ns();
   if (*skip != 0) return;
   tcaDeviceCollRun(coll);  // a failure is kept in the object: the next host call reports it
 }
@@ -152,11 +155,15 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
     enqueue_fetch();
   }
   Counts host_sums() const override { return fetched(); }
-  void enqueue_gather(int parity, const unsigned long long* skip) override {
+  void enqueue_gather(int parity, const unsigned long long* skip,
+                      unsigned long long* started) override {
     if (frontier_device_[parity] == nullptr) return gather_frontier(parity);
     collective_unless_kernel<<<frontier_blocks_[parity], frontier_threads_[parity], 0, stream_>>>(
-        frontier_device_[parity], skip);
+        frontier_device_[parity], skip, started);
     check_cuda(cudaGetLastError(), "collective_unless_kernel (frontier)");
+  }
+  bool stamps_gather() const override {
+    return frontier_device_[0] != nullptr && frontier_device_[1] != nullptr;
   }
   void enqueue_reduce() override {
     check_tca(tcaCollStartStream(counts_coll_, stream_), "tcaCollStartStream (counts)");
@@ -305,7 +312,10 @@ class NcclDeviceExchange final : public DeviceExchange, public StreamOrdered {
     enqueue_fetch();
   }
   Counts host_sums() const override { return fetched(); }
-  void enqueue_gather(int parity, const unsigned long long*) override { gather_frontier(parity); }
+  void enqueue_gather(int parity, const unsigned long long*, unsigned long long*) override {
+    gather_frontier(parity);
+  }
+  bool stamps_gather() const override { return false; }  // no kernel of ours in NCCL's gather
   void enqueue_reduce() override {
     check(nccl_->all_reduce(counts_, sums_, kCountWords, ncclInt64, ncclSum, stream_),
           "ncclAllReduce (counts)");
