@@ -16,89 +16,112 @@ namespace {
 
 constexpr int64_t kNoMax = INT64_MAX;
 
+// A row of each kind: a count between bounds, a choice among "a|b|c", a text of the kind named.
+SettingSpec count(const char* name, const char* default_text, int64_t min, int64_t max,
+                  const char* meaning) {
+  return {name, SettingKind::kCount, default_text, min, max, "", meaning};
+}
+SettingSpec choice(const char* name, const char* default_text, const char* choices,
+                   const char* meaning) {
+  return {name, SettingKind::kChoice, default_text, 0, 0, choices, meaning};
+}
+SettingSpec text(const char* name, const char* default_text, const char* what,
+                 const char* meaning) {
+  return {name, SettingKind::kText, default_text, 0, 0, what, meaning};
+}
+
 // The one table. Keep docs/SETTINGS.md in step (a unit test compares them).
 const std::vector<SettingSpec> kSettings = {
-    {"TCA_BOOTSTRAP", SettingKind::kChoice, "auto", 0, 0, "auto|mpi|pmix|tcp|single",
-     "how ranks find each other at tcaInit: auto takes mpi where the program initialized MPI or "
-     "an MPI launcher started it, else pmix under a PMIx server, else tcp where TCA_ROOT or "
-     "torchrun's variables are set, else a job of one rank (single); mpi and pmix where built"},
-    {"TCA_RANK", SettingKind::kCount, "", 0, INT32_MAX - 1, "",
-     "tcp bootstrap: this process's rank (with TCA_SIZE and TCA_ROOT; torchrun's RANK otherwise)"},
-    {"TCA_SIZE", SettingKind::kCount, "", 1, INT32_MAX, "",
-     "tcp bootstrap: the number of ranks (torchrun's WORLD_SIZE otherwise)"},
-    {"TCA_ROOT", SettingKind::kText, "", 0, 0, "host:port",
-     "tcp bootstrap: where rank 0 listens and the others connect; default under torchrun: "
-     "MASTER_ADDR and MASTER_PORT+1"},
-    {"TCA_JOB_KEY", SettingKind::kText, "", 0, 0, "any text",
-     "tcp bootstrap: the secret every connection to the root proves it knows, so that another "
-     "job's connection is refused; default: the launcher's job id, the root and the size"},
-    {"TCA_SOCKET_IFNAME", SettingKind::kText, "", 0, 0, "an interface name",
-     "tcp bootstrap: the interface its connections bind to; default: the route to the root"},
-    {"TCA_TIMEOUT_MS", SettingKind::kCount, "60000", 1, INT32_MAX, "",
-     "how long a wait (notification, DMA, deregistration) may take before TCA_ERROR_TIMEOUT; "
-     "tcaConfig.timeout_ms and tcaSetTimeout take precedence"},
-    {"TCA_TRANSPORT", SettingKind::kText, "auto", 0, 0, "auto, or a transport's name",
-     "the transport AUTO prefers wherever it reaches (shm, cuda, ucx, mpi where built); "
-     "tcaConfig.transport takes precedence"},
-    {"TCA_HOST_ID", SettingKind::kText, "", 0, 0, "block:K, cyclic:K or a host name",
-     "splits one machine into hosts for tca: block:K puts ranks [0,K) on one host, [K,2K) on "
-     "the next; cyclic:K puts rank r on host r % K; other text names this rank's host. Paths "
-     "between hosts (mpi, ucx) then carry traffic between ranks of one machine"},
-    {"TCA_DEBUG", SettingKind::kChoice, "none", 0, 0, "none|warn|info|trace",
-     "log level of the library's messages on stderr"},
-    {"TCA_TRACE", SettingKind::kText, "", 0, 0, "a folder",
-     "writes a trace per rank (rank-R.trace) into this folder; docs/SIM.md has the format"},
-    {"TCA_COUNTERS", SettingKind::kChoice, "0", 0, 0, "0|1|timed",
-     "1 counts transfers, bytes, kicks, notifications, waits, timeouts and errors per peer, "
-     "transport and direction, and times one operation in 16 for the wait time and the latency "
-     "histograms (tcaGetCounters); timed times every operation; TCA_STATS implies 1"},
-    {"TCA_STATS", SettingKind::kText, "", 0, 0, "a file (%r: the rank) or a folder",
-     "counts as TCA_COUNTERS=1 and writes each rank's counters as JSON at tcaFinalize; a path "
-     "without %r is a folder that gets rank-R.stats.json"},
-    {"TCA_DUMP_SIGNAL", SettingKind::kChoice, "none", 0, 0, "none|usr1|usr2|urg|pwr",
-     "on this signal a rank writes its state (what it waits for, chains in flight, notification "
-     "counts, collective in progress, dead peers) at its next wait or call"},
-    {"TCA_DUMP_ON_TIMEOUT", SettingKind::kChoice, "0", 0, 0, "0|1",
-     "1 writes the rank's state when a wait times out or finds its peer dead"},
-    {"TCA_DUMP_FILE", SettingKind::kText, "", 0, 0, "a file (%r: the rank) or a folder",
-     "where state dumps go (appended, one JSON line each); a path without %r is a folder that "
-     "gets rank-R.dump.json; default stderr"},
-    {"TCA_NVTX", SettingKind::kChoice, "0", 0, 0, "0|1",
-     "1 marks kicks, drains, waits, notifications, puts, gets and collectives as NVTX ranges "
-     "(domain tca) for Nsight Systems, where tca was built with CUDA's nvtx3"},
-    {"TCA_CHOICE", SettingKind::kChoice, "auto", 0, 0, "auto|measure|off",
-     "the choice between transports by size where several reach a peer: auto measures it once "
-     "per machine and caches it, measure measures it at every start, off keeps the registry's "
-     "order"},
-    {"TCA_CHOICE_FILE", SettingKind::kText, "", 0, 0, "a file",
-     "the cache of that choice; default $XDG_CACHE_HOME/tca (else ~/.cache/tca)/"
-     "choice-HOST.txt"},
-    {"TCA_CUDA_PATH", SettingKind::kChoice, "auto", 0, 0, "auto|ce|sm",
-     "engine of TCA_PATH_CUDA: per size from the calibration, or always the copy engines / SMs"},
-    {"TCA_CUDA_CROSSOVER", SettingKind::kCount, "", 0, kNoMax, "",
-     "bytes from which TCA_PATH_CUDA takes the copy engines, instead of the calibration"},
-    {"TCA_CUDA_RESIDENT_IDLE_US", SettingKind::kCount, "1000", 1, 1000000, "",
-     "microseconds the resident kernel of TCA_PATH_CUDA_RESIDENT waits for a kick before it "
-     "leaves"},
-    {"TCA_CUDA_CALIBRATE", SettingKind::kChoice, "0", 0, 0, "0|1",
-     "1 measures the engine crossover again instead of reading the cache"},
-    {"TCA_CUDA_CALIBRATION_FILE", SettingKind::kText, "", 0, 0, "a file",
-     "the calibration cache; default $XDG_CACHE_HOME/tca (else ~/.cache/tca)/"
-     "calibration-HOST.json"},
-    {"TCA_COLL_PROTOCOL", SettingKind::kChoice, "auto", 0, 0, "auto|ll|inline|simple",
-     "protocol of the device-initiated collectives: inline flags with the data (ll, inline) or "
-     "data then a flag (simple); must be equal on every rank"},
-    {"TCA_COLL_RESIDENT_US", SettingKind::kCount, "200", 0, 1000000, "",
-     "microseconds a resident kernel serving the host-called iterations of a one-block GPU "
-     "collective (tcaCollConfig.resident_idle_us = 0) waits idle before it leaves; 0: a kernel "
-     "launch per call"},
-    {"TCA_COLL_CHANNELS", SettingKind::kCount, "", 1, 1024, "",
-     "channels (blocks) of the device-initiated collectives; must be equal on every rank"},
-    {"TCA_MPI_GUARD", SettingKind::kChoice, "auto", 0, 0, "auto|on|off",
-     "runs MPI calls that involve other ranks on a thread of their own, so that a rank on the "
-     "same machine dying during one fails it with TCA_ERROR_PEER_FAILED instead of holding "
-     "the caller forever; auto: where the launcher lets survivors run on (mpirun "
-     "--enable-recovery)"},
+    choice(
+        "TCA_BOOTSTRAP", "auto", "auto|mpi|pmix|tcp|single",
+        "how ranks find each other at tcaInit: auto takes mpi where the program initialized MPI or "
+        "an MPI launcher started it, else pmix under a PMIx server, else tcp where TCA_ROOT or "
+        "torchrun's variables are set, else a job of one rank (single); mpi and pmix where built"),
+    count("TCA_RANK", "", 0, INT32_MAX - 1,
+          "tcp bootstrap: this process's rank (with TCA_SIZE and TCA_ROOT; torchrun's RANK "
+          "otherwise)"),
+    count("TCA_SIZE", "", 1, INT32_MAX,
+          "tcp bootstrap: the number of ranks (torchrun's WORLD_SIZE otherwise)"),
+    text("TCA_ROOT", "", "host:port",
+         "tcp bootstrap: where rank 0 listens and the others connect; default under torchrun: "
+         "MASTER_ADDR and MASTER_PORT+1"),
+    text("TCA_JOB_KEY", "", "any text",
+         "tcp bootstrap: the secret every connection to the root proves it knows, so that another "
+         "job's connection is refused; default: the launcher's job id, the root and the size"),
+    text("TCA_SOCKET_IFNAME", "", "an interface name",
+         "tcp bootstrap: the interface its connections bind to; default: the route to the root"),
+    count("TCA_TIMEOUT_MS", "60000", 1, INT32_MAX,
+          "how long a wait (notification, DMA, deregistration) may take before TCA_ERROR_TIMEOUT; "
+          "tcaConfig.timeout_ms and tcaSetTimeout take precedence"),
+    text("TCA_TRANSPORT", "auto", "auto, or a transport's name",
+         "the transport AUTO prefers wherever it reaches (shm, cuda, ucx, mpi where built); "
+         "tcaConfig.transport takes precedence"),
+    text("TCA_HOST_ID", "", "block:K, cyclic:K or a host name",
+         "splits one machine into hosts for tca: block:K puts ranks [0,K) on one host, [K,2K) on "
+         "the next; cyclic:K puts rank r on host r % K; other text names this rank's host. Paths "
+         "between hosts (mpi, ucx) then carry traffic between ranks of one machine"),
+    choice("TCA_DEBUG", "none", "none|warn|info|trace",
+           "log level of the library's messages on stderr"),
+    text("TCA_TRACE", "", "a folder",
+         "writes a trace per rank (rank-R.trace) into this folder; docs/SIM.md has the format"),
+    choice(
+        "TCA_COUNTERS", "0", "0|1|timed",
+        "1 counts transfers, bytes, kicks, notifications, waits, timeouts and errors per peer, "
+        "transport and direction, and times one operation in 16 for the wait time and the latency "
+        "histograms (tcaGetCounters); timed times every operation; TCA_STATS implies 1"),
+    text("TCA_STATS", "", "a file (%r: the rank) or a folder",
+         "counts as TCA_COUNTERS=1 and writes each rank's counters as JSON at tcaFinalize; a path "
+         "without %r is a folder that gets rank-R.stats.json"),
+    choice(
+        "TCA_DUMP_SIGNAL", "none", "none|usr1|usr2|urg|pwr",
+        "on this signal a rank writes its state (what it waits for, chains in flight, notification "
+        "counts, collective in progress, dead peers) at its next wait or call"),
+    choice("TCA_DUMP_ON_TIMEOUT", "0", "0|1",
+           "1 writes the rank's state when a wait times out or finds its peer dead"),
+    text("TCA_DUMP_FILE", "", "a file (%r: the rank) or a folder",
+         "where state dumps go (appended, one JSON line each); a path without %r is a folder that "
+         "gets rank-R.dump.json; default stderr"),
+    choice("TCA_NVTX", "0", "0|1",
+           "1 marks kicks, drains, waits, notifications, puts, gets and collectives as NVTX ranges "
+           "(domain tca) for Nsight Systems, where tca was built with CUDA's nvtx3"),
+    choice(
+        "TCA_CHOICE", "auto", "auto|measure|off",
+        "the choice between transports by size where several reach a peer: auto measures it once "
+        "per machine and caches it, measure measures it at every start, off keeps the registry's "
+        "order"),
+    text("TCA_CHOICE_FILE", "", "a file",
+         "the cache of that choice; default $XDG_CACHE_HOME/tca (else ~/.cache/tca)/"
+         "choice-HOST.txt"),
+    choice(
+        "TCA_CUDA_PATH", "auto", "auto|ce|sm",
+        "engine of TCA_PATH_CUDA: per size from the calibration, or always the copy engines / SMs"),
+    count("TCA_CUDA_CROSSOVER", "", 0, kNoMax,
+          "bytes from which TCA_PATH_CUDA takes the copy engines, instead of the calibration"),
+    count("TCA_CUDA_RESIDENT_IDLE_US", "1000", 1, 1000000,
+          "microseconds the resident kernel of TCA_PATH_CUDA_RESIDENT waits for a kick before it "
+          "leaves"),
+    choice("TCA_CUDA_CALIBRATE", "0", "0|1",
+           "1 measures the engine crossover again instead of reading the cache"),
+    text("TCA_CUDA_CALIBRATION_FILE", "", "a file",
+         "the calibration cache; default $XDG_CACHE_HOME/tca (else ~/.cache/tca)/"
+         "calibration-HOST.json"),
+    choice(
+        "TCA_COLL_PROTOCOL", "auto", "auto|ll|inline|simple",
+        "protocol of the device-initiated collectives: inline flags with the data (ll, inline) or "
+        "data then a flag (simple); must be equal on every rank"),
+    count(
+        "TCA_COLL_RESIDENT_US", "200", 0, 1000000,
+        "microseconds a resident kernel serving the host-called iterations of a one-block GPU "
+        "collective (tcaCollConfig.resident_idle_us = 0) waits idle before it leaves; 0: a kernel "
+        "launch per call"),
+    count("TCA_COLL_CHANNELS", "", 1, 1024,
+          "channels (blocks) of the device-initiated collectives; must be equal on every rank"),
+    choice(
+        "TCA_MPI_GUARD", "auto", "auto|on|off",
+        "runs MPI calls that involve other ranks on a thread of their own, so that a rank on the "
+        "same machine dying during one fails it with TCA_ERROR_PEER_FAILED instead of holding "
+        "the caller forever; auto: where the launcher lets survivors run on (mpirun "
+        "--enable-recovery)"),
 };
 
 const char* environment(const char* name, bool* set) {
