@@ -80,6 +80,7 @@ void unbind(Context& context, tcaDesc_st& desc) {
   desc.own_regions.clear();
   desc.counts.clear();
   desc.peers.clear();
+  desc.kick_peers = {};
   desc.channel = -1;
 }
 

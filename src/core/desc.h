@@ -22,6 +22,13 @@ struct ChainCount {
   uint64_t bytes = 0;
   uint64_t notifications = 0;
 };
+// A bound chain's distinct peers as a timed kick copies them: up to kPeers, else count -1 (the
+// drain looks the chain up by its token).
+struct KickPeers {
+  static constexpr int kPeers = 4;
+  int count = 0;
+  int peers[kPeers] = {};
+};
 }  // namespace tca::observe
 
 struct tcaDesc_st {
@@ -34,12 +41,14 @@ struct tcaDesc_st {
   std::vector<tca::Transport*> transfer_transports;  // per transfer (counters, state dumps)
   std::vector<const tca::PeerRegion*> own_regions;   // checked for liveness at every kick
   // The observer's (src/core/observe/), set by tcaDescSet where counters are on: the counts per
-  // cell and the distinct peers (chain latency); the kicks not yet added to the cells (they are
-  // when the counters are read or reset, and before the chain is bound again or freed); the
-  // coarse time of the last observed kick.
+  // cell and the distinct peers (chain latency; the first few also as a timed kick copies them);
+  // the kicks not yet added to the cells (they are when the counters are read or reset, and
+  // before the chain is bound again or freed); the coarse time of the last observed kick (apart
+  // from unadded_kicks: side by side, GCC packs a kick's two stores into a longer vector store).
   std::vector<tca::observe::ChainCount> counts;
   std::vector<int> peers;
   uint64_t unadded_kicks = 0;
+  tca::observe::KickPeers kick_peers;
   uint64_t kicked_ns = 0;
 };
 

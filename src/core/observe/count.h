@@ -20,11 +20,11 @@ namespace tca::observe {
 namespace detail {
 // Counters alone, and no poll's wait going on (its time counts from its first miss, which the
 // observed forms keep: a poll that misses clears this until its wait ends).
-extern bool g_counting_only;
+[[gnu::visibility("hidden")]] extern bool g_counting_only;
 // Per peer: waits that arrived untimed, and notifications sent, not yet added to the cells of the
 // peer's default transport (State::waits, State::notifications).
-extern uint64_t* g_waits;
-extern uint64_t* g_notifications;
+[[gnu::visibility("hidden")]] extern uint64_t* g_waits;
+[[gnu::visibility("hidden")]] extern uint64_t* g_notifications;
 }  // namespace detail
 inline bool counting_only() { return detail::g_counting_only; }
 
@@ -33,6 +33,12 @@ void kick_failed(const tcaDesc_st& chain);
 void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin);
 void wait_timed(Cell& cell, int sender, uint64_t begin);
 void wait_failed(Cell& cell, tcaResult result);
+// The counted forms' uncommon cases: a timed kick or wait (the whole call), a failed wait's
+// count, a drain that failed or may complete timed kicks.
+tcaResult counted_start_timed(Context& context, tcaDesc_st& chain, uintptr_t token);
+tcaResult counted_wait_timed(Context& context, int src_rank, int slot, int* from);
+tcaResult counted_wait_failed(int src_rank, tcaResult result);
+void counted_drain_rest(Context& context, int channel, tcaResult result);
 
 // After a kick: one more kick of the chain, its time for dumps (the time a timed kick reads: once
 // in 16 kicks), and, where timed, its start.
@@ -74,32 +80,39 @@ inline void count_notify(int dst_rank, tcaResult result) {
   if (cell != nullptr) ++cell->errors;
 }
 
+// An untimed kick adds one to its chain's kicks; a timed one (one in 16) runs out of line.
 inline tcaResult counted_start(Context& context, tcaDesc_st& chain, uintptr_t token) {
-  const uint64_t begin = sampled(kTimedKick) ? now_ns() : 0;
+  if (__builtin_expect(sampled(kTimedKick), 0)) return counted_start_timed(context, chain, token);
   const tcaResult result = desc_start(context, chain);
-  count_kick(chain, token, begin, result);
+  count_kick(chain, token, 0, result);
   return result;
 }
 
-void drain_failed(Context& context, tcaResult result);  // observe.h
-void drain_timed(Context& context, int channel);
-
+// A drain: one test of the timed kicks of any channel (their channel is looked at out of line).
 inline tcaResult counted_drain(Context& context, int channel) {
   const tcaResult result = context.wait_channel(channel);
-  if (__builtin_expect(result != TCA_SUCCESS, 0))
-    drain_failed(context, result);
-  else if (__builtin_expect(timed_kicks_on(channel), 0))
-    drain_timed(context, channel);
+  if (__builtin_expect(result != TCA_SUCCESS || detail::g_timed_channels != 0, 0))
+    counted_drain_rest(context, channel, result);
   return result;
 }
 
+// An untimed wait adds one to its sender's tally; a timed one (one in 16) runs out of line.
 inline tcaResult counted_wait(Context& context, int src_rank, int slot, int* from) {
-  const uint64_t begin = sampled(kTimedWait) ? now_ns() : 0;
-  int sender = src_rank;  // where it arrives, the rank it came from
-  const tcaResult result = context.wait_notification(src_rank, slot, &sender);
-  if (result == TCA_SUCCESS && from != nullptr) *from = sender;
-  count_wait(result == TCA_SUCCESS ? sender : src_rank, begin, begin != 0, result);
-  return result;
+  if (__builtin_expect(sampled(kTimedWait), 0))
+    return counted_wait_timed(context, src_rank, slot, from);
+  if (__builtin_expect(src_rank == TCA_ANY_RANK, 0)) {
+    int sender = src_rank;  // where it arrives, the rank it came from
+    const tcaResult result = context.wait_notification(src_rank, slot, &sender);
+    if (__builtin_expect(result != TCA_SUCCESS, 0)) return counted_wait_failed(src_rank, result);
+    if (from != nullptr) *from = sender;
+    ++detail::g_waits[sender];
+    return TCA_SUCCESS;
+  }
+  // From a named rank: the sender is that rank (which the wait writes to `from`).
+  const tcaResult result = context.wait_notification(src_rank, slot, from);
+  if (__builtin_expect(result != TCA_SUCCESS, 0)) return counted_wait_failed(src_rank, result);
+  ++detail::g_waits[src_rank];
+  return TCA_SUCCESS;
 }
 
 inline tcaResult counted_notify(Context& context, int dst_rank, int slot) {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -85,7 +86,7 @@ struct FineClock {
   bool tsc = false;
   uint64_t base_ticks = 0;
   uint64_t base_ns = 0;
-  double ns_per_tick = 0;
+  uint64_t ns_per_tick_q32 = 0;  // nanoseconds per tick times 2^32 (integer arithmetic only)
 };
 FineClock g_clock;
 
@@ -110,7 +111,8 @@ FineClock calibrate() {
   clock.tsc = true;
   clock.base_ticks = ticks1;
   clock.base_ns = ns1;
-  clock.ns_per_tick = static_cast<double>(ns1 - ns0) / static_cast<double>(ticks1 - ticks0);
+  clock.ns_per_tick_q32 = static_cast<uint64_t>(
+      std::ldexp(static_cast<double>(ns1 - ns0) / static_cast<double>(ticks1 - ticks0), 32));
   return clock;
 }
 #else
@@ -123,8 +125,10 @@ uint64_t now_ns() {
 #if defined(__x86_64__)
   if (g_clock.tsc) {
     const uint64_t ticks = __rdtsc();
-    return g_clock.base_ns + static_cast<uint64_t>(static_cast<double>(ticks - g_clock.base_ticks) *
-                                                   g_clock.ns_per_tick);
+    const uint64_t since = ticks > g_clock.base_ticks ? ticks - g_clock.base_ticks : 0;
+    return g_clock.base_ns +
+           static_cast<uint64_t>(
+               (static_cast<unsigned __int128>(since) * g_clock.ns_per_tick_q32) >> 32);
   }
 #endif
   return monotonic_ns();
@@ -281,6 +285,14 @@ void bind(Context& context, tcaDesc_st& chain) {
     if (std::find(chain.peers.begin(), chain.peers.end(), transfer.peer) == chain.peers.end())
       chain.peers.push_back(transfer.peer);
   }
+  KickPeers& copied = chain.kick_peers;
+  copied = {};
+  if (chain.peers.size() > KickPeers::kPeers) {
+    copied.count = -1;
+  } else {
+    copied.count = static_cast<int>(chain.peers.size());
+    std::copy(chain.peers.begin(), chain.peers.end(), copied.peers);
+  }
 }
 
 void kick_failed(const tcaDesc_st& chain) {
@@ -299,19 +311,21 @@ void add_kicks(tcaDesc_st& chain) {
   chain.unadded_kicks = 0;
 }
 
-void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
+namespace {
+
+// A timed kick that started at `begin`, for its drain.
+inline void record_kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
   detail::g_recent_ns = begin;  // the time of the untimed kicks that follow (ages in dumps)
   auto& timed = g_state.timed[chain.channel];
   if (timed.size() >= kMaxTimed) timed.erase(timed.begin());
-  TimedChain entry{token, begin};
-  if (chain.peers.size() > TimedChain::kPeers) {
-    entry.peer_count = -1;  // more than fit: looked up at the drain
-  } else {
-    entry.peer_count = static_cast<int>(chain.peers.size());
-    std::copy(chain.peers.begin(), chain.peers.end(), entry.peers);
-  }
-  timed.push_back(entry);
+  timed.push_back(TimedChain{token, begin, chain.kick_peers});
   detail::g_timed_channels |= 1u << chain.channel;
+}
+
+}  // namespace
+
+void kick_timed(tcaDesc_st& chain, uintptr_t token, uint64_t begin) {
+  record_kick(chain, token, begin);
 }
 
 void kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaResult result) {
@@ -319,24 +333,36 @@ void kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaResult result) 
   count_kick(chain, token, begin, result);
 }
 
-void drain_timed(Context& context, int channel) {
+namespace {
+
+// A timed chain with more peers than its entry holds: they are looked up by its token.
+[[gnu::noinline]] void add_latency_looked_up(Context& context, uintptr_t token, int bucket) {
+  tcaDesc_st* desc = nullptr;
+  if (context.descriptors().find(reinterpret_cast<tcaDesc>(token), &desc) != TCA_SUCCESS) {
+    clear_last_error();  // freed since: its latency is not known
+    return;
+  }
+  for (int peer : desc->peers) ++g_state.peers[peer].chain_latency[bucket];
+}
+
+// The latencies of the timed kicks that a drain of `channel` completed.
+inline void record_drain(Context& context, int channel) {
   State& s = g_state;
   auto& timed = s.timed[channel];
   const uint64_t end = now_ns();
   for (const TimedChain& chain : timed) {
     const int bucket = bucket_of(end - chain.timed_ns);
-    for (int p = 0; p < chain.peer_count; ++p) ++s.peers[chain.peers[p]].chain_latency[bucket];
-    if (chain.peer_count >= 0) continue;
-    tcaDesc_st* desc = nullptr;
-    if (context.descriptors().find(reinterpret_cast<tcaDesc>(chain.token), &desc) != TCA_SUCCESS) {
-      clear_last_error();  // freed since: its latency is not known
-      continue;
-    }
-    for (int peer : desc->peers) ++s.peers[peer].chain_latency[bucket];
+    for (int p = 0; p < chain.peers.count; ++p)
+      ++s.peers[chain.peers.peers[p]].chain_latency[bucket];
+    if (chain.peers.count < 0) add_latency_looked_up(context, chain.token, bucket);
   }
   timed.clear();
   detail::g_timed_channels &= ~(1u << channel);
 }
+
+}  // namespace
+
+void drain_timed(Context& context, int channel) { record_drain(context, channel); }
 
 void drain_failed(Context& context, tcaResult result) {
   if (result == TCA_ERROR_TIMEOUT) timed_out(context, "channel");
@@ -349,15 +375,62 @@ void wait_begin(int peer, int slot, uint64_t timed_ns, bool stamped) {
   detail::g_counting_only = false;  // the observed forms until this wait ends
 }
 
-void wait_timed(Cell& cell, int sender, uint64_t begin) {
-  const uint64_t waited = begin != 0 ? now_ns() - begin : 0;
+namespace {
+
+// A timed wait's length into its cell and its sender's histogram.
+inline void record_wait(Cell& cell, int sender, uint64_t waited) {
   ++cell.timed_waits;
   cell.wait_ns += waited;
   ++g_state.peers[sender].wait_latency[bucket_of(waited)];
 }
 
+}  // namespace
+
+void wait_timed(Cell& cell, int sender, uint64_t begin) {
+  record_wait(cell, sender, begin != 0 ? now_ns() - begin : 0);
+}
+
 void wait_failed(Cell& cell, tcaResult result) {
   ++(result == TCA_ERROR_TIMEOUT ? cell.timeouts : cell.errors);
+}
+
+tcaResult counted_start_timed(Context& context, tcaDesc_st& chain, uintptr_t token) {
+  const uint64_t begin = now_ns();
+  const tcaResult result = desc_start(context, chain);
+  if (result != TCA_SUCCESS) {
+    kick_failed(chain);
+    return result;
+  }
+  ++chain.unadded_kicks;
+  record_kick(chain, token, begin);
+  chain.kicked_ns = begin;
+  return TCA_SUCCESS;
+}
+
+tcaResult counted_wait_timed(Context& context, int src_rank, int slot, int* from) {
+  const uint64_t begin = now_ns();
+  int sender = src_rank;
+  const tcaResult result = context.wait_notification(src_rank, slot, &sender);
+  if (result != TCA_SUCCESS) return counted_wait_failed(src_rank, result);
+  const uint64_t waited = now_ns() - begin;
+  if (from != nullptr) *from = sender;
+  if (Cell* cell = g_state.default_cells[sender][kIn]; cell != nullptr) {
+    ++cell->waits;
+    record_wait(*cell, sender, waited);
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult counted_wait_failed(int src_rank, tcaResult result) {
+  count_wait(src_rank, 0, false, result);
+  return result;
+}
+
+void counted_drain_rest(Context& context, int channel, tcaResult result) {
+  if (result != TCA_SUCCESS)
+    drain_failed(context, result);
+  else if (timed_kicks_on(channel))
+    record_drain(context, channel);
 }
 
 void wait_end(Context& context, int peer, int slot, int from, bool arrived, tcaResult result) {

@@ -22,7 +22,9 @@ struct Transfer;
 
 namespace tca::observe {
 
-extern bool g_on;  // counters, state tracking or NVTX are wanted
+// The observer's globals are libtca's own (hidden): inline code reads them with one
+// instruction, not through the global offset table.
+[[gnu::visibility("hidden")]] extern bool g_on;  // counters, state tracking or NVTX are wanted
 inline bool on() { return __builtin_expect(g_on, false); }
 
 // tcaInit: reads the settings, sizes the counters, installs the dump signal's handler.
@@ -61,7 +63,7 @@ void phase(bool begin, const char* name);
 
 // A dump asked for by the signal is written at the next wait or hook (signal-safe: the handler
 // only raises a flag).
-extern volatile int g_dump_requested;
+[[gnu::visibility("hidden")]] extern volatile int g_dump_requested;
 void dump_if_requested(Context& context);
 // At the start of each hook: a load and a branch unless a dump was asked for.
 inline void dump_if_signalled(Context& context) {
@@ -85,7 +87,7 @@ void add_kicks(tcaDesc_st& chain);
 bool counting();
 
 namespace detail {
-extern uint64_t g_collective_step;
+[[gnu::visibility("hidden")]] extern uint64_t g_collective_step;
 }
 inline void collective_step(uint64_t step) { detail::g_collective_step = step; }
 

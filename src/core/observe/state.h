@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/desc.h"
 #include "tca/tca.h"
 
 namespace tca {
@@ -43,11 +44,9 @@ struct PeerCounters {
 
 // A timed kick not yet drained: the fine clock at the kick and the chain's distinct peers.
 struct TimedChain {
-  static constexpr int kPeers = 4;
   uintptr_t token = 0;
   uint64_t timed_ns = 0;
-  int peer_count = 0;  // -1: more than kPeers, looked up by the token at the drain
-  int peers[kPeers] = {};
+  KickPeers peers;  // count -1: more than fit, looked up by the token at the drain
 };
 
 struct WaitState {
@@ -92,17 +91,20 @@ struct State {
 
 enum TimedKind { kTimedKick = 0, kTimedWait = 1, kTimedPutGet = 2 };
 
-// What the hooks read at every call, where inline code reaches it (observe.cc defines it).
+// What the hooks read at every call, where inline code reaches it (observe.cc defines it; hidden,
+// as libtca's own, so that inline code reads it without the global offset table).
 namespace detail {
-extern State g_state;
-extern bool g_counting;  // mirrors State::counters
-extern bool g_time_all;  // TCA_COUNTERS=timed: every operation timed, else one in kSampling
+[[gnu::visibility("hidden")]] extern State g_state;
+[[gnu::visibility("hidden")]] extern bool g_counting;  // mirrors State::counters
+// TCA_COUNTERS=timed: every operation timed, else one in kSampling.
+[[gnu::visibility("hidden")]] extern bool g_time_all;
 // Per kind of operation, so that alternating kinds (a kick, then a wait) are each sampled: the
 // operations left until the next timed one (one decrement and a branch per operation).
-extern uint32_t g_until_timed[3];
-extern uint32_t g_timing_period;  // 1 with TCA_COUNTERS=timed, else kSampling
+[[gnu::visibility("hidden")]] extern uint32_t g_until_timed[3];
+// 1 with TCA_COUNTERS=timed, else kSampling.
+[[gnu::visibility("hidden")]] extern uint32_t g_timing_period;
 // Channels with timed kicks not yet drained (bit c: channel c), so that a drain looks at once.
-extern uint32_t g_timed_channels;
+[[gnu::visibility("hidden")]] extern uint32_t g_timed_channels;
 }  // namespace detail
 static_assert(TCA_DMA_CHANNELS <= 32, "g_timed_channels has a bit per channel");
 
@@ -126,8 +128,8 @@ uint64_t coarse_ns();
 // operations, or count a pause of this rank just before its kick.
 constexpr uint32_t kRecentUses = 16;
 namespace detail {
-extern uint64_t g_recent_ns;
-extern uint32_t g_recent_uses;
+[[gnu::visibility("hidden")]] extern uint64_t g_recent_ns;
+[[gnu::visibility("hidden")]] extern uint32_t g_recent_uses;
 }  // namespace detail
 inline uint64_t recent_ns() {
   if (++detail::g_recent_uses % kRecentUses == 0) detail::g_recent_ns = coarse_ns();
@@ -144,7 +146,7 @@ void dump_to_setting(Context& context, const char* reason);
 
 // NVTX (nvtx.cc): no-ops where the build has no nvtx3 or TCA_NVTX is off (a load and a branch
 // here; g_nvtx mirrors State::nvtx).
-extern bool g_nvtx;
+[[gnu::visibility("hidden")]] extern bool g_nvtx;
 void nvtx_push_on(const char* what, uint32_t color);
 void nvtx_pop_on();
 inline void nvtx_push(const char* what, uint32_t color) {
