@@ -201,6 +201,46 @@ TEST_F(ObserveTest, PolledAndBlockingWaitsCountEachNotification) {
   }
 }
 
+// With counters alone every kick and wait counts once, whichever form the wait takes (from a
+// named rank or any, with or without `from`), and one in 16 of each kind is timed: of 20 kicks
+// and 20 waits, the 16th.
+TEST_F(ObserveTest, CountingAloneCountsEveryOperationAndTimesOneIn16) {
+  ScopedEnvironment counting("TCA_COUNTERS", "1");
+  ScopedEnvironment shm("TCA_TRANSPORT", "shm");
+  ASSERT_NO_FATAL_FAILURE(start());
+  constexpr int kTimes = 20;
+  if (rank_ == 0) {
+    tcaDesc chain = nullptr;
+    ASSERT_TCA_OK(tcaDescNew(&chain));
+    ASSERT_TCA_OK(tcaDescSetMemcpy(chain, &all_[1], 0, &all_[0], 0, 64, TCA_FLAG_NOTIFY, 1));
+    ASSERT_TCA_OK(tcaDescSet(chain, 0));
+    for (int kick = 0; kick < kTimes; ++kick) {
+      ASSERT_TCA_OK(tcaStartDMADesc(chain));
+      ASSERT_TCA_OK(tcaWaitDMAC(0));
+    }
+    ASSERT_TCA_OK(tcaDescFree(chain));
+    const std::string json = counters();
+    EXPECT_NE(json.find("{\"peer\":1,\"out\":{\"shm\":" +
+                        cell(kTimes, 64 * kTimes, kTimes, kTimes) + tail(0, 0, 0) + "},\"in\":{}"),
+              std::string::npos)
+        << json;
+    EXPECT_EQ(histogram_total(json, "chain_latency_ns"), 1u) << json;
+  } else {
+    for (int wait = 0; wait < kTimes; ++wait) {
+      int from = -2;
+      const int src = wait % 2 == 0 ? 0 : TCA_ANY_RANK;
+      const bool asks_from = wait % 4 < 2;
+      ASSERT_TCA_OK(tcaWaitDMARecvDesc(src, 1, asks_from ? &from : nullptr));
+      EXPECT_EQ(from, asks_from ? 0 : -2) << "wait " << wait;
+    }
+    const std::string json = counters();
+    const std::string in = "{\"peer\":0,\"out\":{},\"in\":{\"shm\":" + cell(0, 0, 0, 0);
+    EXPECT_NE(json.find(in + std::to_string(kTimes) + ",\"timed_waits\":1,"), std::string::npos)
+        << json;
+    EXPECT_EQ(histogram_total(json, "wait_latency_ns"), 1u) << json;
+  }
+}
+
 // With counters alone (no dumps asked for) a dump still gives a kicked chain's age.
 TEST_F(ObserveTest, DumpGivesTheAgeOfAKickedChain) {
   ScopedEnvironment counting("TCA_COUNTERS", "1");
