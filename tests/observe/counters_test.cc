@@ -27,6 +27,18 @@ std::string counters() {
   return text;
 }
 
+// What tcaDumpState writes, as text.
+std::string state_dump() {
+  char* text = nullptr;
+  size_t length = 0;
+  FILE* memory = open_memstream(&text, &length);
+  EXPECT_EQ(tcaDumpState(memory), TCA_SUCCESS) << tcaGetLastErrorMessage();
+  std::fclose(memory);
+  const std::string dump(text, length);
+  free(text);
+  return dump;
+}
+
 std::string cell(uint64_t transfers, uint64_t bytes, uint64_t kicks, uint64_t notifications) {
   return "{\"transfers\":" + std::to_string(transfers) + ",\"bytes\":" + std::to_string(bytes) +
          ",\"kicks\":" + std::to_string(kicks) +
@@ -252,13 +264,7 @@ TEST_F(ObserveTest, DumpGivesTheAgeOfAKickedChain) {
     ASSERT_TCA_OK(tcaDescSetMemcpy(chain, &all_[1], 0, &all_[0], 0, 64, TCA_FLAG_NOTIFY, 2));
     ASSERT_TCA_OK(tcaDescSet(chain, 2));
     ASSERT_TCA_OK(tcaStartDMADesc(chain));
-    char* text = nullptr;
-    size_t length = 0;
-    FILE* memory = open_memstream(&text, &length);
-    ASSERT_TCA_OK(tcaDumpState(memory));
-    std::fclose(memory);
-    const std::string dump(text, length);
-    free(text);
+    const std::string dump = state_dump();
     const size_t age = dump.find("\"age_ms\":");
     ASSERT_NE(age, std::string::npos) << "no chain in flight in: " << dump;  // shm completes
     EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(dump[age + 9]))) << dump;
@@ -332,13 +338,7 @@ TEST_F(ObserveTest, TimeoutNamesTheWaitAndWhatIsOutstanding) {
                              "[channel 2, 1 entries, peers 1]"})
       EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
 
-    char* text = nullptr;
-    size_t length = 0;
-    FILE* memory = open_memstream(&text, &length);
-    ASSERT_TCA_OK(tcaDumpState(memory));
-    std::fclose(memory);
-    const std::string dump(text, length);
-    free(text);
+    const std::string dump = state_dump();
     for (const char* part :
          {"{\"tca_state\":1,\"rank\":0,\"size\":2,\"reason\":\"tcaDumpState\"",
           "\"channel\":2,\"entries\":1,\"peers\":[1],\"transports\":[\"",
