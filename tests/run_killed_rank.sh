@@ -57,6 +57,9 @@ fi
 
 launcher_ended_job=0
 if grep -q "exited on signal 9" "$log"; then launcher_ended_job=1; fi
+# A survivor leaves without finalizing MPI once it has reported; Open MPI's launcher then ends
+# the job ("... exiting improperly"), possibly before a slower survivor noticed the death.
+if grep -q "exiting improperly" "$log"; then launcher_ended_job=1; fi
 # UCX 1.22 over TCP may abort a survivor that is the target of the dead rank's put, inside UCX
 # ("Fatal: unexpected error: Endpoint timeout", docs/UCX.md); the launcher then ends the job.
 if grep -q "Fatal: unexpected error: Endpoint timeout" "$log" &&
