@@ -121,6 +121,8 @@ class World {
     request.dst_kind = m.dst_kind;
     request.op = m.op;
     request.path = m.path;
+    request.channels = m.channels;
+    request.inline_protocol = m.inline_protocol;
     request.register_mode = job_.register_mode;
     Ready ready;
     ready.plan = fabric_.plan(request);
@@ -132,7 +134,10 @@ class World {
     // A receiver host per node, and a sender host per node and head (the source's own limits:
     // GPU read, staging; few per node), so every (sender, receiver) pair has one route: the
     // head's links, then the network's between the two nodes.
-    const auto sender_key = std::make_pair(request.src, ready.plan.head);
+    // A rate of the sender's own (a GPU program's blocks): one more head link of the node.
+    std::vector<int> head = ready.plan.head;
+    if (ready.plan.rate > 0) head.push_back(rate_link(zone, request.src, ready.plan.rate));
+    const auto sender_key = std::make_pair(request.src, head);
     auto sender = senders_.find(sender_key);
     if (sender == senders_.end()) {
       const std::string name =
@@ -141,13 +146,27 @@ class World {
     }
     if (routed_.insert({sender->second, request.dst}).second) {
       std::vector<sg4::LinkInRoute> route;
-      for (int link : ready.plan.head) route.emplace_back(links_[link]);
+      for (int link : head) route.emplace_back(links_[link]);
       for (int link : ready.plan.links) route.emplace_back(links_[link]);
       zone->add_route(sender->second->get_netpoint(), ready.to->get_netpoint(), nullptr, nullptr,
                       route, false);
     }
     ready.from = sender->second;
     return ready;
+  }
+
+  // The link (after the fabric's in links_) that bounds the messages of node `node` to `rate`,
+  // shared by every such message of the node (the same blocks store them).
+  int rate_link(sg4::NetZone* zone, int node, double rate) {
+    const auto key = std::make_pair(node, rate);
+    const auto found = rate_links_.find(key);
+    if (found != rate_links_.end()) return found->second;
+    const std::string name =
+        "n" + std::to_string(node) + ".program" + std::to_string(rate_links_.size());
+    links_.push_back(zone->create_link(name, rate)->set_latency(0));
+    const int index = static_cast<int>(links_.size()) - 1;
+    rate_links_.emplace(key, index);
+    return index;
   }
 
   // Moves one message and raises its notification at the destination.
@@ -252,6 +271,13 @@ class World {
           barrier_->wait();
           if (barrier_cost_ > 0) sg4::this_actor::sleep_for(barrier_cost_);
           break;
+        case Step::kDeviceCall:
+          if (fabric_.device_call(step.name) > 0)
+            sg4::this_actor::sleep_for(fabric_.device_call(step.name));
+          break;
+        case Step::kDeviceStep:
+          if (fabric_.device_step() > 0) sg4::this_actor::sleep_for(fabric_.device_step());
+          break;
         case Step::kPhaseBegin:
           state.open_phases[step.name] = sg4::Engine::get_clock();
           break;
@@ -282,6 +308,7 @@ class World {
   std::vector<sg4::Link*> links_;
   std::vector<sg4::Host*> receivers_;
   std::map<std::pair<int, std::vector<int>>, sg4::Host*> senders_;
+  std::map<std::pair<int, double>, int> rate_links_;  // (node, bytes/s) -> index in links_
   std::set<std::pair<sg4::Host*, int>> routed_;
   std::vector<std::vector<Ready>> ready_;
   std::vector<std::vector<Ready>> notify_plans_;

@@ -90,6 +90,28 @@ const std::vector<std::pair<const char*, char>> kKeys[] = {
 };
 const char* const kFamilies[] = {"tca", "apenet", "ib", "host", "gpu"};
 
+// Keys a file of the families that run GPU programs (host, gpu) may leave out, or set to
+// `unmeasured` (the same): host-called GPU collectives' own costs. Without them a replay takes
+// a GPU program's step as its message alone (the behaviour before they existed).
+const std::pair<const char*, char> kDeviceProgramKeys[] = {{"device_call", 't'},
+                                                           {"device_launch_call", 't'},
+                                                           {"device_step", 't'},
+                                                           {"device_block_bandwidth", 'b'}};
+constexpr char kUnmeasured[] = "unmeasured";
+
+double typed_value(const ParamFile& params, const std::string& key, char type) {
+  switch (type) {
+    case 't':
+      return params.seconds(key);
+    case 'b':
+      return params.bytes_per_second(key);
+    case 's':
+      return params.bytes(key);
+    default:
+      return params.number(key);
+  }
+}
+
 int positive_mod(int value, int modulus) { return ((value % modulus) + modulus) % modulus; }
 
 }  // namespace
@@ -129,22 +151,16 @@ std::unique_ptr<Fabric> Fabric::from_params(const ParamFile& params, const std::
     throw Error(params.name() + ": family '" + fabric->family_ +
                 "' is not tca, apenet, ib, host or gpu");
   for (const auto& [key, type] : kKeys[family]) {
-    double value = 0;
-    switch (type) {
-      case 't':
-        value = params.seconds(key);
-        break;
-      case 'b':
-        value = params.bytes_per_second(key);
-        break;
-      case 's':
-        value = params.bytes(key);
-        break;
-      default:
-        value = params.number(key);
-        break;
-    }
+    const double value = typed_value(params, key, type);
     if (type == 'b' && value <= 0) throw Error(params.name() + ": " + key + " must be positive");
+    fabric->values_.emplace_back(key, value);
+  }
+  for (const auto& [key, type] : kDeviceProgramKeys) {
+    if ((family != 3 && family != 4) || !params.has(key)) continue;
+    if (params.word(key) == kUnmeasured) continue;
+    const double value = typed_value(params, key, type);
+    if (type == 'b' && value <= 0)
+      throw Error(params.name() + ": " + key + " must be positive (or " + kUnmeasured + ")");
     fabric->values_.emplace_back(key, value);
   }
   if (family == 0 || family == 1) {
@@ -170,6 +186,28 @@ double Fabric::p(const char* key) const {
   for (const auto& [name, value] : values_)
     if (name == key) return value;
   throw Error("fabric " + name_ + " has no parameter " + key);
+}
+
+double Fabric::optional(const char* key) const {
+  for (const auto& [name, value] : values_)
+    if (name == key) return value;
+  return 0;
+}
+
+double Fabric::device_call(const std::string& form) const {
+  return optional(form == "launch" || form == "resident_start" ? "device_launch_call"
+                                                               : "device_call");
+}
+
+double Fabric::device_step() const { return optional("device_step"); }
+
+// A step of a GPU program: its channels' blocks store the bytes, each at device_block_bandwidth
+// (the inline protocol's stores carry half data), so the step moves at most that much whatever
+// the links would give it.
+void Fabric::plan_device_program(const Request& r, Plan* plan) const {
+  const double block = optional("device_block_bandwidth");
+  if (block <= 0 || r.channels <= 0) return;
+  plan->rate = r.channels * block * (r.inline_protocol ? 0.5 : 1.0);
 }
 
 int Fabric::add_link(const std::string& name, double bandwidth, double latency) {
@@ -473,6 +511,7 @@ Plan Fabric::plan_host(const Request& r) const {
   plan.synchronous = p("synchronous") != 0;
   plan.block = r.op == Op::kDma ? p("overhead") : p("notify_overhead");
   plan.protocol = r.op == Op::kDma ? "copy" : "notify";
+  if (r.op == Op::kDma && r.path == "cuda.device") plan_device_program(r, &plan);
   return plan;
 }
 
@@ -513,6 +552,7 @@ Plan Fabric::plan_gpu(const Request& r) const {
     plan.pre = p("device_latency");
     plan.head.push_back(src_gpu && dst_gpu ? sm_d2d_ : sm_host_);
     plan.protocol = "device";
+    plan_device_program(r, &plan);
   } else if (r.path.rfind("cuda.sm", 0) == 0) {
     plan.pre = p("sm_latency");
     plan.head.push_back(src_gpu && dst_gpu ? sm_d2d_ : sm_host_);
@@ -546,6 +586,7 @@ double Fabric::zero_load(const Request& request) const {
       latency += links_[link].latency;
       narrowest = std::min(narrowest, links_[link].bandwidth);
     }
+  if (plan.rate > 0) narrowest = std::min(narrowest, plan.rate);
   return latency + (request.op == Op::kDma ? request.bytes / narrowest : 0.0);
 }
 

@@ -50,6 +50,8 @@ struct Plan {
   std::vector<int> head;
   std::vector<int> links;
   bool synchronous = false;  // the caller copies (CPU engines): busy until delivered
+  double rate = 0;           // bytes/s at most: a link of the sender node that its messages of
+                             // this rate share (a GPU program's blocks); 0: none
   std::string protocol;      // for tables and tests: "dma", "gdr", "staged", "p2p", ...
 };
 
@@ -58,10 +60,12 @@ struct Request {
   double bytes = 0;
   MemKind src_kind = MemKind::kCpu, dst_kind = MemKind::kCpu;
   Op op = Op::kDma;
-  bool register_mode = false;  // tca: descriptors pre-registered in the chip (no fetch)
-  bool gdr = true;             // ib: GPUDirect RDMA on (off: CUDA copies around each message)
-  std::string force;           // apenet: "p2p" or "staged" instead of the faster of the two
-  std::string path;            // the transport a trace names (cuda.ce, cuda.sm, shm); gpu family
+  bool register_mode = false;    // tca: descriptors pre-registered in the chip (no fetch)
+  bool gdr = true;               // ib: GPUDirect RDMA on (off: CUDA copies around each message)
+  std::string force;             // apenet: "p2p" or "staged" instead of the faster of the two
+  std::string path;              // the transport a trace names (cuda.ce, cuda.sm, shm); gpu family
+  int channels = 0;              // cuda.device: the GPU program's blocks storing it (0: unknown)
+  bool inline_protocol = false;  // cuda.device: 4 bytes of data in every 8-byte store
 };
 
 class Fabric {
@@ -82,6 +86,12 @@ class Fabric {
   int hops(int a, int b) const;
   // Zero-load time of a request (pre + block + post + latencies + bytes / narrowest link).
   double zero_load(const Request& request) const;
+  // Host-called GPU collectives (host and gpu families; 0 where the file leaves them out or
+  // says `unmeasured`): the iteration's own cost by how the host started it ("launch" and
+  // "resident_start" pay device_launch_call, anything else device_call), and the program's
+  // own work per step.
+  double device_call(const std::string& form) const;
+  double device_step() const;
   // ib, apenet: one CUDA copy between GPU and host memory of `bytes` (staged collectives).
   double cuda_copy(double bytes) const;
   // The node's position in the torus (tca, apenet), for mappings and tests.
@@ -103,7 +113,10 @@ class Fabric {
   Plan plan_host(const Request& r) const;
   void build_gpu(int nodes);
   Plan plan_gpu(const Request& r) const;
-  double p(const char* key) const;  // a loaded parameter by key
+  double p(const char* key) const;         // a loaded parameter by key
+  double optional(const char* key) const;  // 0 when the file leaves it out or says unmeasured
+  // cuda.device: the rate its blocks store at, where the file has device_block_bandwidth.
+  void plan_device_program(const Request& r, Plan* plan) const;
 
   std::string name_, family_, topology_;
   std::vector<int> dims_;

@@ -21,16 +21,34 @@ struct Message {
   int notify_slot = -1;  // raised at the destination once the data is there
   Op op = Op::kDma;
   std::string path;  // the transport the trace names (cuda.ce, cuda.sm, shm, ...); may be empty
+  // A GPU program's step (path cuda.device): the blocks that store it (0: not recorded) and
+  // whether it is the inline protocol's (4 bytes of data in every 8-byte store).
+  int channels = 0;
+  bool inline_protocol = false;
 };
 
 struct Step {
-  enum Kind { kCompute, kKick, kPut, kNotify, kWait, kDrain, kBarrier, kPhaseBegin, kPhaseEnd };
+  // kDeviceCall: a host-called GPU program's own cost (the fabric's, by the call's form in
+  // `name`); kDeviceStep: the program's own work in one step of a collective (the fabric's).
+  enum Kind {
+    kCompute,
+    kKick,
+    kPut,
+    kNotify,
+    kWait,
+    kDrain,
+    kBarrier,
+    kPhaseBegin,
+    kPhaseEnd,
+    kDeviceCall,
+    kDeviceStep
+  };
   Kind kind = kCompute;
   double seconds = 0;             // kCompute
   std::vector<Message> messages;  // kKick (a chain, in order), kPut (one, the caller waits)
   int peer = 0;                   // kNotify: destination; kWait: source
   int slot = 0;                   // kNotify, kWait
-  std::string name;               // phases
+  std::string name;               // phases; kDeviceCall: resident, resident_start, launch or ""
 };
 
 using Program = std::vector<Step>;

@@ -198,10 +198,43 @@ std::string steps_of(const TraceEvent& e, const std::string& file) {
   return steps->second;
 }
 
-// A collective a GPU program ran: the library's steps for this rank (collective_steps.h), each
-// send a kick of one message on the path "cuda.device" raising a slot of its own.
+// What a GPU program's iteration records beyond the collective (traces before these fields
+// have none of them): its protocol, channels and how the host started it.
+struct DeviceIteration {
+  bool inline_protocol = false;
+  int channels = 0;  // 0: not recorded
+  std::string call;  // "": not recorded
+};
+
+DeviceIteration device_iteration(const TraceEvent& e, const std::string& file) {
+  DeviceIteration out;
+  const auto protocol = e.fields.find("protocol");
+  if (protocol != e.fields.end()) {
+    if (protocol->second != "ll" && protocol->second != "simple")
+      fail(file, e.line, "protocol='" + protocol->second + "' is not ll or simple");
+    out.inline_protocol = protocol->second == "ll";
+  }
+  const auto channels = e.fields.find("channels");
+  if (channels != e.fields.end()) {
+    out.channels = static_cast<int>(to_int(channels->second, file, e.line, "channels"));
+    if (out.channels < 1) fail(file, e.line, "channels=" + channels->second + " is not >= 1");
+  }
+  const auto call = e.fields.find("call");
+  if (call != e.fields.end()) {
+    if (call->second != "resident" && call->second != "resident_start" && call->second != "launch")
+      fail(file, e.line, "call='" + call->second + "' is not resident, resident_start or launch");
+    out.call = call->second;
+  }
+  return out;
+}
+
+// A collective a GPU program ran: the host-called iteration's own cost (the fabric's, by the
+// call's form), then the library's steps for this rank (collective_steps.h), each step number
+// opened by the program's own work in it, each send a kick of one message on the path
+// "cuda.device" raising a slot of its own.
 void append_device_steps(const TraceEvent& e, int rank, int world, const std::string& file,
                          Program& program) {
+  const DeviceIteration iteration = device_iteration(e, file);
   const int ranks = static_cast<int>(to_int(need(e, "ranks", file), file, e.line, "ranks"));
   if (ranks != world)
     fail(file, e.line,
@@ -218,7 +251,18 @@ void append_device_steps(const TraceEvent& e, int rank, int world, const std::st
     if (std::string(error.what()).rfind(file, 0) == 0) throw;
     fail(file, e.line, error.what());
   }
+  Step call;
+  call.kind = Step::kDeviceCall;
+  call.name = iteration.call;
+  program.push_back(call);
+  int last_step = -1;
   for (const CollectiveStep& c : steps) {
+    if (c.step != last_step) {
+      Step work;
+      work.kind = Step::kDeviceStep;
+      program.push_back(work);
+      last_step = c.step;
+    }
     Step s;
     s.peer = c.peer;
     s.slot = kDeviceCollectiveSlots + c.step;
@@ -230,6 +274,8 @@ void append_device_steps(const TraceEvent& e, int rank, int world, const std::st
       m.src_kind = m.dst_kind = kind;
       m.notify_slot = s.slot;
       m.path = "cuda.device";
+      m.channels = iteration.channels;
+      m.inline_protocol = iteration.inline_protocol;
       s.messages.push_back(m);
     } else {
       s.kind = Step::kWait;

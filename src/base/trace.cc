@@ -243,6 +243,16 @@ void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, i
        path_word(algorithm), bytes, ranks, kind_name(memory), path_word(steps));
 }
 
+void device_collective_begin(uint64_t begin, const char* kind, const char* algorithm,
+                             uint64_t bytes, int ranks, const char* protocol, int channels,
+                             const char* call) {
+  emit(begin, trace_format::kCollBegin,
+       " op={} algorithm={} bytes={} ranks={} memory=gpu steps=device protocol={} channels={} "
+       "call={}",
+       path_word(kind), path_word(algorithm), bytes, ranks, path_word(protocol), channels,
+       path_word(call));
+}
+
 void collective_end() { emit(now_ns(), trace_format::kCollEnd, ""); }
 
 }  // namespace tca::trace

@@ -73,6 +73,13 @@ void phase(bool begin, const char* name);
 // see) or "none" (nothing to move).
 void collective_begin(const char* kind, const char* algorithm, uint64_t bytes, int ranks,
                       tcaMemKind memory, const char* steps);
+// A GPU program's host-called iteration (steps "device"), recorded once the host started it, at
+// `begin` (now_ns() before the start): its protocol ("ll": the inline one, or "simple"), its
+// channels (blocks) and how the host started it (`call`: "resident", the running resident
+// kernel's doorbell; "resident_start", the resident kernel launched for it; "launch", a launch).
+void device_collective_begin(uint64_t begin, const char* kind, const char* algorithm,
+                             uint64_t bytes, int ranks, const char* protocol, int channels,
+                             const char* call);
 void collective_end();
 
 const char* kind_name(tcaMemKind kind);

@@ -365,17 +365,23 @@ tcaResult tcaColl_st::start() {
   if (running_)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: tcaCollWait first");
   const bool device_program = memory_ == TCA_MEM_GPU && !host_scheduled_;
-  if (tca::trace::enabled())  // host steps: the kicks, notifications and waits that follow
+  const uint64_t traced_at = tca::trace::enabled() ? tca::trace::now_ns() : 0;
+  // Host steps: the kicks, notifications and waits that follow. A GPU program's iteration is
+  // recorded once started (how the host started it is known then), at the call's start.
+  if (tca::trace::enabled() && (!device_program || device_ == nullptr))
     tca::trace::collective_begin(recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
                                  tcaCollAlgorithmName(algorithm_), recv_bytes_, ranks_, memory_,
-                                 !device_program      ? "host"
-                                 : device_ != nullptr ? "device"
-                                                      : "none");
+                                 !device_program ? "host" : "none");
   if (tca::observe::on())
     tca::observe::collective_begin(recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
                                    tcaCollAlgorithmName(algorithm_), recv_bytes_);
   if (device_program) {  // GPU programs have their own signals
     if (device_ != nullptr) TCA_CHECK(finish_or_fail(device_->start()));
+    if (device_ != nullptr && tca::trace::enabled())
+      tca::trace::device_collective_begin(
+          traced_at, recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
+          tcaCollAlgorithmName(algorithm_), recv_bytes_, ranks_,
+          device_->inline_protocol() ? "ll" : "simple", device_->channels(), device_->call_form());
     running_ = true;
     return TCA_SUCCESS;
   }

@@ -136,6 +136,9 @@ class Engine final : public DeviceEngine {
   }
   bool inline_protocol() const override { return inline_; }
   int channels() const override { return channels_; }
+  const char* call_form() const override {
+    return !served_call_ ? "launch" : server_started_for_call_ ? "resident_start" : "resident";
+  }
   tcaResult copy(void* dst, const void* src, size_t bytes) override {
     TCA_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
     return TCA_SUCCESS;
@@ -161,6 +164,7 @@ class Engine final : public DeviceEngine {
   // would follow); *served = false: launch it instead.
   tcaResult ring_server(bool* served) {
     *served = false;
+    server_started_for_call_ = false;
     if (bell_.ptr == nullptr) return TCA_SUCCESS;
     const cudaError_t legacy = cudaStreamQuery(cudaStreamLegacy);
     if (legacy == cudaErrorNotReady) return TCA_SUCCESS;
@@ -181,6 +185,7 @@ class Engine final : public DeviceEngine {
           launch_server(program_host_, threads_, bell_device_, resident_idle_ns_, server_stream_));
       TCA_CUDA_CHECK(cudaEventRecord(server_ended_, server_stream_));
       server_launched_ = true;
+      server_started_for_call_ = true;
       break;
     }
     *served = true;
@@ -232,6 +237,7 @@ class Engine final : public DeviceEngine {
   bool server_launched_ = false;  // since then server_ended_ tells whether it is still there
   uint64_t rung_ = 0;             // iterations asked of it
   bool served_call_ = false;      // the running iteration is the resident kernel's
+  bool server_started_for_call_ = false;  // ... which was launched for it
 };
 
 tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {

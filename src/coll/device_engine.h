@@ -36,6 +36,9 @@ class DeviceEngine {
   virtual tcaResult device_handle(void** program, int* blocks) = 0;
   virtual bool inline_protocol() const = 0;
   virtual int channels() const = 0;
+  // How start() began the running iteration: "resident" (the resident kernel's doorbell),
+  // "resident_start" (the resident kernel launched for it) or "launch" (the program launched).
+  virtual const char* call_form() const = 0;
   // A synchronous copy between device buffers of this GPU.
   virtual tcaResult copy(void* dst, const void* src, size_t bytes) = 0;
   // Frees everything (local: the caller has made sure no peer still writes here).
