@@ -7,7 +7,8 @@
 // measured one-way latency matrix (GPU-initiated 8-byte put with signal, half a round trip), the
 // one-direction bandwidth matrices of the copy engines and of the SMs and the two-direction
 // bandwidth of the copy engines (as CUDA's p2pBandwidthLatencyTest prints them, but through
-// tca), and what the automatic path picks per size with the calibration behind its crossover.
+// tca), the costs of tca's GPU programs that tca-sim takes (topo_device_program.h), and what the
+// automatic path picks per size with the calibration behind its crossover.
 // The ranks exchange their results through tca's bootstrap: no MPI. The header names the
 // bootstrap that started the job and why it was chosen.
 #include <dlfcn.h>
@@ -30,6 +31,7 @@
 #include "tca_harness/launch.h"
 #include "tca_harness/ranks.h"
 #include "tca_harness/report.h"
+#include "topo_device_program.h"
 
 namespace {
 
@@ -557,7 +559,7 @@ std::optional<int> parse(int argc, char** argv, bool* json) {
       std::fprintf(stderr,
                    "%s%s\nusage: tca-run -n N tca-topo [--json]  (or mpirun -n N tca-topo)\n"
                    "  --json  one JSON object on stdout (rows: link, latency, bandwidth, halo, "
-                   "auto_path), the tables on stderr\n",
+                   "gpu_collective, block_store, auto_path), the tables on stderr\n",
                    help ? "" : "tca-topo: unknown option ", help ? "" : arg.c_str());
     return help ? 0 : 1;
   }
@@ -605,6 +607,7 @@ int main(int argc, char** argv) {
     topo.bandwidth_matrix(TCA_PATH_CUDA_SM, false,
                           "For comparison: SM stores on a constant-byte source, GB/s");
     topo.halo_planes();
+    tca_tools::measure_device_programs(rank, ranks, g_text, add_row);
     topo.auto_choices();
     topo.transport_choices();
   }
