@@ -201,6 +201,16 @@ double Fabric::device_call(const std::string& form) const {
 
 double Fabric::device_step() const { return optional("device_step"); }
 
+std::vector<std::string> Fabric::device_program_unset() const {
+  std::vector<std::string> unset;
+  if (family_ != "host" && family_ != "gpu") return unset;
+  for (const auto& [key, type] : kDeviceProgramKeys)
+    if (std::none_of(values_.begin(), values_.end(),
+                     [key = key](const auto& value) { return value.first == key; }))
+      unset.push_back(key);
+  return unset;
+}
+
 // A step of a GPU program: its channels' blocks store the bytes, each at device_block_bandwidth
 // (the inline protocol's stores carry half data), so the step moves at most that much whatever
 // the links would give it.

@@ -92,6 +92,8 @@ class Fabric {
   // own work per step.
   double device_call(const std::string& form) const;
   double device_step() const;
+  // The GPU program keys the file leaves out or marks unmeasured (families with GPU programs).
+  std::vector<std::string> device_program_unset() const;
   // ib, apenet: one CUDA copy between GPU and host memory of `bytes` (staged collectives).
   double cuda_copy(double bytes) const;
   // The node's position in the torus (tca, apenet), for mappings and tests.

@@ -136,6 +136,8 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
   report.set("transfers", tj.transfers);
   report.set("waits", tj.waits);
   report.set("device_collectives", tj.device_collectives);
+  report.set("device_unlabelled", tj.device_unlabelled);
+  report.set("device_program_unset", fabric->device_program_unset());
   const std::string device = tj.device_collectives > 0
                                  ? ", " + std::to_string(tj.device_collectives) +
                                        " collectives run by the GPU (steps modelled)"
@@ -145,6 +147,17 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
                 " transfers, " + std::to_string(tj.waits) + " waits" + device + ") on " +
                 fabric_name + ", " + std::to_string(nodes) + " nodes; simulated in " +
                 fmt("%.2f", result.wall_seconds) + " s");
+  if (tj.device_collectives > 0 && !fabric->device_program_unset().empty()) {
+    std::string keys;
+    for (const std::string& key : fabric->device_program_unset())
+      keys += (keys.empty() ? "" : ", ") + key;
+    table.comment("GPU programs: " + fabric_name + " leaves " + keys +
+                  " unset (free: a step is its message alone)");
+  }
+  if (tj.device_unlabelled > 0)
+    table.comment(std::to_string(tj.device_unlabelled) +
+                  " GPU iterations without protocol, channels and call (a trace from before "
+                  "them): device_call each, no bound of their blocks");
   table.comment(tj.common_clock ? "ranks on one host: aligned on the steady clock"
                                 : "ranks on several hosts: each starts at its first event");
   table.set_columns({{"part", 40, Align::kLeft},

@@ -439,6 +439,7 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
           steps_of(e, trace.file) == "device") {  // inside the collective's phase
         append_device_steps(e, r, world, trace.file, program);
         ++out.device_collectives;
+        if (e.fields.count("call") == 0) ++out.device_unlabelled;
         device_collective = true;
       }
       // The call's own duration is the model's to predict (kick cost, wait, drain, barrier).

@@ -45,6 +45,7 @@ struct TraceJob {
   bool common_clock = false;  // every rank on one host: ranks aligned on the steady clock
   long transfers = 0, waits = 0, kicks = 0;
   long device_collectives = 0;  // collectives a GPU program ran: their steps are modelled
+  long device_unlabelled = 0;   // ... of which without protocol, channels and call (older traces)
 };
 
 // Builds the job: on one host the ranks start where the clock puts them (the earliest first

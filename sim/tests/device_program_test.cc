@@ -63,6 +63,11 @@ TEST(DeviceProgramTest, ParametersAreOptionalAndChecked) {
   const auto marked = host("device_call = unmeasured\ndevice_step = unmeasured\n");
   EXPECT_EQ(marked->device_call("resident"), 0);
   EXPECT_EQ(marked->device_step(), 0);
+  EXPECT_EQ(none->device_program_unset().size(), 4u);
+  EXPECT_TRUE(all->device_program_unset().empty());
+  EXPECT_EQ(
+      host("device_call = 1us\ndevice_step = unmeasured\n")->device_program_unset(),
+      (std::vector<std::string>{"device_launch_call", "device_step", "device_block_bandwidth"}));
   // Wrong units, a zero rate, a misspelt value: errors naming the file and the line.
   const int line = 18;  // the first line after host_text's 17
   const std::string e1 = error_of(host_text("device_call = 5GB/s\n"));
@@ -134,6 +139,7 @@ TEST(DeviceProgramTest, HostCalledIterationCostsCallStepsAndBytes) {
     TraceJob tj;
     const Result r = replay(*fabric, c.fields, 4, 3, &tj);
     EXPECT_EQ(tj.device_collectives, 12) << c.fields;
+    EXPECT_EQ(tj.device_unlabelled, c.fields == shape ? 12 : 0) << c.fields;
     ASSERT_TRUE(r.phases.count("coll.allreduce")) << c.fields;
     EXPECT_NEAR(r.phases.at("coll.allreduce").max_seconds, 3 * c.expected, 3e-9) << c.fields;
     // The recorded 1 ms between iterations (less the recorded 20 us of each) stays.
