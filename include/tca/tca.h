@@ -245,7 +245,7 @@ TCA_API tcaResult tcaNotify(int dst_rank, int slot);
 TCA_API tcaResult tcaDumpState(FILE* file);
 /* This rank's counters as a JSON string (per peer x transport x direction: transfers, bytes,
  * kicks, notifications, waits, timed_waits, wait_ns, timeouts, errors; latency histograms per
- * peer; TCA_COUNTERS=1 times one operation in 16, timed all).
+ * peer; TCA_COUNTERS=1 times one operation in 64, timed all).
  * json NULL: *bytes receives the size needed (with the terminating NUL); a buffer smaller than
  * that fails with TCA_ERROR_INVALID_ARGUMENT and the size in *bytes. TCA_ERROR_UNSUPPORTED
  * unless counting (TCA_COUNTERS=1 or TCA_STATS). */

@@ -214,13 +214,13 @@ TEST_F(ObserveTest, PolledAndBlockingWaitsCountEachNotification) {
 }
 
 // With counters alone every kick and wait counts once, whichever form the wait takes (from a
-// named rank or any, with or without `from`), and one in 16 of each kind is timed: of 20 kicks
-// and 20 waits, the 16th.
-TEST_F(ObserveTest, CountingAloneCountsEveryOperationAndTimesOneIn16) {
+// named rank or any, with or without `from`), and one in 64 of each kind is timed: of 80 kicks
+// and 80 waits, the 64th.
+TEST_F(ObserveTest, CountingAloneCountsEveryOperationAndTimesOneIn64) {
   ScopedEnvironment counting("TCA_COUNTERS", "1");
   ScopedEnvironment shm("TCA_TRANSPORT", "shm");
   ASSERT_NO_FATAL_FAILURE(start());
-  constexpr int kTimes = 20;
+  constexpr int kTimes = 80;
   if (rank_ == 0) {
     tcaDesc chain = nullptr;
     ASSERT_TCA_OK(tcaDescNew(&chain));

@@ -108,10 +108,16 @@ inline tcaResult counted_wait(Context& context, int src_rank, int slot, int* fro
     ++detail::g_waits[sender];
     return TCA_SUCCESS;
   }
-  // From a named rank: the sender is that rank (which the wait writes to `from`).
-  const tcaResult result = context.wait_notification(src_rank, slot, from);
-  if (__builtin_expect(result != TCA_SUCCESS, 0)) return counted_wait_failed(src_rank, result);
+  // From a named rank: the sender is that rank (which the wait writes to `from`). It is counted
+  // before the wait, while the notification is still on its way, so that the rank's path from
+  // the notification's arrival to its next call carries only the test of the result; a failed
+  // wait takes its count back.
   ++detail::g_waits[src_rank];
+  const tcaResult result = context.wait_notification(src_rank, slot, from);
+  if (__builtin_expect(result != TCA_SUCCESS, 0)) {
+    --detail::g_waits[src_rank];
+    return counted_wait_failed(src_rank, result);
+  }
   return TCA_SUCCESS;
 }
 

@@ -95,7 +95,8 @@ std::string counters_json(Context& context) {
       "key = lower "
       "bound in ns\",\"peers\":[",
       context.rank(), context.size(), (now_ns() - s.opened_ns) * 1e-9,
-      detail::g_time_all ? "every operation" : "one operation in 16");
+      detail::g_time_all ? std::string("every operation")
+                         : fmt::format("one operation in {}", kSampling));
   bool first = true;
   for (size_t p = 0; p < s.peers.size(); ++p) {
     if (peer_empty(s.peers[p])) continue;

@@ -21,7 +21,7 @@ namespace tca::observe {
 constexpr int kMaxTransports = 8;   // transport ids counted apart (later ids share the last)
 constexpr int kBuckets = 40;        // latency buckets: [2^b, 2^(b+1)) ns, the last open-ended
 constexpr size_t kMaxTimed = 4096;  // timed chains remembered per channel between drains
-constexpr uint32_t kSampling = 16;  // TCA_COUNTERS=1 times one operation in this many
+constexpr uint32_t kSampling = 64;  // TCA_COUNTERS=1 times one operation in this many
 enum Direction { kOut = 0, kIn = 1 };
 
 struct Cell {
