@@ -213,6 +213,29 @@ TEST_F(ObserveTest, PolledAndBlockingWaitsCountEachNotification) {
   }
 }
 
+// With counters alone an untimed wait from a named rank counts before it begins: one that times
+// out takes that count back and counts as a timeout, and the waits that arrived count once each.
+TEST_F(ObserveTest, CountingAloneWaitThatTimesOutCountsOnlyAsATimeout) {
+  ScopedEnvironment counting("TCA_COUNTERS", "1");
+  ScopedEnvironment shm("TCA_TRANSPORT", "shm");
+  ASSERT_NO_FATAL_FAILURE(start());
+  constexpr int kArrived = 3;
+  if (rank_ == 0) {
+    for (int i = 0; i < kArrived; ++i) ASSERT_TCA_OK(tcaNotify(1, 5));
+  } else {
+    for (int i = 0; i < kArrived; ++i) ASSERT_TCA_OK(tcaWaitDMARecvDesc(0, 5, nullptr));
+    ASSERT_TCA_OK(tcaSetTimeout(50));
+    EXPECT_TCA_ERROR(TCA_ERROR_TIMEOUT, tcaWaitDMARecvDesc(0, 6, nullptr));
+    ASSERT_TCA_OK(tcaSetTimeout(30000));
+    const std::string json = counters();
+    const std::string in = "{\"peer\":0,\"out\":{},\"in\":{\"shm\":" + cell(0, 0, 0, 0);
+    EXPECT_NE(json.find(in + std::to_string(kArrived) + ",\"timed_waits\":0,"), std::string::npos)
+        << json;
+    EXPECT_NE(json.find("\"timeouts\":1,\"errors\":0}}"), std::string::npos) << json;
+  }
+  ASSERT_TCA_OK(tcaBarrier());
+}
+
 // With counters alone every kick and wait counts once, whichever form the wait takes (from a
 // named rank or any, with or without `from`), and one in 64 of each kind is timed: of 80 kicks
 // and 80 waits, the 64th.

@@ -41,7 +41,7 @@ tcaResult counted_wait_failed(int src_rank, tcaResult result);
 void counted_drain_rest(Context& context, int channel, tcaResult result);
 
 // After a kick: one more kick of the chain, its time for dumps (the time a timed kick reads: once
-// in 16 kicks), and, where timed, its start.
+// in 64 kicks), and, where timed, its start.
 inline void count_kick(tcaDesc_st& chain, uintptr_t token, uint64_t begin, tcaResult result) {
   if (__builtin_expect(result != TCA_SUCCESS, 0)) {
     kick_failed(chain);
@@ -80,7 +80,7 @@ inline void count_notify(int dst_rank, tcaResult result) {
   if (cell != nullptr) ++cell->errors;
 }
 
-// An untimed kick adds one to its chain's kicks; a timed one (one in 16) runs out of line.
+// An untimed kick adds one to its chain's kicks; a timed one (one in 64) runs out of line.
 inline tcaResult counted_start(Context& context, tcaDesc_st& chain, uintptr_t token) {
   if (__builtin_expect(sampled(kTimedKick), 0)) return counted_start_timed(context, chain, token);
   const tcaResult result = desc_start(context, chain);
@@ -96,29 +96,17 @@ inline tcaResult counted_drain(Context& context, int channel) {
   return result;
 }
 
-// An untimed wait adds one to its sender's tally; a timed one (one in 16) runs out of line.
+// An untimed wait adds one to its sender's tally; a timed one (one in 64) runs out of line. The
+// API's call reaches the wait's own function by a jump (its frame already left), and that
+// function's frame is small: after the notification arrives, the rank's path back to its caller
+// is the result's test and a return, as without counters.
+tcaResult counted_wait_any(Context& context, int slot, int* from);
+tcaResult counted_wait_from(Context& context, int src_rank, int slot, int* from);
 inline tcaResult counted_wait(Context& context, int src_rank, int slot, int* from) {
   if (__builtin_expect(sampled(kTimedWait), 0))
     return counted_wait_timed(context, src_rank, slot, from);
-  if (__builtin_expect(src_rank == TCA_ANY_RANK, 0)) {
-    int sender = src_rank;  // where it arrives, the rank it came from
-    const tcaResult result = context.wait_notification(src_rank, slot, &sender);
-    if (__builtin_expect(result != TCA_SUCCESS, 0)) return counted_wait_failed(src_rank, result);
-    if (from != nullptr) *from = sender;
-    ++detail::g_waits[sender];
-    return TCA_SUCCESS;
-  }
-  // From a named rank: the sender is that rank (which the wait writes to `from`). It is counted
-  // before the wait, while the notification is still on its way, so that the rank's path from
-  // the notification's arrival to its next call carries only the test of the result; a failed
-  // wait takes its count back.
-  ++detail::g_waits[src_rank];
-  const tcaResult result = context.wait_notification(src_rank, slot, from);
-  if (__builtin_expect(result != TCA_SUCCESS, 0)) {
-    --detail::g_waits[src_rank];
-    return counted_wait_failed(src_rank, result);
-  }
-  return TCA_SUCCESS;
+  if (__builtin_expect(src_rank == TCA_ANY_RANK, 0)) return counted_wait_any(context, slot, from);
+  return counted_wait_from(context, src_rank, slot, from);
 }
 
 inline tcaResult counted_notify(Context& context, int dst_rank, int slot) {

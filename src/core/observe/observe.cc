@@ -421,6 +421,33 @@ tcaResult counted_wait_timed(Context& context, int src_rank, int slot, int* from
   return TCA_SUCCESS;
 }
 
+tcaResult counted_wait_any(Context& context, int slot, int* from) {
+  int sender = TCA_ANY_RANK;  // where it arrives, the rank it came from
+  const tcaResult result = context.wait_notification(TCA_ANY_RANK, slot, &sender);
+  if (result != TCA_SUCCESS) return counted_wait_failed(TCA_ANY_RANK, result);
+  if (from != nullptr) *from = sender;
+  ++detail::g_waits[sender];
+  return TCA_SUCCESS;
+}
+
+namespace {
+
+[[gnu::noinline, gnu::cold]] tcaResult counted_wait_from_failed(int src_rank, tcaResult result) {
+  --detail::g_waits[src_rank];
+  return counted_wait_failed(src_rank, result);
+}
+
+}  // namespace
+
+// From a named rank: the sender is that rank (which the wait writes to `from`). It is counted
+// before the wait, while the notification is still on its way; a failed wait takes it back.
+tcaResult counted_wait_from(Context& context, int src_rank, int slot, int* from) {
+  ++detail::g_waits[src_rank];
+  const tcaResult result = context.wait_notification(src_rank, slot, from);
+  if (__builtin_expect(result != TCA_SUCCESS, 0)) return counted_wait_from_failed(src_rank, result);
+  return TCA_SUCCESS;
+}
+
 tcaResult counted_wait_failed(int src_rank, tcaResult result) {
   count_wait(src_rank, 0, false, result);
   return result;
