@@ -93,7 +93,8 @@ tcaResult UcxRun::key_of(const PeerRegion& remote, ucp_rkey_h* out) const {
   if (remote.owner == me) {
     const auto* own = static_cast<const UcxOwnRegion*>(remote.state[transport_.id()]);
     if (own == nullptr)
-      TCA_FAIL(TCA_ERROR_INTERNAL, "region {} of this rank is not registered with UCX", remote.id);
+      TCA_FAIL(TCA_ERROR_UNREACHABLE, "region {} of this rank is not registered with UCX: {}",
+               remote.id, transport_.unregistered_reason(remote.id));
     *out = own->self_key.get();
     return TCA_SUCCESS;
   }

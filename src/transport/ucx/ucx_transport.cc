@@ -201,27 +201,56 @@ ucx::WaitCheck UcxTransport::check_for(std::vector<int> peers) const {
 tcaResult UcxTransport::register_region(PeerRegion& own, WireHandle* wire) {
   const ucx::WorkerUse use(progress_);
   if (!ready_ || own.bytes == 0) return TCA_SUCCESS;
-  const bool gpu = own.kind == TCA_MEM_GPU;
-  if (gpu && !cuda_[job_.rank()]) return TCA_SUCCESS;  // unreachable through UCX
+  if (own.kind == TCA_MEM_GPU && !cuda_[job_.rank()]) return TCA_SUCCESS;  // unreachable via UCX
+  const tcaResult mapped = map_region(own, wire);
+  if (mapped == TCA_SUCCESS) return TCA_SUCCESS;
+  // UCX refusing a region (seen: CUDA memory whose allocation its registration cache could not
+  // find) costs only the ucx path to it: the handle goes out without a UCX record, the other
+  // transports reach it as before, and a run through ucx that needs it fails saying why.
+  if (mapped != TCA_ERROR_TRANSPORT && mapped != TCA_ERROR_UNSUPPORTED) return mapped;
+  std::string why = last_error_message();
+  clear_last_error();
+  own.state[id()] = nullptr;
+  own_.erase(own.id);
+  if (registration_failures_++ == 0)
+    TCA_WARN(
+        "ucx transport: rank {} could not register a region with UCX, so the ucx path cannot "
+        "reach it (the other transports still do): {}",
+        job_.rank(), why);
+  else
+    TCA_INFO("ucx transport: rank {} could not register region {} with UCX: {}", job_.rank(),
+             own.id, why);
+  unregistered_[own.id] = std::move(why);
+  return TCA_SUCCESS;
+}
+
+tcaResult UcxTransport::map_region(PeerRegion& own, WireHandle* wire) {
   auto region = std::make_unique<UcxOwnRegion>();
   void* base =
       own.mapped != nullptr ? static_cast<void*>(own.mapped) : reinterpret_cast<void*>(own.address);
+  const bool gpu = own.kind == TCA_MEM_GPU;
   TCA_CHECK(ucx::MemoryRegion::map(
       ucp_, base, own.bytes, gpu ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST, &region->memory));
   std::vector<uint8_t> key;
   TCA_CHECK(region->memory.pack_rkey(&key));
-  TCA_CHECK(append_handle_record(*wire, id(), key.data(), key.size()));
   TCA_CHECK(reach(job_.rank()));
   TCA_CHECK(
       ucx::RemoteKey::unpack(endpoints_[job_.rank()], key.data(), key.size(), &region->self_key));
+  TCA_CHECK(append_handle_record(*wire, id(), key.data(), key.size()));
   own.state[id()] = region.get();
   own_[own.id] = std::move(region);
   return TCA_SUCCESS;
 }
 
+std::string UcxTransport::unregistered_reason(uint64_t id) const {
+  const auto found = unregistered_.find(id);
+  return found == unregistered_.end() ? std::string() : found->second;
+}
+
 tcaResult UcxTransport::deregister_region(PeerRegion& own) {
   const ucx::WorkerUse use(progress_);
   own.state[id()] = nullptr;
+  unregistered_.erase(own.id);
   own_.erase(own.id);  // unmaps it: the core waited for the peers' transfers into it
   return TCA_SUCCESS;
 }

@@ -117,6 +117,8 @@ class UcxTransport final : public Transport {
   tcaResult send_due_done(bool all);
   // Why `peer`'s memory of kind `remote` is out of reach from this rank's of kind `local`.
   std::string unreachable_reason(int peer, tcaMemKind local, tcaMemKind remote) const;
+  // Why this rank's region `id` has no UCX registration ("" where it has one or is unknown).
+  std::string unregistered_reason(uint64_t id) const;
 
  private:
   tcaResult start_ucx(std::vector<uint8_t>* cuda_capable);
@@ -124,6 +126,8 @@ class UcxTransport final : public Transport {
   tcaResult post_words(int owner, uint64_t offset, const uint64_t* values, size_t count);
 
   tcaResult map_control_block();
+  // Registers `own` with UCX and appends its key to `wire` (caller holds the worker).
+  tcaResult map_region(PeerRegion& own, WireHandle* wire);
   tcaResult reach(int rank);
   tcaResult teardown();
 
@@ -148,6 +152,10 @@ class UcxTransport final : public Transport {
   };
   std::vector<Announced> announced_;                       // per owner
   std::map<uint64_t, std::unique_ptr<UcxOwnRegion>> own_;  // by region id
+  // This rank's regions UCX could not register (by id): why, for the error of a run through
+  // ucx that needs one; and how many so far (the first is a warning, the rest info lines).
+  std::map<uint64_t, std::string> unregistered_;
+  uint64_t registration_failures_ = 0;
   std::vector<std::unique_ptr<UcxRemoteRegion>> imported_;
   // Words put and not yet complete, oldest first (a deque: their addresses never move).
   struct PostedWord {
