@@ -26,7 +26,13 @@ uint64_t load_acquire(const unsigned char* block, uint64_t offset) {
 // every operation of the worker completed, a round trip per fence, forever with a dead peer).
 // Weak fences order what one lane carries, which covers TCP, shared memory and one RDMA rail;
 // docs/UCX.md says when to set UCX_FENCE_MODE=ep_based instead.
-ucx::UcpContext::Defaults ucx_defaults() { return {{"FENCE_MODE", "weak"}}; }
+// A region is registered as the range tcaCreateHandle was given: not grown to its whole CUDA
+// allocation (UCX's default for cuda), whose detection fails for allocations UCX did not see
+// made ("failed to insert region [0x0..0x0]" on 4 H200s) and which would register memory the
+// caller never handed over.
+ucx::UcpContext::Defaults ucx_defaults() {
+  return {{"FENCE_MODE", "weak"}, {"MEMTYPE_REG_WHOLE_ALLOC_TYPES", ""}};
+}
 
 // How long a run's done count may wait for the next run's begun before it is put on its own.
 constexpr uint64_t kDoneDelayNs = 200'000;
