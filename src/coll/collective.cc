@@ -195,7 +195,10 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
   tcaResult result = coll->register_buffers(schedule);
   if (result == TCA_SUCCESS) result = coll->build_iterations(schedule, writers_to_me);
   if (result != TCA_SUCCESS) {
-    coll->release();
+    {
+      const tca::ErrorKeeper keep;  // the failure's message, not the clean-up's
+      coll->release();
+    }
     return tca::append_frame(result, __FILE__, __LINE__);
   }
   *out = std::move(coll);
@@ -203,6 +206,19 @@ tcaResult tcaColl_st::create(tcaCollKind kind, tcaDataType type, tcaRedOp op, si
 }
 
 tcaResult tcaColl_st::register_buffers(const Schedule& schedule) {
+  // A member whose own part failed still tells the others, who would wait for its handles.
+  TCA_CHECK(tca::coll::team_agree(team_, register_own(schedule)));
+  if (ranks_ == 1) return TCA_SUCCESS;  // nobody to tell
+  peer_recv_.resize(ranks_);
+  TCA_CHECK(tca::coll::team_allgather_handles(team_, &recv_handle_, peer_recv_.data()));
+  if (scratch_bytes_ > 0) {
+    peer_scratch_.resize(ranks_);
+    TCA_CHECK(tca::coll::team_allgather_handles(team_, &scratch_handle_, peer_scratch_.data()));
+  }
+  return TCA_SUCCESS;
+}
+
+tcaResult tcaColl_st::register_own(const Schedule& schedule) {
   // The receive buffer is always registered: it also tells whether the object still belongs
   // to the running job (belongs_to_current_job).
   TCA_CHECK(tcaCreateHandle(&recv_handle_, recvbuf_, recv_bytes_, memory_));
@@ -223,13 +239,6 @@ tcaResult tcaColl_st::register_buffers(const Schedule& schedule) {
     TCA_CHECK(tcaMalloc(&scratch, 2 * scratch_bytes_, memory_));
     scratch_ = static_cast<unsigned char*>(scratch);
     TCA_CHECK(tcaCreateHandle(&scratch_handle_, scratch_, 2 * scratch_bytes_, memory_));
-  }
-  if (ranks_ == 1) return TCA_SUCCESS;  // nobody to tell
-  peer_recv_.resize(ranks_);
-  TCA_CHECK(tca::coll::team_allgather_handles(team_, &recv_handle_, peer_recv_.data()));
-  if (scratch_bytes_ > 0) {
-    peer_scratch_.resize(ranks_);
-    TCA_CHECK(tca::coll::team_allgather_handles(team_, &scratch_handle_, peer_scratch_.data()));
   }
   return TCA_SUCCESS;
 }

@@ -87,6 +87,7 @@ struct tcaColl_st {
  private:
   tcaColl_st() = default;
   tcaResult register_buffers(const tca::coll::Schedule& schedule);
+  tcaResult register_own(const tca::coll::Schedule& schedule);  // this rank's part alone
   tcaResult build_iterations(const tca::coll::Schedule& schedule,
                              const std::vector<int>& writers_to_me);
   tcaResult chain_for(const tca::coll::Op& op, int parity, tcaDesc* out);

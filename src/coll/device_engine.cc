@@ -203,6 +203,8 @@ class Engine final : public DeviceEngine {
 
   // Scratch, zeroed before any peer learns where it is, and every rank's scratch and receive
   // buffer mapped for this GPU.
+  // This rank's scratch allocated and its scratch and receive buffer registered.
+  tcaResult register_own(const DeviceBuffers& buffers, size_t scratch_bytes);
   tcaResult map_buffers(const TeamView& team, const DeviceBuffers& buffers, size_t scratch_bytes,
                         LoweringAddresses* addresses);
   // The program's tables and counters in device memory, the program itself, the error cell.
@@ -261,8 +263,7 @@ tcaResult Engine::build(const Shape& shape, const DeviceBuffers& buffers) {
   return create_streams(buffers.resident_idle_us);
 }
 
-tcaResult Engine::map_buffers(const TeamView& team, const DeviceBuffers& buffers,
-                              size_t scratch_bytes, LoweringAddresses* addresses) {
+tcaResult Engine::register_own(const DeviceBuffers& buffers, size_t scratch_bytes) {
   void* scratch = nullptr;
   TCA_CHECK(tcaMalloc(&scratch, scratch_bytes, TCA_MEM_GPU));
   scratch_ = static_cast<unsigned char*>(scratch);
@@ -271,6 +272,13 @@ tcaResult Engine::map_buffers(const TeamView& team, const DeviceBuffers& buffers
   TCA_CHECK(tcaCreateHandle(&scratch_handle_, scratch_, scratch_bytes, TCA_MEM_GPU));
   TCA_CHECK(tcaCreateHandle(&recv_handle_, buffers.recv, buffers.recv_bytes, TCA_MEM_GPU));
   recv_registered_ = true;
+  return TCA_SUCCESS;
+}
+
+tcaResult Engine::map_buffers(const TeamView& team, const DeviceBuffers& buffers,
+                              size_t scratch_bytes, LoweringAddresses* addresses) {
+  // A member whose own part failed still tells the others, who would wait for its handles.
+  TCA_CHECK(team_agree(team, register_own(buffers, scratch_bytes)));
   const int ranks = team.size();
   addresses->send = buffers.send;
   addresses->scratch.assign(ranks, nullptr);
@@ -379,7 +387,8 @@ tcaResult make_device_engine(const Shape& shape, const DeviceBuffers& buffers,
                              std::unique_ptr<DeviceEngine>* out) {
   auto engine = std::make_unique<Engine>();
   if (const tcaResult built = engine->build(shape, buffers); built != TCA_SUCCESS) {
-    engine->release();  // what it had allocated of tca's memory (the scratch, a registration)
+    const ErrorKeeper keep;  // the failure's message, not the clean-up's
+    engine->release();       // what it had allocated of tca's memory (the scratch, a registration)
     return append_frame(built, __FILE__, __LINE__);
   }
   *out = std::move(engine);

@@ -38,6 +38,11 @@ tcaResult team_allgather(const TeamView& team, const void* mine, void* all, size
                          bool over_transports = false);
 tcaResult team_allgather_handles(const TeamView& team, const tcaHandle* mine, tcaHandle* all);
 tcaResult team_barrier(const TeamView& team);
+// Collective over the team, for set-up whose local part (allocations, registrations) may fail on
+// some members before an exchange the others would wait in: every member says how its part went.
+// Returns `local` where it failed (its message kept), else the code of the lowest member whose
+// part failed (the message names it), else success.
+tcaResult team_agree(const TeamView& team, tcaResult local);
 // One barrier over each distinct member list among `teams`: the world's first (through the
 // bootstrap), then the others in the order of their member lists. Every rank takes the teams
 // in that same order, so ranks that share several teams never wait on each other in a cycle;

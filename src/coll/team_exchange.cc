@@ -7,7 +7,10 @@
 // rounds alternate cells: a rank writes round k+1 only after it received the peer's round k,
 // which the peer sent after it had read round k-1 out of the same cell.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "coll/status.h"
 #include "coll/team.h"
@@ -106,14 +109,24 @@ tcaResult ensure_control() {
   c.cell = std::max(kMinCellBytes, (static_cast<size_t>(c.world) + 7) / 8 * 8);
   const size_t bytes = c.staging() + c.cell;
   void* region = nullptr;
-  TCA_CHECK(tcaMalloc(&region, bytes, TCA_MEM_CPU));
+  tcaResult result = tcaMalloc(&region, bytes, TCA_MEM_CPU);
   c.region = static_cast<unsigned char*>(region);
-  std::memset(c.region, 0, bytes);
-  tcaResult result = tcaCreateHandle(&c.own, c.region, bytes, TCA_MEM_CPU);
+  if (result == TCA_SUCCESS) {
+    std::memset(c.region, 0, bytes);
+    result = tcaCreateHandle(&c.own, c.region, bytes, TCA_MEM_CPU);
+  }
+  TeamView world;
+  world.me = c.rank;
+  for (int rank = 0; rank < c.world; ++rank) world.world.push_back(rank);
+  // A rank whose region failed still tells the others, who would wait for its handle.
+  result = team_agree(world, result);
   c.peers.resize(c.world);
   if (result == TCA_SUCCESS) result = tcaAllgatherHandles(&c.own, c.peers.data());
   if (result != TCA_SUCCESS) {
-    tcaFree(c.region);
+    if (c.region != nullptr) {
+      const ErrorKeeper keep;  // the failure's message, not the clean-up's
+      tcaFree(c.region);
+    }
     return append_frame(result, __FILE__, __LINE__);
   }
   c.rounds.assign(c.world, 0);
@@ -147,6 +160,23 @@ tcaResult team_barrier(const TeamView& team) {
   const unsigned char mine = 1;
   std::vector<unsigned char> all(team.size());
   return team_allgather(team, &mine, all.data(), 1);
+}
+
+tcaResult team_agree(const TeamView& team, tcaResult local) {
+  if (team.size() == 1) return local;
+  const std::string why = local != TCA_SUCCESS ? last_error_message() : std::string();
+  const auto mine = static_cast<int32_t>(local);
+  std::vector<int32_t> all(team.size());
+  const tcaResult exchanged = team_allgather(team, &mine, all.data(), sizeof mine);
+  if (local != TCA_SUCCESS) return adopt_error(local, why);  // a failed exchange is secondary
+  TCA_CHECK(exchanged);
+  for (int member = 0; member < team.size(); ++member) {
+    const auto theirs = static_cast<tcaResult>(all[member]);
+    if (theirs != TCA_SUCCESS)
+      TCA_FAIL(theirs, "rank {} could not set up its part ({}); its own error says why",
+               team.world_rank(member), tcaGetErrorString(theirs));
+  }
+  return TCA_SUCCESS;
 }
 
 tcaResult team_barriers(std::vector<TeamView> teams) {

@@ -334,6 +334,47 @@ TEST_F(CollErrorTest, MisorderedCallsAreRejected) {
   ASSERT_TCA_OK(tcaCollFree(second));
 }
 
+// A rank whose own part of the set-up fails (here: its region table full) does not leave the
+// others waiting for its handles: every rank's tcaCollNew fails, and the job goes on. The first
+// round fails in the job's first collective (the control regions), the second in a later one's
+// buffers.
+TEST_F(CollErrorTest, OneRankFailingItsSetUpFailsItOnEveryRank) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int failing_rank = world_size() - 1;
+  const bool failing = world_rank() == failing_rank;
+  std::vector<unsigned char> filler(64);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::vector<tcaHandle> taken;
+    for (int i = 0; failing && i < 8192; ++i) {
+      tcaHandle handle{};
+      const tcaResult made = tcaCreateHandle(&handle, filler.data(), filler.size(), TCA_MEM_CPU);
+      if (made != TCA_SUCCESS) {
+        ASSERT_EQ(made, TCA_ERROR_OUT_OF_RESOURCES) << tcaGetLastErrorMessage();
+        break;
+      }
+      taken.push_back(handle);
+    }
+    double a[3] = {1, 2, 3};
+    double b[3] = {};
+    tcaColl coll = nullptr;
+    EXPECT_TCA_ERROR(TCA_ERROR_OUT_OF_RESOURCES,
+                     tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 3, a, b, nullptr));
+    EXPECT_EQ(coll, nullptr);
+    const std::string message = tcaGetLastErrorMessage();
+    const std::string expected =
+        failing ? "regions are registered already"
+                : "rank " + std::to_string(failing_rank) + " could not set up its part";
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    for (const tcaHandle& handle : taken) ASSERT_TCA_OK(tcaDestroyHandle(&handle));
+    ASSERT_TCA_OK(tcaCollNew(&coll, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 3, a, b, nullptr));
+    ASSERT_TCA_OK(tcaCollStart(coll));
+    ASSERT_TCA_OK(tcaCollWait(coll));
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(b[i], a[i] * world_size());
+    ASSERT_TCA_OK(tcaCollFree(coll));
+  }
+}
+
 TEST(CollNotInitialized, CallsFailCleanly) {
   double a = 1;
   double b = 0;
