@@ -29,9 +29,11 @@ uint64_t load_acquire(const unsigned char* block, uint64_t offset) {
 // A region is registered as the range tcaCreateHandle was given: not grown to its whole CUDA
 // allocation (UCX's default for cuda), whose detection fails for allocations UCX did not see
 // made ("failed to insert region [0x0..0x0]" on 4 H200s) and which would register memory the
-// caller never handed over.
+// caller never handed over. Every operation names its memory type, so UCX's cache of memory
+// types is off: it took unregistered GPU buffers made before UCX started for host memory (a
+// tcaPut from one crashed in UCX's copy on 2 H200s; with the cache off it is byte-exact).
 ucx::UcpContext::Defaults ucx_defaults() {
-  return {{"FENCE_MODE", "weak"}, {"MEMTYPE_REG_WHOLE_ALLOC_TYPES", ""}};
+  return {{"FENCE_MODE", "weak"}, {"MEMTYPE_REG_WHOLE_ALLOC_TYPES", ""}, {"MEMTYPE_CACHE", "n"}};
 }
 
 // How long a run's done count may wait for the next run's begun before it is put on its own.
