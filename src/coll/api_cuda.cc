@@ -40,7 +40,15 @@ tcaResult tcaCollStartStream(tcaColl coll, cudaStream_t stream) {
   TCA_CHECK(gpu_program(coll, true, &engine));
   if (!coll->host_scheduled()) return engine != nullptr ? engine->enqueue(stream) : TCA_SUCCESS;
   // The host runs this schedule: it waits for the stream's earlier work, then runs the whole
-  // iteration, so that work the caller enqueues after this call finds its result.
+  // iteration, so that work the caller enqueues after this call finds its result. That cannot
+  // be recorded into a CUDA graph (a graph's host function may not call CUDA).
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) cudaGetLastError();
+  if (capture != cudaStreamCaptureStatusNone)
+    TCA_FAIL(TCA_ERROR_UNSUPPORTED,
+             "collective {} spans ranks that CUDA IPC does not reach (other hosts): the host runs "
+             "each iteration, which a stream being captured into a CUDA graph cannot hold",
+             static_cast<const void*>(coll));
   const cudaError_t synced = cudaStreamSynchronize(stream);
   if (synced != cudaSuccess) {
     cudaGetLastError();

@@ -819,6 +819,12 @@ TEST_F(CollGpuErrorTest, AcrossHostsTheHostRunsTheScheduleAndKernelsAreRefused) 
     ASSERT_TCA_OK(tcaCollStartStream(coll, stream.get()));
     ASSERT_EQ(cudaSuccess, cudaStreamSynchronize(stream.get()));
     EXPECT_TRUE(buffers.check(3)) << "stream-ordered iteration";
+    // The host's iteration cannot go into a graph: refused, the capture still valid.
+    ASSERT_EQ(cudaSuccess, cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    EXPECT_TCA_ERROR(TCA_ERROR_UNSUPPORTED, tcaCollStartStream(coll, stream.get()));
+    cudaGraph_t graph = nullptr;
+    EXPECT_EQ(cudaSuccess, cudaStreamEndCapture(stream.get(), &graph));
+    if (graph != nullptr) cudaGraphDestroy(graph);
     tcaDeviceColl handle = nullptr;
     int blocks = 0;
     int threads = 0;

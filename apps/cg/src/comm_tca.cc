@@ -72,6 +72,15 @@ struct PushCells {
   size_t count() const { return mailbox() + static_cast<size_t>(kMailboxCellsPerRank) * ranks; }
 };
 
+// Whether the host runs `coll`'s iterations (its ranks span hosts that CUDA IPC does not
+// join): then no kernel has its program, and no CUDA graph can hold an iteration.
+bool runs_on_host(tcaColl coll) {
+  tcaDeviceColl program = nullptr;
+  int blocks = 0;
+  int threads = 0;
+  return tcaCollDeviceHandle(coll, &program, &blocks, &threads) == TCA_ERROR_UNSUPPORTED;
+}
+
 uint64_t push_timeout_ns() {
   const char* text = std::getenv("TCA_TIMEOUT_MS");
   const long long ms = text ? std::atoll(text) : 0;
@@ -133,7 +142,9 @@ class TcaComm final : public Comm {
     return layout.partition == Partition::kTwoD ? layout.grid : 0;
   }
 
-  bool stream_ordered() const override { return device_ == Device::kGpu; }
+  // Where the host runs the collectives (ranks on hosts CUDA IPC does not join), a CUDA graph
+  // cannot hold them: the steps are then launched from the host each time.
+  bool stream_ordered() const override { return device_ == Device::kGpu && !host_run_; }
 
   void bind(Engine& engine) override {
     engine_ = &engine;
@@ -183,6 +194,9 @@ class TcaComm final : public Comm {
                            scalars + local, scalars + local + kGlobalOffset, &config),
                 "tcaCollNew(allreduce)");
     }
+#ifdef TCA_CG_CUDA
+    host_run_ = device_ == Device::kGpu && runs_on_host(reductions_[0]);
+#endif
     if (layout_.partition == Partition::kOneD) {
       check_tca(
           tcaCollNew(&allgather_, TCA_COLL_ALLGATHER, TCA_DOUBLE, TCA_SUM,
@@ -561,6 +575,7 @@ class TcaComm final : public Comm {
   bool teams_ = false;            // kTeams with the 2d partition
   bool fused_allreduce_ = false;  // the engine took the allreduce
   bool fused_push_ = false;       // the engine took the push of p
+  bool host_run_ = false;         // the host runs the collectives' iterations
   void* cells_ = nullptr;
   void* device_plan_ = nullptr;
   Engine* engine_ = nullptr;

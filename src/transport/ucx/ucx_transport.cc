@@ -31,9 +31,15 @@ uint64_t load_acquire(const unsigned char* block, uint64_t offset) {
 // made ("failed to insert region [0x0..0x0]" on 4 H200s) and which would register memory the
 // caller never handed over. Every operation names its memory type, so UCX's cache of memory
 // types is off: it took unregistered GPU buffers made before UCX started for host memory (a
-// tcaPut from one crashed in UCX's copy on 2 H200s; with the cache off it is byte-exact).
+// tcaPut from one crashed in UCX's copy on 2 H200s; with the cache off it is byte-exact). Of
+// UCX's transports all but cuda_ipc: tca's CUDA transport joins the GPUs of a host, and CUDA
+// maps another process's allocation once per process, so UCX's mapping of a peer's buffer (its
+// key unpacked) made the CUDA transport's own fail ("resource already mapped" on 4 H200s).
 ucx::UcpContext::Defaults ucx_defaults() {
-  return {{"FENCE_MODE", "weak"}, {"MEMTYPE_REG_WHOLE_ALLOC_TYPES", ""}, {"MEMTYPE_CACHE", "n"}};
+  return {{"FENCE_MODE", "weak"},
+          {"MEMTYPE_REG_WHOLE_ALLOC_TYPES", ""},
+          {"MEMTYPE_CACHE", "n"},
+          {"TLS", "^cuda_ipc"}};
 }
 
 // How long a run's done count may wait for the next run's begun before it is put on its own.
