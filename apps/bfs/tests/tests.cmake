@@ -72,6 +72,18 @@ add_test(NAME bfs_s10_np2_levels_spread
                  $<TARGET_FILE:tca-bfs> ${MPIEXEC_POSTFLAGS} --scale 10 --nbfs 2 --levels)
 set_tests_properties(bfs_s10_np2_levels_spread PROPERTIES TIMEOUT 300 PROCESSORS 2
                      LABELS "mpi;apps;bfs" ENVIRONMENT "${TCA_TEST_ENVIRONMENT}")
+# Two fake hosts (TCA_HOST_ID), UCX between them as the ucx tests run it (with cuda_copy for GPU
+# memory): every search validated with --comm tca, not skipped. CPU ranks in CI; on a machine with
+# a GPU per rank the GPU engine, whose collectives the host then runs over UCX.
+if(TCA_HAVE_UCX)
+  add_test(NAME bfs_s10_np2_fakehosts
+           COMMAND sh ${TCA_APPS_EXPECT_NOTE} "^tca +4 +4 " ${MPIEXEC_EXECUTABLE}
+                   ${MPIEXEC_NUMPROC_FLAG} 2 ${TCA_MPIEXEC_FLAGS} ${MPIEXEC_PREFLAGS}
+                   $<TARGET_FILE:tca-bfs> ${MPIEXEC_POSTFLAGS} --scale 10 --nbfs 4 --comm tca)
+  set_tests_properties(bfs_s10_np2_fakehosts PROPERTIES TIMEOUT 300 PROCESSORS 2
+    LABELS "mpi;apps;bfs;fakehosts" ENVIRONMENT
+    "${TCA_TEST_ENVIRONMENT};TCA_HOST_ID=cyclic:2;UCX_TLS=self,tcp,cuda_copy;UCX_NET_DEVICES=lo;UCX_WARN_UNUSED_ENV_VARS=n;OMPI_MCA_pml=^ucx;OMPI_MCA_osc=^ucx,pt2pt;OMPI_MCA_btl=^uct,openib,ofi")
+endif()
 # A slow reference with fewer searches: --comm mpi runs the first 3 keys, tca all 16.
 add_test(NAME bfs_s10_np2_reference_nbfs
          COMMAND sh ${TCA_APPS_EXPECT_NOTE} "^NBFS: 3$" ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2

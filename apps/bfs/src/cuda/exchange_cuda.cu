@@ -190,18 +190,23 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
   tcaColl counts_coll_ = nullptr, parents_coll_ = nullptr, levels_coll_ = nullptr;
 };
 
-// Why tca's GPU path cannot join these ranks' GPU memory ("" where it can), on every rank.
+// Why tca cannot join these ranks' GPU memory ("" where it can), on every rank. Peers on this
+// host are reached by the CUDA path (the collectives run as GPU programs); peers on other hosts
+// by a transport between hosts (UCX), whose collectives the host runs: the levels are then
+// launched call by call (no CUDA graph can hold them).
 std::string tca_gpu_unreachable(const ExchangeSetup& setup) {
   std::string reason;
   for (int peer = 0; peer < setup.partition.ranks() && reason.empty(); ++peer) {
-    int available = 0;
     if (peer == setup.rank) continue;
-    if (tcaPathAvailable(TCA_PATH_CUDA, peer, &available) != TCA_SUCCESS || !available)
-      reason = "tca's CUDA path does not reach rank " + std::to_string(peer) +
-               "'s GPU memory from rank " + std::to_string(setup.rank) + " (ranks sharing a GPU?)";
+    const char* name = nullptr;
+    const char* table = nullptr;
+    if (tcaAutoTransport(peer, TCA_MEM_GPU, TCA_MEM_GPU, 1, &name, &table) != TCA_SUCCESS)
+      reason = "no transport of this build reaches rank " + std::to_string(peer) +
+               "'s GPU memory from rank " + std::to_string(setup.rank) + " (" +
+               tcaGetLastErrorMessage() + ")";
   }
   return tca_harness::agreed_reason(reason, tca_apps::harness_control(),
-                                    "tca's CUDA path does not join every pair of ranks");
+                                    "tca does not join every pair of ranks' GPU memory");
 }
 
 // ---- MPI: GPU data staged through pinned host memory (builds with MPI) ----
