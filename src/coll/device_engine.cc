@@ -201,10 +201,10 @@ class Engine final : public DeviceEngine {
     return TCA_SUCCESS;
   }
 
-  // Scratch, zeroed before any peer learns where it is, and every rank's scratch and receive
-  // buffer mapped for this GPU.
-  // This rank's scratch allocated and its scratch and receive buffer registered.
+  // This rank's part: its scratch allocated and zeroed, its scratch and receive buffer registered.
   tcaResult register_own(const DeviceBuffers& buffers, size_t scratch_bytes);
+  // Once every rank made its part (the scratch zeroed before any peer learns where it is), every
+  // rank's scratch and receive buffer mapped for this GPU.
   tcaResult map_buffers(const TeamView& team, const DeviceBuffers& buffers, size_t scratch_bytes,
                         LoweringAddresses* addresses);
   // The program's tables and counters in device memory, the program itself, the error cell.

@@ -108,6 +108,8 @@ tcaResult ensure_control() {
   TCA_CHECK(tcaSize(&c.world));
   c.cell = std::max(kMinCellBytes, (static_cast<size_t>(c.world) + 7) / 8 * 8);
   const size_t bytes = c.staging() + c.cell;
+  TeamView world;
+  TCA_CHECK(team_view(TCA_TEAM_WORLD, &world));
   void* region = nullptr;
   tcaResult result = tcaMalloc(&region, bytes, TCA_MEM_CPU);
   c.region = static_cast<unsigned char*>(region);
@@ -115,9 +117,6 @@ tcaResult ensure_control() {
     std::memset(c.region, 0, bytes);
     result = tcaCreateHandle(&c.own, c.region, bytes, TCA_MEM_CPU);
   }
-  TeamView world;
-  world.me = c.rank;
-  for (int rank = 0; rank < c.world; ++rank) world.world.push_back(rank);
   // A rank whose region failed still tells the others, who would wait for its handle.
   result = team_agree(world, result);
   c.peers.resize(c.world);
