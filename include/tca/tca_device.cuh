@@ -89,15 +89,29 @@ __device__ __forceinline__ void copy_units(unsigned char* dst, const unsigned ch
   }
 }
 
-// Copies `bytes` with `lanes` cooperating threads: a byte-wise head up to the common
-// alignment, the body in units as wide as that alignment allows, a byte-wise tail. With `dst2`,
-// every byte read is also stored there (one read for two copies).
+// Copies `bytes` with `lanes` cooperating threads. Where the pointers and the size are all
+// multiples of 16 (or 8) bytes, as tcaMalloc'd buffers and whole elements are, it is one loop of
+// units that wide; else a byte-wise head up to the common alignment, the body in units as wide as
+// that alignment allows, a byte-wise tail. With `dst2`, every byte read is also stored there (one
+// read for two copies). Sizes are divided by shifts: a 64-bit division by a run-time unit costs
+// a GPU thread far more than a small put's stores (0.3 us of an 8-byte put with signal).
 __device__ __forceinline__ void copy(void* dst_ptr, const void* src_ptr, size_t bytes,
                                      unsigned lane, unsigned lanes, void* dst2_ptr = nullptr) {
   unsigned char* dst = static_cast<unsigned char*>(dst_ptr);
   unsigned char* dst2 = static_cast<unsigned char*>(dst2_ptr);
   const unsigned char* src = static_cast<const unsigned char*>(src_ptr);
+  const uintptr_t all = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) |
+                        reinterpret_cast<uintptr_t>(dst2) | static_cast<uintptr_t>(bytes);
+  if ((all & 15) == 0) {
+    copy_units<uint4>(dst, src, bytes >> 4, lane, lanes, dst2);
+    return;
+  }
+  if ((all & 7) == 0) {
+    copy_units<uint2>(dst, src, bytes >> 3, lane, lanes, dst2);
+    return;
+  }
   const unsigned unit = common_unit(dst, src, dst2);
+  const unsigned shift = static_cast<unsigned>(__ffs(static_cast<int>(unit)) - 1);
   size_t head = (unit - (reinterpret_cast<uintptr_t>(dst) & (unit - 1))) & (unit - 1);
   if (head > bytes) head = bytes;
   copy_units<unsigned char>(dst, src, head, lane, lanes, dst2);
@@ -105,7 +119,7 @@ __device__ __forceinline__ void copy(void* dst_ptr, const void* src_ptr, size_t 
   src += head;
   if (dst2 != nullptr) dst2 += head;
   bytes -= head;
-  const size_t units = bytes / unit;
+  const size_t units = bytes >> shift;
   switch (unit) {
     case 16:
       copy_units<uint4>(dst, src, units, lane, lanes, dst2);
@@ -123,7 +137,7 @@ __device__ __forceinline__ void copy(void* dst_ptr, const void* src_ptr, size_t 
       copy_units<unsigned char>(dst, src, units, lane, lanes, dst2);
       break;
   }
-  const size_t body = units * unit;
+  const size_t body = units << shift;
   copy_units<unsigned char>(dst + body, src + body, bytes - body, lane, lanes,
                             dst2 != nullptr ? dst2 + body : nullptr);
 }
