@@ -112,7 +112,7 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
           {"auto", "ring", "neighbor_exchange", "recursive_doubling", "dissemination", "direct"}))
       ->capture_default_str();
   app.add_option(
-         "--slab-lanes", config->slab.lanes,
+         "--slab-lanes", config->gpu.slab.lanes,
          "the row-group slab kernel (--spmv slab-rows, or own where chosen): threads per row, 8 "
          "(8 entries each at once), 16 or 32 (4 each); 0: 16, or 32 for rows of a slab longer than "
          "64 "
@@ -136,6 +136,10 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       ->capture_default_str();
   app.add_flag("--no-graph", no_graph,
                "GPU: launch every kernel from the host instead of CUDA graphs");
+  bool no_early_launch = false;
+  app.add_flag("--no-early-launch", no_early_launch,
+               "GPU: start each kernel only once the one before it has ended (default on compute "
+               "capability 9.0 and up: launched while it runs, waiting inside for its end)");
   app.add_flag("--no-breakdown", no_breakdown,
                "GPU: skip the second run that measures the breakdown");
   app.add_flag("--quiet", quiet, "no per-iteration lines");
@@ -227,7 +231,8 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       {"dissemination", 4}, {"direct", 5}};
   config->comm.tca_algorithm = algorithms.at(tca_algorithm);
   config->graph = !no_graph;
-  config->slab.prefetch = !no_prefetch;
+  config->gpu.slab.prefetch = !no_prefetch;
+  config->gpu.early_launch = !no_early_launch;
   config->breakdown = !no_breakdown;
   config->iterations_lines = !quiet;
   return std::nullopt;

@@ -26,7 +26,7 @@ struct Config {
   std::vector<CommKind> comms;
   std::vector<TcaExchange> tca_exchanges;  // --comm tca runs once with each
   std::vector<SpmvKind> spmvs;
-  SlabOptions slab;
+  GpuOptions gpu;
   CommOptions comm;
   int threads = 1;
   int repetitions = 1;

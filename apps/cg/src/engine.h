@@ -160,6 +160,16 @@ struct SlabOptions {
   bool prefetch = true;
 };
 
+// The GPU engine's options: the slab kernel's shape, and whether each kernel is launched while
+// the one before it still runs (programmatic dependent launch, compute capability 9.0 and up:
+// the kernel's blocks start waiting for their predecessor's end inside the kernel, which saves
+// the gap between the two; elsewhere, or with early_launch false, a kernel starts after the
+// previous one has ended).
+struct GpuOptions {
+  SlabOptions slab;
+  bool early_launch = true;
+};
+
 // Vectors have layout.piece elements; `scratch_pieces` > 0 adds the 2d reduction scratch. On a
 // single rank (or a 2d grid of one) p is p_full and w is q, and each global scalar is its local
 // twin: nothing needs to be communicated.
@@ -167,7 +177,7 @@ std::unique_ptr<Engine> make_cpu_engine(const Layout& layout, const Allocator& a
                                         int scratch_pieces, int threads, SpmvKind spmv);
 // nullptr-free: throws std::runtime_error where CUDA is not built in or no GPU is usable.
 std::unique_ptr<Engine> make_gpu_engine(const Layout& layout, const Allocator& allocator,
-                                        int scratch_pieces, SpmvKind spmv, SlabOptions slab);
+                                        int scratch_pieces, SpmvKind spmv, const GpuOptions& gpu);
 bool gpu_engine_built();
 // GPUs visible to this process (0 without CUDA or a driver).
 int gpu_count();

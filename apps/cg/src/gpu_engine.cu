@@ -116,11 +116,11 @@ class EventPhaseClock final : public PhaseClock {
 class GpuEngine final : public Engine {
  public:
   GpuEngine(const Layout& layout, const Allocator& allocator, int scratch_pieces, SpmvKind spmv,
-            SlabOptions slab)
+            const GpuOptions& gpu)
       : layout_(layout),
         allocator_(allocator),
         spmv_kind_(spmv),
-        slab_options_(slab),
+        slab_options_(gpu.slab),
         m_(layout.piece),
         real_(layout.own_count()) {
     check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
@@ -128,6 +128,8 @@ class GpuEngine final : public Engine {
     check_cuda(cudaGetDeviceProperties(&properties, device_), "cudaGetDeviceProperties");
     device_label_ = properties.name;
     multiprocessors_ = properties.multiProcessorCount;
+    early_launch_ = gpu.early_launch && properties.major >= 9;
+    set_early_launch(early_launch_);
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     buffers_.stream = stream_;
 
@@ -199,7 +201,8 @@ class GpuEngine final : public Engine {
             "atomics)";
         break;
     }
-    return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel;
+    return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel +
+           (early_launch_ ? ", kernels launched early" : ", kernels launched in turn");
   }
 
   double spmv_bytes() const override {
@@ -613,6 +616,7 @@ class GpuEngine final : public Engine {
   Allocator allocator_;
   SpmvKind spmv_kind_;
   SlabOptions slab_options_;
+  bool early_launch_ = false;
   int64_t m_;
   int64_t real_;
   int device_ = 0;
@@ -671,8 +675,8 @@ class GpuEngine final : public Engine {
 bool gpu_engine_built() { return true; }
 
 std::unique_ptr<Engine> make_gpu_engine(const Layout& layout, const Allocator& allocator,
-                                        int scratch_pieces, SpmvKind spmv, SlabOptions slab) {
-  return std::make_unique<GpuEngine>(layout, allocator, scratch_pieces, spmv, slab);
+                                        int scratch_pieces, SpmvKind spmv, const GpuOptions& gpu) {
+  return std::make_unique<GpuEngine>(layout, allocator, scratch_pieces, spmv, gpu);
 }
 
 Allocator gpu_allocator() {

@@ -3,6 +3,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
@@ -10,6 +13,38 @@
 
 namespace tca_cg {
 namespace {
+
+bool early_launch = false;  // set_early_launch
+
+// The first step of every kernel here: wait for the kernel before it in the stream to end (a
+// no-op where it was not launched early), then let the next one launch. Only reads of data no
+// kernel writes (the matrix) may come before it.
+__device__ __forceinline__ void after_predecessor() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// Launches `kernel` on `stream`, early (set_early_launch) or after the previous kernel's end.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), int blocks, int threads, size_t shared, cudaStream_t stream,
+            Args&&... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = early_launch ? 1 : 0;
+  const cudaError_t error = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (error != cudaSuccess)
+    throw std::runtime_error(std::string("kernel launch: ") + cudaGetErrorString(error) +
+                             (early_launch ? " (--no-early-launch starts kernels in turn)" : ""));
+}
 
 __device__ __forceinline__ double warp_sum(double value) {
 #pragma unroll
@@ -77,6 +112,7 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum) {
 // once (streaming loads), x through the read-only cache.
 template <bool kDot>
 __global__ void __launch_bounds__(kSpmvThreads) spmv_kernel(SpmvArgs a, SumTarget sum) {
+  after_predecessor();
   const int lane = threadIdx.x % 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kSpmvThreads / 32);
   double dot = 0.0;
@@ -158,6 +194,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
 
   const int64_t first_col = static_cast<int64_t>(slab) * a.width;
   const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
+  after_predecessor();              // the loads above read only the matrix
   push_device::wait_for_p(a.wait);  // while the first rows' entries are on their way
   for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = a.x[first_col + i];
   __syncthreads();
@@ -273,6 +310,7 @@ __device__ __forceinline__ void spmv_tile(const TileArgs& a, int64_t tile, const
 // Block b takes tiles [tiles * b / G, tiles * (b + 1) / G) of all slabs' tiles in order: for
 // each slab its share meets, the slab's x goes to shared memory, then its warps take the tiles.
 __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a) {
+  after_predecessor();
   extern __shared__ double xs[];
   constexpr int kWarps = kSlabThreads / kTileLanes;
   const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
@@ -298,6 +336,7 @@ template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
     slab_sum_kernel(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
                     SumTarget sum) {
+  after_predecessor();
   double dot = 0.0;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
        row += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -320,12 +359,14 @@ __device__ __forceinline__ int64_t grid_stride() {
 }
 
 __global__ void fill_kernel(double* v, int64_t n, int64_t real, double value) {
+  after_predecessor();
   for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = i < real ? value : 0.0;
 }
 
 template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
     cg_begin_kernel(const double* x, double* z, double* r, double* p, int64_t n, SumTarget sum) {
+  after_predecessor();
   double rr = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double value = x[i];
@@ -342,6 +383,7 @@ __global__ void __launch_bounds__(kVectorThreads)
 
 __global__ void __launch_bounds__(kVectorThreads)
     dot_kernel(const double* a, const double* b, int64_t n, SumTarget sum) {
+  after_predecessor();
   double s = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) s += a[i] * b[i];
   const double values[1] = {s};
@@ -352,6 +394,7 @@ template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
     update_zr_kernel(StepScalars scalars, double* z, double* r, const double* p, const double* q,
                      int64_t n, SumTarget sum) {
+  after_predecessor();
   const double rho = *scalars.rho;
   const double alpha = rho / *scalars.dot;
   if (first_index() == 0) *scalars.rho_previous = rho;
@@ -369,6 +412,7 @@ __global__ void __launch_bounds__(kVectorThreads)
 }
 
 __global__ void update_p_kernel(StepScalars scalars, const double* r, double* p, int64_t n) {
+  after_predecessor();
   const double beta = *scalars.rho / *scalars.rho_previous;
   for (int64_t i = first_index(); i < n; i += grid_stride()) p[i] = r[i] + beta * p[i];
 }
@@ -378,6 +422,7 @@ __global__ void update_p_kernel(StepScalars scalars, const double* r, double* p,
 __global__ void __launch_bounds__(kVectorThreads)
     update_p_push_kernel(StepScalars scalars, const double* r, double* p, int64_t n,
                          PushFusion fusion) {
+  after_predecessor();
   const double beta = *scalars.rho / *scalars.rho_previous;
   // 16-byte stores where every end allows (the peers' copies travel over the links).
   uintptr_t ends = reinterpret_cast<uintptr_t>(r) | reinterpret_cast<uintptr_t>(p);
@@ -404,6 +449,7 @@ __global__ void __launch_bounds__(kVectorThreads)
 
 __global__ void __launch_bounds__(kVectorThreads)
     distance_kernel(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum) {
+  after_predecessor();
   double s = 0.0;
   for (int64_t i = first_index(); i < n && i < real; i += grid_stride()) {
     const double d = a[i] - b[i];
@@ -415,6 +461,7 @@ __global__ void __launch_bounds__(kVectorThreads)
 
 __global__ void __launch_bounds__(kVectorThreads)
     distance_to_kernel(const double* a, double value, int64_t n, int64_t real, SumTarget sum) {
+  after_predecessor();
   double s = 0.0;
   for (int64_t i = first_index(); i < n && i < real; i += grid_stride()) {
     const double d = a[i] - value;
@@ -426,6 +473,7 @@ __global__ void __launch_bounds__(kVectorThreads)
 
 __global__ void __launch_bounds__(kVectorThreads)
     norms_kernel(const double* x, const double* z, int64_t n, SumTarget sum) {
+  after_predecessor();
   double xz = 0.0, zz = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     xz += x[i] * z[i];
@@ -436,12 +484,14 @@ __global__ void __launch_bounds__(kVectorThreads)
 }
 
 __global__ void scale_kernel(double* x, const double* z, const double* zz, int64_t n) {
+  after_predecessor();
   const double scale = 1.0 / sqrt(*zz);
   for (int64_t i = first_index(); i < n; i += grid_stride()) x[i] = scale * z[i];
 }
 
 __global__ void sum_pieces_kernel(double* q, const double* w, const double* scratch, int pieces,
                                   int own, int64_t m) {
+  after_predecessor();
   for (int64_t i = first_index(); i < m; i += grid_stride()) {
     double s = 0.0;
     for (int k = 0; k < pieces; ++k) s += (k == own ? w : scratch)[k * m + i];
@@ -451,11 +501,13 @@ __global__ void sum_pieces_kernel(double* q, const double* w, const double* scra
 
 }  // namespace
 
+void set_early_launch(bool on) { early_launch = on; }
+
 void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t stream) {
   if (args.p_own) {
-    spmv_kernel<true><<<blocks, kSpmvThreads, 0, stream>>>(args, sum);
+    launch(spmv_kernel<true>, blocks, kSpmvThreads, 0, stream, args, sum);
   } else {
-    spmv_kernel<false><<<blocks, kSpmvThreads, 0, stream>>>(args, sum);
+    launch(spmv_kernel<false>, blocks, kSpmvThreads, 0, stream, args, sum);
   }
 }
 
@@ -480,7 +532,7 @@ void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunk
   const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
   const int blocks = args.slabs * chunks;
   for_each_slab_kernel(lanes, prefetch, [&](auto kernel) {
-    kernel<<<blocks, kSlabThreads, shared, stream>>>(args);
+    launch(kernel, blocks, kSlabThreads, shared, stream, args);
   });
 }
 
@@ -510,7 +562,7 @@ int slab_width_limit() {
 
 void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream) {
   const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
-  spmv_tile_kernel<<<blocks, kSlabThreads, shared, stream>>>(args);
+  launch(spmv_tile_kernel, blocks, kSlabThreads, shared, stream, args);
 }
 
 int tile_blocks_per_multiprocessor(int width) {
@@ -524,11 +576,11 @@ int tile_blocks_per_multiprocessor(int width) {
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
                      SumTarget sum, int blocks, cudaStream_t stream) {
   if (p_own) {
-    slab_sum_kernel<true>
-        <<<blocks, kVectorThreads, 0, stream>>>(partial, slabs, rows, y, p_own, sum);
+    launch(slab_sum_kernel<true>, blocks, kVectorThreads, 0, stream, partial, slabs, rows, y, p_own,
+           sum);
   } else {
-    slab_sum_kernel<false>
-        <<<blocks, kVectorThreads, 0, stream>>>(partial, slabs, rows, y, p_own, sum);
+    launch(slab_sum_kernel<false>, blocks, kVectorThreads, 0, stream, partial, slabs, rows, y,
+           p_own, sum);
   }
 }
 
@@ -541,65 +593,65 @@ int spmv_blocks_per_multiprocessor() {
 
 void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks,
                  cudaStream_t stream) {
-  fill_kernel<<<blocks, kVectorThreads, 0, stream>>>(v, n, real, value);
+  launch(fill_kernel, blocks, kVectorThreads, 0, stream, v, n, real, value);
 }
 
 void launch_cg_begin(const double* x, double* z, double* r, double* p, int64_t n,
                      const SumTarget* sum, int blocks, cudaStream_t stream) {
   if (sum) {
-    cg_begin_kernel<true><<<blocks, kVectorThreads, 0, stream>>>(x, z, r, p, n, *sum);
+    launch(cg_begin_kernel<true>, blocks, kVectorThreads, 0, stream, x, z, r, p, n, *sum);
   } else {
-    cg_begin_kernel<false><<<blocks, kVectorThreads, 0, stream>>>(x, z, r, p, n, SumTarget{});
+    launch(cg_begin_kernel<false>, blocks, kVectorThreads, 0, stream, x, z, r, p, n, SumTarget{});
   }
 }
 
 void launch_dot(const double* a, const double* b, int64_t n, SumTarget sum, int blocks,
                 cudaStream_t stream) {
-  dot_kernel<<<blocks, kVectorThreads, 0, stream>>>(a, b, n, sum);
+  launch(dot_kernel, blocks, kVectorThreads, 0, stream, a, b, n, sum);
 }
 
 void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p, const double* q,
                       int64_t n, const SumTarget* sum, int blocks, cudaStream_t stream) {
   if (sum) {
-    update_zr_kernel<true><<<blocks, kVectorThreads, 0, stream>>>(scalars, z, r, p, q, n, *sum);
+    launch(update_zr_kernel<true>, blocks, kVectorThreads, 0, stream, scalars, z, r, p, q, n, *sum);
   } else {
-    update_zr_kernel<false>
-        <<<blocks, kVectorThreads, 0, stream>>>(scalars, z, r, p, q, n, SumTarget{});
+    launch(update_zr_kernel<false>, blocks, kVectorThreads, 0, stream, scalars, z, r, p, q, n,
+           SumTarget{});
   }
 }
 
 void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n,
                      const PushFusion* fusion, int blocks, cudaStream_t stream) {
   if (fusion) {
-    update_p_push_kernel<<<blocks, kVectorThreads, 0, stream>>>(scalars, r, p, n, *fusion);
+    launch(update_p_push_kernel, blocks, kVectorThreads, 0, stream, scalars, r, p, n, *fusion);
   } else {
-    update_p_kernel<<<blocks, kVectorThreads, 0, stream>>>(scalars, r, p, n);
+    launch(update_p_kernel, blocks, kVectorThreads, 0, stream, scalars, r, p, n);
   }
 }
 
 void launch_distance(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,
                      int blocks, cudaStream_t stream) {
-  distance_kernel<<<blocks, kVectorThreads, 0, stream>>>(a, b, n, real, sum);
+  launch(distance_kernel, blocks, kVectorThreads, 0, stream, a, b, n, real, sum);
 }
 
 void launch_distance_to(const double* a, double value, int64_t n, int64_t real, SumTarget sum,
                         int blocks, cudaStream_t stream) {
-  distance_to_kernel<<<blocks, kVectorThreads, 0, stream>>>(a, value, n, real, sum);
+  launch(distance_to_kernel, blocks, kVectorThreads, 0, stream, a, value, n, real, sum);
 }
 
 void launch_norms(const double* x, const double* z, int64_t n, SumTarget sum, int blocks,
                   cudaStream_t stream) {
-  norms_kernel<<<blocks, kVectorThreads, 0, stream>>>(x, z, n, sum);
+  launch(norms_kernel, blocks, kVectorThreads, 0, stream, x, z, n, sum);
 }
 
 void launch_scale(double* x, const double* z, const double* zz, int64_t n, int blocks,
                   cudaStream_t stream) {
-  scale_kernel<<<blocks, kVectorThreads, 0, stream>>>(x, z, zz, n);
+  launch(scale_kernel, blocks, kVectorThreads, 0, stream, x, z, zz, n);
 }
 
 void launch_sum_pieces(double* q, const double* w, const double* scratch, int pieces, int own,
                        int64_t m, int blocks, cudaStream_t stream) {
-  sum_pieces_kernel<<<blocks, kVectorThreads, 0, stream>>>(q, w, scratch, pieces, own, m);
+  launch(sum_pieces_kernel, blocks, kVectorThreads, 0, stream, q, w, scratch, pieces, own, m);
 }
 
 }  // namespace tca_cg

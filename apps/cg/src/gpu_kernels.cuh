@@ -12,6 +12,14 @@
 namespace tca_cg {
 
 inline constexpr int kVectorThreads = 256;
+
+// Whether the launches below let each kernel start while the one before it in the stream still
+// runs (programmatic dependent launch; the caller checks the device has compute capability 9.0
+// or more). Every kernel here waits for its predecessor's end (griddepcontrol.wait) before it
+// reads or writes anything its predecessors touch, and then lets its own successor launch; a
+// kernel launched without it, or by another library, starts after the previous one has ended as
+// usual. For the whole process, as the engine that sets it last says.
+void set_early_launch(bool on);
 inline constexpr int kSpmvThreads = 256;
 
 // Where a kernel's sums go: per-block partials, the arrival counter, the outputs. With a

@@ -10,7 +10,7 @@ namespace tca_cg {
 bool gpu_engine_built() { return false; }
 
 std::unique_ptr<Engine> make_gpu_engine(const Layout&, const Allocator&, int, SpmvKind,
-                                        SlabOptions) {
+                                        const GpuOptions&) {
   throw std::runtime_error("--device gpu: this build of tca-cg has no CUDA");
 }
 

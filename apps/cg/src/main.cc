@@ -39,7 +39,7 @@ std::unique_ptr<Engine> make_engine(const Config& config, const Layout& layout, 
   const Allocator allocator = comm.allocator(config.device);
   const int scratch = comm.scratch_pieces(layout);
   if (config.device == Device::kGpu)
-    return make_gpu_engine(layout, allocator, scratch, spmv, config.slab);
+    return make_gpu_engine(layout, allocator, scratch, spmv, config.gpu);
   return make_cpu_engine(layout, allocator, scratch, config.threads, spmv);
 }
 
