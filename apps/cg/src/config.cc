@@ -142,6 +142,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                "capability 9.0 and up: launched while it runs, waiting inside for its end)");
   app.add_flag("--no-breakdown", no_breakdown,
                "GPU: skip the second run that measures the breakdown");
+  app.add_flag("--kernel-times", config->kernel_times,
+               "NPB on the GPU with CUDA graphs: a third run whose kernels record their own start, "
+               "end and waits for the peers, summed per kernel and CG step");
   app.add_flag("--quiet", quiet, "no per-iteration lines");
   cli.add_json(config->json);
 

@@ -33,6 +33,7 @@ struct Config {
   int reference_iterations = 0;  // NPB: outer iterations of --comm mpi runs (0: all)
   bool graph = true;
   bool breakdown = true;
+  bool kernel_times = false;
   bool json = false;
   bool iterations_lines = true;
 };

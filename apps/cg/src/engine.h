@@ -59,6 +59,15 @@ struct Buffers {
 };
 
 enum class Device { kCpu, kGpu };
+
+// One kernel launch as the kernel recorded it (--kernel-times): µs from the first launch's
+// start; peer_wait_us the longest wait of one of its blocks for the peers.
+struct KernelTime {
+  std::string name;
+  double begin_us = 0;
+  double end_us = 0;
+  double peer_wait_us = 0;
+};
 const char* device_name(Device device);
 
 // SpMV on the GPU: own kernels over column slabs with x in shared memory (kOwn: the slab
@@ -151,6 +160,15 @@ class Engine {
     return -1;
   }
   virtual void launch_graph(int graph) { (void)graph; }
+
+  // GPU: captures `body` in a CUDA graph whose kernels record their own times, replays it
+  // `units` times and returns the launches of the last replay in order; empty where the engine
+  // cannot (CPU).
+  virtual std::vector<KernelTime> kernel_times(const std::function<void()>& body, int units) {
+    (void)body;
+    (void)units;
+    return {};
+  }
 };
 
 // The slab kernel's shape (--spmv own): threads per row (0: 16 where the average row of a

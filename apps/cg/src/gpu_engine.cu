@@ -38,6 +38,21 @@ T* device_alloc(size_t count) {
   return static_cast<T*>(block);
 }
 
+// The launches of one replay as their kernels recorded them (µs from the first start); a
+// launch whose kernel never started (no slot written) is left out.
+std::vector<KernelTime> kernel_launches(const std::vector<const char*>& names,
+                                        const std::vector<KernelSlot>& slots) {
+  unsigned long long first = ~0ull;
+  for (const KernelSlot& slot : slots) first = std::min(first, slot.begin);
+  std::vector<KernelTime> launches;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].begin == ~0ull) continue;
+    launches.push_back(KernelTime{names[i], (slots[i].begin - first) * 1e-3,
+                                  (slots[i].end - first) * 1e-3, slots[i].peer_wait * 1e-3});
+  }
+  return launches;
+}
+
 // Time between events recorded on the engine's stream.
 class EventPhaseClock final : public PhaseClock {
  public:
@@ -439,6 +454,35 @@ class GpuEngine final : public Engine {
     check_cuda(cudaGraphLaunch(graphs_.at(graph), stream_), "cudaGraphLaunch");
   }
 
+  std::vector<KernelTime> kernel_times(const std::function<void()>& body, int units) override {
+    constexpr int kSlots = 8192;
+    if (stamp_slots_ == nullptr) {
+      stamp_slots_ = device_alloc<KernelSlot>(kSlots);
+      device_blocks_.push_back(stamp_slots_);
+    }
+    set_kernel_stamps(stamp_slots_, kSlots);
+    int graph = -1;
+    try {
+      graph = capture_graph(body);
+    } catch (...) {
+      set_kernel_stamps(nullptr, 0);
+      throw;
+    }
+    const std::vector<const char*> names = kernel_stamp_names();
+    set_kernel_stamps(nullptr, 0);
+    const int count = static_cast<int>(names.size());
+    for (int unit = 0; unit < units; ++unit) {
+      launch_reset_stamps(stamp_slots_, count, stream_);
+      launch_graph(graph);
+    }
+    std::vector<KernelSlot> slots(static_cast<size_t>(count));
+    check_cuda(cudaMemcpyAsync(slots.data(), stamp_slots_, slots.size() * sizeof(KernelSlot),
+                               cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync");
+    synchronize();
+    return kernel_launches(names, slots);
+  }
+
  private:
   double* allocate(int64_t count) {
     double* block = allocator_.allocate(static_cast<size_t>(count));
@@ -617,6 +661,7 @@ class GpuEngine final : public Engine {
   SpmvKind spmv_kind_;
   SlabOptions slab_options_;
   bool early_launch_ = false;
+  KernelSlot* stamp_slots_ = nullptr;  // kernel_times
   int64_t m_;
   int64_t real_;
   int device_ = 0;

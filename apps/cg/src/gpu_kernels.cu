@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
@@ -14,22 +15,52 @@
 namespace tca_cg {
 namespace {
 
-bool early_launch = false;  // set_early_launch
+// How the launches below go: early (set_early_launch), and whether they take stamp slots
+// (set_kernel_stamps) and which kernel took each.
+struct LaunchSettings {
+  bool early = false;
+  KernelSlot* slots = nullptr;
+  int capacity = 0;
+  std::vector<const char*> names;
+};
+LaunchSettings settings;
+
+KernelStamp next_stamp(const char* name) {
+  if (settings.slots == nullptr || static_cast<int>(settings.names.size()) >= settings.capacity)
+    return KernelStamp{nullptr};
+  settings.names.push_back(name);
+  return KernelStamp{settings.slots + settings.names.size() - 1};
+}
 
 // The first step of every kernel here: wait for the kernel before it in the stream to end (a
-// no-op where it was not launched early), then let the next one launch. Only reads of data no
-// kernel writes (the matrix) may come before it.
-__device__ __forceinline__ void after_predecessor() {
+// no-op where it was not launched early), then let the next one launch; the block's start of
+// work goes to the stamp. Only reads of data no kernel writes (the matrix) may come before it.
+__device__ __forceinline__ void begin_kernel(KernelStamp stamp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" :::);
 #endif
+  if (stamp.slot != nullptr && threadIdx.x == 0)
+    atomicMin(&stamp.slot->begin, push_device::global_time_ns());
 }
 
-// Launches `kernel` on `stream`, early (set_early_launch) or after the previous kernel's end.
+// The last step of every kernel here: the block's end goes to the stamp.
+__device__ __forceinline__ void end_kernel(KernelStamp stamp) {
+  if (stamp.slot != nullptr && threadIdx.x == 0)
+    atomicMax(&stamp.slot->end, push_device::global_time_ns());
+}
+
+// After a wait for the peers that began at `since`: the longest such wait of a block.
+__device__ __forceinline__ void peers_waited(KernelStamp stamp, unsigned long long since) {
+  if (stamp.slot != nullptr && threadIdx.x == 0)
+    atomicMax(&stamp.slot->peer_wait, push_device::global_time_ns() - since);
+}
+
+// Launches `kernel` (whose last parameter is its KernelStamp) on `stream`, early
+// (set_early_launch) or after the previous kernel's end.
 template <typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), int blocks, int threads, size_t shared, cudaStream_t stream,
-            Args&&... args) {
+void launch(const char* name, void (*kernel)(Params...), int blocks, int threads, size_t shared,
+            cudaStream_t stream, Args&&... args) {
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = dim3(static_cast<unsigned>(threads));
@@ -39,11 +70,12 @@ void launch(void (*kernel)(Params...), int blocks, int threads, size_t shared, c
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   config.attrs = &attribute;
-  config.numAttrs = early_launch ? 1 : 0;
-  const cudaError_t error = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  config.numAttrs = settings.early ? 1 : 0;
+  const cudaError_t error =
+      cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)..., next_stamp(name));
   if (error != cudaSuccess)
-    throw std::runtime_error(std::string("kernel launch: ") + cudaGetErrorString(error) +
-                             (early_launch ? " (--no-early-launch starts kernels in turn)" : ""));
+    throw std::runtime_error(std::string("launch of ") + name + ": " + cudaGetErrorString(error) +
+                             (settings.early ? " (--no-early-launch starts kernels in turn)" : ""));
 }
 
 __device__ __forceinline__ double warp_sum(double value) {
@@ -72,7 +104,7 @@ __device__ __forceinline__ double block_sum(double value, double* shared) {
 // Every thread passes its values; the block's sums become partials, and the last block adds
 // the partials of all blocks in block order into sum.out.
 template <int kThreads, int kWidth>
-__device__ void finish_sums(const double (&values)[kWidth], SumTarget sum) {
+__device__ void finish_sums(const double (&values)[kWidth], SumTarget sum, KernelStamp stamp) {
   __shared__ double shared[kThreads / 32];
   __shared__ bool last;
   double totals[kWidth];
@@ -102,8 +134,10 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum) {
   if (threadIdx.x == 0) *sum.counter = 0;
   if (sum.reduce != nullptr) {
     __syncthreads();
+    const unsigned long long since = push_device::global_time_ns();
     if (threadIdx.x < 32)
       push_device::mailbox_allreduce_warp(*sum.reduce, sums, sum.global, kWidth);
+    peers_waited(stamp, since);
   }
 }
 
@@ -111,8 +145,9 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum) {
 // four at a time so that each warp keeps 1.5 KiB of the matrix in flight. The matrix is read
 // once (streaming loads), x through the read-only cache.
 template <bool kDot>
-__global__ void __launch_bounds__(kSpmvThreads) spmv_kernel(SpmvArgs a, SumTarget sum) {
-  after_predecessor();
+__global__ void __launch_bounds__(kSpmvThreads)
+    spmv_kernel(SpmvArgs a, SumTarget sum, KernelStamp stamp) {
+  begin_kernel(stamp);
   const int lane = threadIdx.x % 32;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kSpmvThreads / 32);
   double dot = 0.0;
@@ -140,8 +175,9 @@ __global__ void __launch_bounds__(kSpmvThreads) spmv_kernel(SpmvArgs a, SumTarge
   }
   if (kDot) {
     const double values[1] = {dot};
-    finish_sums<kSpmvThreads, 1>(values, sum);
+    finish_sums<kSpmvThreads, 1>(values, sum, stamp);
   }
+  end_kernel(stamp);
 }
 
 // Rows are handed out in rounds (round r: row r0 + r*groups + group) so that every lane of a
@@ -151,7 +187,7 @@ __global__ void __launch_bounds__(kSpmvThreads) spmv_kernel(SpmvArgs a, SumTarge
 // sums the current one, so two rows per group are in flight. The first batch is loaded before
 // the barrier, while the block fills its slab of x. Row offsets are read two rows ahead.
 template <int kLanes, int kUnroll, bool kPrefetch>
-__global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) {
+__global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, KernelStamp stamp) {
   extern __shared__ double xs[];
   const int slab = blockIdx.x % a.slabs;
   const int chunk = blockIdx.x / a.slabs;
@@ -194,8 +230,10 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
 
   const int64_t first_col = static_cast<int64_t>(slab) * a.width;
   const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
-  after_predecessor();              // the loads above read only the matrix
+  begin_kernel(stamp);  // the loads above read only the matrix
+  const unsigned long long since = push_device::global_time_ns();
   push_device::wait_for_p(a.wait);  // while the first rows' entries are on their way
+  peers_waited(stamp, since);
   for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = a.x[first_col + i];
   __syncthreads();
 
@@ -234,6 +272,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a) 
       load(begin + lane, end, v, c);
     }
   }
+  end_kernel(stamp);
 }
 
 // A warp's tile (slab_format.h): lane l holds entries 8l..8l+7 of the tile and their
@@ -309,13 +348,15 @@ __device__ __forceinline__ void spmv_tile(const TileArgs& a, int64_t tile, const
 
 // Block b takes tiles [tiles * b / G, tiles * (b + 1) / G) of all slabs' tiles in order: for
 // each slab its share meets, the slab's x goes to shared memory, then its warps take the tiles.
-__global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a) {
-  after_predecessor();
+__global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, KernelStamp stamp) {
+  begin_kernel(stamp);
   extern __shared__ double xs[];
   constexpr int kWarps = kSlabThreads / kTileLanes;
   const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
   const int64_t end = a.tiles * (blockIdx.x + 1) / gridDim.x;
+  const unsigned long long since = push_device::global_time_ns();
   push_device::wait_for_p(a.wait);
+  peers_waited(stamp, since);
   int slab = 0;
   for (int64_t t = a.tiles * blockIdx.x / gridDim.x; t < end;) {
     while (__ldg(a.slab_tiles + slab + 1) <= t) ++slab;
@@ -330,13 +371,14 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a) 
       spmv_tile(a, tile, xs, out, lane);
     t = segment_end;
   }
+  end_kernel(stamp);
 }
 
 template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
     slab_sum_kernel(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
-                    SumTarget sum) {
-  after_predecessor();
+                    SumTarget sum, KernelStamp stamp) {
+  begin_kernel(stamp);
   double dot = 0.0;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
        row += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -347,8 +389,9 @@ __global__ void __launch_bounds__(kVectorThreads)
   }
   if (kDot) {
     const double values[1] = {dot};
-    finish_sums<kVectorThreads, 1>(values, sum);
+    finish_sums<kVectorThreads, 1>(values, sum, stamp);
   }
+  end_kernel(stamp);
 }
 
 __device__ __forceinline__ int64_t first_index() {
@@ -358,15 +401,17 @@ __device__ __forceinline__ int64_t grid_stride() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
-__global__ void fill_kernel(double* v, int64_t n, int64_t real, double value) {
-  after_predecessor();
+__global__ void fill_kernel(double* v, int64_t n, int64_t real, double value, KernelStamp stamp) {
+  begin_kernel(stamp);
   for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = i < real ? value : 0.0;
+  end_kernel(stamp);
 }
 
 template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
-    cg_begin_kernel(const double* x, double* z, double* r, double* p, int64_t n, SumTarget sum) {
-  after_predecessor();
+    cg_begin_kernel(const double* x, double* z, double* r, double* p, int64_t n, SumTarget sum,
+                    KernelStamp stamp) {
+  begin_kernel(stamp);
   double rr = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double value = x[i];
@@ -377,24 +422,26 @@ __global__ void __launch_bounds__(kVectorThreads)
   }
   if (kDot) {
     const double values[1] = {rr};
-    finish_sums<kVectorThreads, 1>(values, sum);
+    finish_sums<kVectorThreads, 1>(values, sum, stamp);
   }
+  end_kernel(stamp);
 }
 
 __global__ void __launch_bounds__(kVectorThreads)
-    dot_kernel(const double* a, const double* b, int64_t n, SumTarget sum) {
-  after_predecessor();
+    dot_kernel(const double* a, const double* b, int64_t n, SumTarget sum, KernelStamp stamp) {
+  begin_kernel(stamp);
   double s = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) s += a[i] * b[i];
   const double values[1] = {s};
-  finish_sums<kVectorThreads, 1>(values, sum);
+  finish_sums<kVectorThreads, 1>(values, sum, stamp);
+  end_kernel(stamp);
 }
 
 template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
     update_zr_kernel(StepScalars scalars, double* z, double* r, const double* p, const double* q,
-                     int64_t n, SumTarget sum) {
-  after_predecessor();
+                     int64_t n, SumTarget sum, KernelStamp stamp) {
+  begin_kernel(stamp);
   const double rho = *scalars.rho;
   const double alpha = rho / *scalars.dot;
   if (first_index() == 0) *scalars.rho_previous = rho;
@@ -407,22 +454,25 @@ __global__ void __launch_bounds__(kVectorThreads)
   }
   if (kDot) {
     const double values[1] = {rr};
-    finish_sums<kVectorThreads, 1>(values, sum);
+    finish_sums<kVectorThreads, 1>(values, sum, stamp);
   }
+  end_kernel(stamp);
 }
 
-__global__ void update_p_kernel(StepScalars scalars, const double* r, double* p, int64_t n) {
-  after_predecessor();
+__global__ void update_p_kernel(StepScalars scalars, const double* r, double* p, int64_t n,
+                                KernelStamp stamp) {
+  begin_kernel(stamp);
   const double beta = *scalars.rho / *scalars.rho_previous;
   for (int64_t i = first_index(); i < n; i += grid_stride()) p[i] = r[i] + beta * p[i];
+  end_kernel(stamp);
 }
 
 // The same, each element also stored into every peer's p_full; the last block raises the
 // peers' cells.
 __global__ void __launch_bounds__(kVectorThreads)
     update_p_push_kernel(StepScalars scalars, const double* r, double* p, int64_t n,
-                         PushFusion fusion) {
-  after_predecessor();
+                         PushFusion fusion, KernelStamp stamp) {
+  begin_kernel(stamp);
   const double beta = *scalars.rho / *scalars.rho_previous;
   // 16-byte stores where every end allows (the peers' copies travel over the links).
   uintptr_t ends = reinterpret_cast<uintptr_t>(r) | reinterpret_cast<uintptr_t>(p);
@@ -445,69 +495,97 @@ __global__ void __launch_bounds__(kVectorThreads)
     for (int k = 0; k < fusion.peers; ++k) fusion.dst[k][i] = value;
   }
   push_device::finish_push(fusion.peers, fusion.signal, fusion.blocks_done, fusion.pushes);
+  end_kernel(stamp);
 }
 
 __global__ void __launch_bounds__(kVectorThreads)
-    distance_kernel(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum) {
-  after_predecessor();
+    distance_kernel(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,
+                    KernelStamp stamp) {
+  begin_kernel(stamp);
   double s = 0.0;
   for (int64_t i = first_index(); i < n && i < real; i += grid_stride()) {
     const double d = a[i] - b[i];
     s += d * d;
   }
   const double values[1] = {s};
-  finish_sums<kVectorThreads, 1>(values, sum);
+  finish_sums<kVectorThreads, 1>(values, sum, stamp);
+  end_kernel(stamp);
 }
 
 __global__ void __launch_bounds__(kVectorThreads)
-    distance_to_kernel(const double* a, double value, int64_t n, int64_t real, SumTarget sum) {
-  after_predecessor();
+    distance_to_kernel(const double* a, double value, int64_t n, int64_t real, SumTarget sum,
+                       KernelStamp stamp) {
+  begin_kernel(stamp);
   double s = 0.0;
   for (int64_t i = first_index(); i < n && i < real; i += grid_stride()) {
     const double d = a[i] - value;
     s += d * d;
   }
   const double values[1] = {s};
-  finish_sums<kVectorThreads, 1>(values, sum);
+  finish_sums<kVectorThreads, 1>(values, sum, stamp);
+  end_kernel(stamp);
 }
 
 __global__ void __launch_bounds__(kVectorThreads)
-    norms_kernel(const double* x, const double* z, int64_t n, SumTarget sum) {
-  after_predecessor();
+    norms_kernel(const double* x, const double* z, int64_t n, SumTarget sum, KernelStamp stamp) {
+  begin_kernel(stamp);
   double xz = 0.0, zz = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     xz += x[i] * z[i];
     zz += z[i] * z[i];
   }
   const double values[2] = {xz, zz};
-  finish_sums<kVectorThreads, 2>(values, sum);
+  finish_sums<kVectorThreads, 2>(values, sum, stamp);
+  end_kernel(stamp);
 }
 
-__global__ void scale_kernel(double* x, const double* z, const double* zz, int64_t n) {
-  after_predecessor();
+__global__ void scale_kernel(double* x, const double* z, const double* zz, int64_t n,
+                             KernelStamp stamp) {
+  begin_kernel(stamp);
   const double scale = 1.0 / sqrt(*zz);
   for (int64_t i = first_index(); i < n; i += grid_stride()) x[i] = scale * z[i];
+  end_kernel(stamp);
 }
 
 __global__ void sum_pieces_kernel(double* q, const double* w, const double* scratch, int pieces,
-                                  int own, int64_t m) {
-  after_predecessor();
+                                  int own, int64_t m, KernelStamp stamp) {
+  begin_kernel(stamp);
   for (int64_t i = first_index(); i < m; i += grid_stride()) {
     double s = 0.0;
     for (int k = 0; k < pieces; ++k) s += (k == own ? w : scratch)[k * m + i];
     q[i] = s;
   }
+  end_kernel(stamp);
 }
 
 }  // namespace
 
-void set_early_launch(bool on) { early_launch = on; }
+void set_early_launch(bool on) { settings.early = on; }
+
+void set_kernel_stamps(KernelSlot* slots, int capacity) {
+  settings.slots = slots;
+  settings.capacity = slots != nullptr ? capacity : 0;
+  settings.names.clear();
+}
+
+std::vector<const char*> kernel_stamp_names() { return settings.names; }
+
+namespace {
+__global__ void reset_slots_kernel(KernelSlot* slots, int count) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
+    slots[i] = KernelSlot{~0ull, 0, 0};
+}
+}  // namespace
+
+void launch_reset_stamps(KernelSlot* slots, int count, cudaStream_t stream) {
+  reset_slots_kernel<<<(count + 255) / 256, 256, 0, stream>>>(slots, count);
+}
 
 void launch_spmv(const SpmvArgs& args, SumTarget sum, int blocks, cudaStream_t stream) {
   if (args.p_own) {
-    launch(spmv_kernel<true>, blocks, kSpmvThreads, 0, stream, args, sum);
+    launch("spmv", spmv_kernel<true>, blocks, kSpmvThreads, 0, stream, args, sum);
   } else {
-    launch(spmv_kernel<false>, blocks, kSpmvThreads, 0, stream, args, sum);
+    launch("spmv", spmv_kernel<false>, blocks, kSpmvThreads, 0, stream, args, sum);
   }
 }
 
@@ -532,7 +610,7 @@ void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunk
   const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
   const int blocks = args.slabs * chunks;
   for_each_slab_kernel(lanes, prefetch, [&](auto kernel) {
-    launch(kernel, blocks, kSlabThreads, shared, stream, args);
+    launch("spmv_slab", kernel, blocks, kSlabThreads, shared, stream, args);
   });
 }
 
@@ -562,7 +640,7 @@ int slab_width_limit() {
 
 void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream) {
   const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
-  launch(spmv_tile_kernel, blocks, kSlabThreads, shared, stream, args);
+  launch("spmv_tile", spmv_tile_kernel, blocks, kSlabThreads, shared, stream, args);
 }
 
 int tile_blocks_per_multiprocessor(int width) {
@@ -576,11 +654,11 @@ int tile_blocks_per_multiprocessor(int width) {
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
                      SumTarget sum, int blocks, cudaStream_t stream) {
   if (p_own) {
-    launch(slab_sum_kernel<true>, blocks, kVectorThreads, 0, stream, partial, slabs, rows, y, p_own,
-           sum);
+    launch("slab_sum", slab_sum_kernel<true>, blocks, kVectorThreads, 0, stream, partial, slabs,
+           rows, y, p_own, sum);
   } else {
-    launch(slab_sum_kernel<false>, blocks, kVectorThreads, 0, stream, partial, slabs, rows, y,
-           p_own, sum);
+    launch("slab_sum", slab_sum_kernel<false>, blocks, kVectorThreads, 0, stream, partial, slabs,
+           rows, y, p_own, sum);
   }
 }
 
@@ -593,65 +671,71 @@ int spmv_blocks_per_multiprocessor() {
 
 void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks,
                  cudaStream_t stream) {
-  launch(fill_kernel, blocks, kVectorThreads, 0, stream, v, n, real, value);
+  launch("fill", fill_kernel, blocks, kVectorThreads, 0, stream, v, n, real, value);
 }
 
 void launch_cg_begin(const double* x, double* z, double* r, double* p, int64_t n,
                      const SumTarget* sum, int blocks, cudaStream_t stream) {
   if (sum) {
-    launch(cg_begin_kernel<true>, blocks, kVectorThreads, 0, stream, x, z, r, p, n, *sum);
+    launch("cg_begin", cg_begin_kernel<true>, blocks, kVectorThreads, 0, stream, x, z, r, p, n,
+           *sum);
   } else {
-    launch(cg_begin_kernel<false>, blocks, kVectorThreads, 0, stream, x, z, r, p, n, SumTarget{});
+    launch("cg_begin", cg_begin_kernel<false>, blocks, kVectorThreads, 0, stream, x, z, r, p, n,
+           SumTarget{});
   }
 }
 
 void launch_dot(const double* a, const double* b, int64_t n, SumTarget sum, int blocks,
                 cudaStream_t stream) {
-  launch(dot_kernel, blocks, kVectorThreads, 0, stream, a, b, n, sum);
+  launch("dot", dot_kernel, blocks, kVectorThreads, 0, stream, a, b, n, sum);
 }
 
 void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p, const double* q,
                       int64_t n, const SumTarget* sum, int blocks, cudaStream_t stream) {
   if (sum) {
-    launch(update_zr_kernel<true>, blocks, kVectorThreads, 0, stream, scalars, z, r, p, q, n, *sum);
+    launch("update_zr", update_zr_kernel<true>, blocks, kVectorThreads, 0, stream, scalars, z, r, p,
+           q, n, *sum);
   } else {
-    launch(update_zr_kernel<false>, blocks, kVectorThreads, 0, stream, scalars, z, r, p, q, n,
-           SumTarget{});
+    launch("update_zr", update_zr_kernel<false>, blocks, kVectorThreads, 0, stream, scalars, z, r,
+           p, q, n, SumTarget{});
   }
 }
 
 void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n,
                      const PushFusion* fusion, int blocks, cudaStream_t stream) {
   if (fusion) {
-    launch(update_p_push_kernel, blocks, kVectorThreads, 0, stream, scalars, r, p, n, *fusion);
+    launch("update_p_push", update_p_push_kernel, blocks, kVectorThreads, 0, stream, scalars, r, p,
+           n, *fusion);
   } else {
-    launch(update_p_kernel, blocks, kVectorThreads, 0, stream, scalars, r, p, n);
+    launch("update_p", update_p_kernel, blocks, kVectorThreads, 0, stream, scalars, r, p, n);
   }
 }
 
 void launch_distance(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,
                      int blocks, cudaStream_t stream) {
-  launch(distance_kernel, blocks, kVectorThreads, 0, stream, a, b, n, real, sum);
+  launch("distance", distance_kernel, blocks, kVectorThreads, 0, stream, a, b, n, real, sum);
 }
 
 void launch_distance_to(const double* a, double value, int64_t n, int64_t real, SumTarget sum,
                         int blocks, cudaStream_t stream) {
-  launch(distance_to_kernel, blocks, kVectorThreads, 0, stream, a, value, n, real, sum);
+  launch("distance_to", distance_to_kernel, blocks, kVectorThreads, 0, stream, a, value, n, real,
+         sum);
 }
 
 void launch_norms(const double* x, const double* z, int64_t n, SumTarget sum, int blocks,
                   cudaStream_t stream) {
-  launch(norms_kernel, blocks, kVectorThreads, 0, stream, x, z, n, sum);
+  launch("norms", norms_kernel, blocks, kVectorThreads, 0, stream, x, z, n, sum);
 }
 
 void launch_scale(double* x, const double* z, const double* zz, int64_t n, int blocks,
                   cudaStream_t stream) {
-  launch(scale_kernel, blocks, kVectorThreads, 0, stream, x, z, zz, n);
+  launch("scale", scale_kernel, blocks, kVectorThreads, 0, stream, x, z, zz, n);
 }
 
 void launch_sum_pieces(double* q, const double* w, const double* scratch, int pieces, int own,
                        int64_t m, int blocks, cudaStream_t stream) {
-  launch(sum_pieces_kernel, blocks, kVectorThreads, 0, stream, q, w, scratch, pieces, own, m);
+  launch("sum_pieces", sum_pieces_kernel, blocks, kVectorThreads, 0, stream, q, w, scratch, pieces,
+         own, m);
 }
 
 }  // namespace tca_cg

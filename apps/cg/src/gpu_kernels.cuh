@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "tca_push.h"
 
@@ -20,6 +21,26 @@ inline constexpr int kVectorThreads = 256;
 // kernel launched without it, or by another library, starts after the previous one has ended as
 // usual. For the whole process, as the engine that sets it last says.
 void set_early_launch(bool on);
+
+// Kernel times (tca-cg --kernel-times): while stamps are set, each launch below takes the next
+// slot, and the kernel's blocks record there by %globaltimer (ns) its earliest start of work
+// (after its predecessor's end), its latest end, and the longest wait of one block for the
+// peers (their pieces of p before the SpMV, their sums at the end of a fused sum).
+struct KernelSlot {
+  unsigned long long begin;  // ~0 until a block starts
+  unsigned long long end;
+  unsigned long long peer_wait;
+};
+struct KernelStamp {
+  KernelSlot* slot;  // nullptr: the launch records nothing
+};
+// `slots` (device memory, `capacity` of them) for the launches from now on, numbered from 0;
+// nullptr: none.
+void set_kernel_stamps(KernelSlot* slots, int capacity);
+// The kernels that took slots since set_kernel_stamps, in launch order.
+std::vector<const char*> kernel_stamp_names();
+// Sets `count` slots to their start values (begin ~0, end and peer_wait 0) on `stream`.
+void launch_reset_stamps(KernelSlot* slots, int count, cudaStream_t stream);
 inline constexpr int kSpmvThreads = 256;
 
 // Where a kernel's sums go: per-block partials, the arrival counter, the outputs. With a

@@ -75,6 +75,7 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
   RunOptions options;
   options.graph = config.graph;
   options.breakdown = config.breakdown;
+  options.kernel_times = config.kernel_times;
   if (config.npb) {
     if (base.comm == CommKind::kMpi && config.reference_iterations > 0)
       options.iterations = std::min(config.reference_iterations, config.npb->niter);
@@ -89,7 +90,14 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
         engine->spmv_bytes());
     print_npb(table, config, problem, result, label, ranks);
     print_breakdown(table, summary, label);
-    report.add_row(npb_row(config, problem, result, label, summary, ranks));
+    nlohmann::ordered_json row = npb_row(config, problem, result, label, summary, ranks);
+    if (!result.kernel_times.empty()) {
+      const KernelTimesSummary kernels =
+          summarize_kernel_times(result.kernel_times, static_cast<long>(kNpbCgSteps));
+      print_kernel_times(table, kernels, comm_name(label.comm));
+      row["kernel_times"] = kernel_times_json(kernels);
+    }
+    report.add_row(std::move(row));
     // A run of fewer iterations than the class's (--reference-iterations) cannot be verified.
     if (npb_complete(*config.npb, result) && !npb_verified(*config.npb, result.zeta))
       outcome.failed = true;

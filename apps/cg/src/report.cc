@@ -2,6 +2,7 @@
 // Copyright (c) the tca authors
 #include "report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "control.h"
@@ -298,6 +299,68 @@ nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& resu
   if (result.error_norm) row["error"] = solve_error(problem, result);
   row["breakdown"] = breakdown_json(summary);
   return row;
+}
+
+KernelTimesSummary summarize_kernel_times(const std::vector<KernelTime>& launches, long steps) {
+  KernelTimesSummary summary = sum_kernel_times(launches, steps);
+  // The slowest rank's figure of each kernel (every rank has the same kernels in order).
+  std::vector<double> mine;
+  for (const KernelTotal& k : summary.kernels) {
+    mine.insert(mine.end(), {k.busy_us, k.peer_wait_us, k.gap_us});
+  }
+  mine.push_back(summary.span_us);
+  std::vector<double> slowest(mine.size());
+  tca_apps::allreduce(mine.data(), slowest.data(), mine.size(), tca_apps::Op::kMax);
+  for (size_t i = 0; i < summary.kernels.size(); ++i) {
+    summary.kernels[i].busy_us = slowest[3 * i];
+    summary.kernels[i].peer_wait_us = slowest[3 * i + 1];
+    summary.kernels[i].gap_us = slowest[3 * i + 2];
+  }
+  summary.span_us = slowest.back();
+  return summary;
+}
+
+void print_kernel_times(const tca_harness::Table& table, const KernelTimesSummary& summary,
+                        const std::string& comm) {
+  tca_harness::Table kernels(table.stream(), table.active());
+  kernels.set_columns({{"comm", 6, tca_harness::Align::kLeft},
+                       {"kernel", 14, tca_harness::Align::kLeft},
+                       {"launches", 9},
+                       {"per step (us)", 14, tca_harness::Align::kRight, 2},
+                       {"peers (us)", 11, tca_harness::Align::kRight, 2},
+                       {"gap before (us)", 16, tca_harness::Align::kRight, 2}});
+  table.line("");
+  const double steps = static_cast<double>(std::max(1L, summary.steps));
+  kernels.comment(format(
+      "kernel times (%s): one outer iteration replayed with each kernel's own clock readings; "
+      "per CG step over %ld steps, slowest rank; peers: its blocks' waits for the peers; gap: "
+      "from the previous kernel's end (negative: launched early, overlapping it)",
+      comm.c_str(), summary.steps));
+  kernels.header();
+  double busy = 0, gaps = 0;
+  for (const KernelTotal& k : summary.kernels) {
+    kernels.row(
+        {comm, k.name, k.launches, k.busy_us / steps, k.peer_wait_us / steps, k.gap_us / steps});
+    busy += k.busy_us;
+    gaps += k.gap_us;
+  }
+  kernels.comment(format("span %.2f us per step: kernels %.2f, gaps %.2f (slowest rank each)",
+                         summary.span_us / steps, busy / steps, gaps / steps));
+}
+
+nlohmann::ordered_json kernel_times_json(const KernelTimesSummary& summary) {
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  const double steps = static_cast<double>(std::max(1L, summary.steps));
+  for (const KernelTotal& k : summary.kernels) {
+    kernels.push_back({{"kernel", k.name},
+                       {"launches", k.launches},
+                       {"per_step_us", k.busy_us / steps},
+                       {"peer_wait_per_step_us", k.peer_wait_us / steps},
+                       {"gap_before_per_step_us", k.gap_us / steps}});
+  }
+  return {{"steps", summary.steps},
+          {"span_per_step_us", summary.span_us / steps},
+          {"kernels", kernels}};
 }
 
 }  // namespace tca_cg

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config.h"
+#include "kernel_times.h"
 #include "problem.h"
 #include "solver.h"
 #include "tca_harness/table.h"
@@ -58,6 +59,13 @@ nlohmann::ordered_json npb_row(const Config& config, const Problem& problem,
                                const BreakdownSummary& summary, int ranks);
 nlohmann::ordered_json solve_row(const Problem& problem, const SolveResult& result,
                                  const RunLabel& label, const BreakdownSummary& summary);
+
+// Kernel times over all ranks (collective: every rank passes its launches, the same kernels in
+// the same order): each figure the slowest rank's.
+KernelTimesSummary summarize_kernel_times(const std::vector<KernelTime>& launches, long steps);
+void print_kernel_times(const tca_harness::Table& table, const KernelTimesSummary& summary,
+                        const std::string& comm);
+nlohmann::ordered_json kernel_times_json(const KernelTimesSummary& summary);
 
 // The error figure of a solve: ||x - ones|| / sqrt(n).
 double solve_error(const Problem& problem, const SolveResult& result);

@@ -51,6 +51,8 @@ struct RunOptions {
   // same work with the events inside it where `graph` holds, else launched from the host)
   bool breakdown = true;
   int iterations = 0;  // NPB: outer iterations to run (0: the class's count)
+  // NPB on the GPU with graphs: a third run whose kernels record their own times
+  bool kernel_times = false;
   std::function<void(int done, int total)> progress;  // after each outer iteration / step
 };
 
@@ -75,6 +77,7 @@ struct NpbResult {
   int iterations_run = 0;  // outer iterations timed (fewer than the class's: not verifiable)
   bool graph = false;      // the timed run replayed CUDA graphs
   Breakdown breakdown;
+  std::vector<KernelTime> kernel_times;  // the last outer iteration of that run (this rank)
 };
 
 // The NPB CG benchmark on a loaded engine: one untimed outer iteration, then cls.niter timed

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "csr.h"
+#include "kernel_times.h"
 #include "layout.h"
 #include "mtx_reader.h"
 #include "npb_class.h"
@@ -415,6 +416,29 @@ TEST_F(MtxFile, RightHandSides) {
               std::string::npos)
         << error.what();
   }
+}
+
+// Kernel times: launches summed by kernel in the order of their first launch, each launch's gap
+// measured from the previous launch's end (negative where it started before that end).
+TEST(KernelTimes, SumsLaunchesByKernelWithTheGapsBetweenThem) {
+  const std::vector<KernelTime> launches = {{"spmv_slab", 0.0, 40.0, 3.0},
+                                            {"slab_sum", 41.0, 45.0, 1.5},
+                                            {"update_zr", 44.5, 50.0, 2.0},
+                                            {"spmv_slab", 52.0, 90.0, 1.0}};
+  const KernelTimesSummary summary = sum_kernel_times(launches, 2);
+  ASSERT_EQ(summary.kernels.size(), 3u);
+  EXPECT_EQ(summary.kernels[0].name, "spmv_slab");
+  EXPECT_EQ(summary.kernels[0].launches, 2);
+  EXPECT_DOUBLE_EQ(summary.kernels[0].busy_us, 78.0);
+  EXPECT_DOUBLE_EQ(summary.kernels[0].peer_wait_us, 4.0);
+  EXPECT_DOUBLE_EQ(summary.kernels[0].gap_us, 2.0);  // 0 before the first, 52 - 50
+  EXPECT_EQ(summary.kernels[1].name, "slab_sum");
+  EXPECT_DOUBLE_EQ(summary.kernels[1].gap_us, 1.0);
+  EXPECT_EQ(summary.kernels[2].name, "update_zr");
+  EXPECT_DOUBLE_EQ(summary.kernels[2].gap_us, -0.5);  // launched early
+  EXPECT_DOUBLE_EQ(summary.span_us, 90.0);
+  EXPECT_EQ(summary.steps, 2);
+  EXPECT_TRUE(sum_kernel_times({}, 25).kernels.empty());
 }
 
 }  // namespace
