@@ -121,6 +121,11 @@ class Figures(unittest.TestCase):
         self.draw(["cg_classS_1rank.json", "cg_classS_2ranks.json", "cg_classS_4ranks_2d.json"],
                   ["cg_breakdown.png"])
 
+    def test_cg_kernel_times(self):
+        """A GPU run with --kernel-times and --no-breakdown: the kernels' figure, no breakdown of zeros."""
+        text = self.draw(["cg_classC_4ranks_kernel_times.json"], ["cg_kernels.png"])
+        self.assertIn("--kernel-times", text)
+
     def test_models(self):
         text = self.draw(["sim_calibrate.json", "sim_replay_cg_2ranks.json", "sim_scale_peach2_peach3.json",
                           "coll_cpu_2ranks.json"],
@@ -213,6 +218,11 @@ class MissingFields(unittest.TestCase):
     def test_bfs_level(self):
         self.fails_naming("bfs_scale8_2ranks.json",
                           lambda d: d["rows"][0]["searches"][0]["per_level"][1].pop("flag_s"), "flag_s")
+
+    def test_cg_kernel_times_fields(self):
+        self.fails_naming("cg_classC_4ranks_kernel_times.json",
+                          lambda d: d["rows"][0]["kernel_times"]["kernels"][1].pop("peer_wait_per_step_us"),
+                          "peer_wait_per_step_us")
 
     def test_cg_breakdown(self):
         self.fails_naming("cg_classS_2ranks.json", lambda d: d["rows"][1].pop("breakdown"), "breakdown")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) the tca authors
-"""tca-cg: the time of a CG step split into its phases, per rank count, partition and --comm."""
+"""tca-cg: the time of a CG step split into its phases (the breakdown) and into its kernels (--kernel-times), per
+rank count, partition and --comm; the NPB time against the GPU count (strong scaling)."""
 from tca_report import plot
 from tca_report.data import ReportError
 
@@ -14,7 +15,6 @@ def bars(runs):
     """[(label, {phase: µs per step})] of every row of every run."""
     result = []
     for run in runs:
-        ranks, partition = run.field("ranks"), run.field("partition")
         device = run.document.get("device", "")
         for index, row in enumerate(run.rows_with(ROW_FIELDS)):
             breakdown = row["breakdown"]
@@ -26,9 +26,9 @@ def bars(runs):
                     if field not in phase:
                         raise ReportError(f"{run.path}: rows[{index}].breakdown.phases[{j}]: missing field '{field}'")
                 phases[phase["phase"]] = phase["per_step_us"]
-            label = f"{ranks} rank{'' if ranks == 1 else 's'}, {partition}\n--comm {row['comm']}"
-            if row.get("tca_exchange"):
-                label += f" {row['tca_exchange']}"
+            if not any(phases.values()):
+                continue  # --no-breakdown: nothing was measured
+            label = run_label(run, row)
             if device == "gpu" and "spmv" in row:
                 label += f", {row['spmv']}"
             if len(runs) > 1:
@@ -101,24 +101,101 @@ def scaling_figure(runs, out_dir):
                                      "fewer iterations scaled to the class's count; dotted: ideal", runs))]
 
 
+KERNEL_FIELDS = ("kernel", "per_step_us", "peer_wait_per_step_us", "gap_before_per_step_us")
+
+
+def run_label(run, row):
+    ranks, partition = run.field("ranks"), run.field("partition")
+    label = f"{ranks} rank{'' if ranks == 1 else 's'}, {partition}\n--comm {row['comm']}"
+    if row.get("tca_exchange"):
+        label += f" {row['tca_exchange']}"
+    return label
+
+
+def kernel_bars(runs):
+    """[(label, {segment: µs per step})] of the rows with kernel_times (--kernel-times): each
+    kernel's own work, the waits for the peers inside kernels, and the gaps between kernels."""
+    result = []
+    for run in runs:
+        for index, row in enumerate(run.document.get("rows", [])):
+            times = row.get("kernel_times")
+            if times is None:
+                continue
+            if "kernels" not in times:
+                raise ReportError(f"{run.path}: rows[{index}].kernel_times: missing field 'kernels'")
+            segments, waits, gaps = {}, 0.0, 0.0
+            for j, kernel in enumerate(times["kernels"]):
+                for field in KERNEL_FIELDS:
+                    if field not in kernel:
+                        raise ReportError(f"{run.path}: rows[{index}].kernel_times.kernels[{j}]: missing field '{field}'")
+                segments[kernel["kernel"]] = kernel["per_step_us"] - kernel["peer_wait_per_step_us"]
+                waits += kernel["peer_wait_per_step_us"]
+                gaps += kernel["gap_before_per_step_us"]
+            segments["waiting for peers"] = waits
+            segments["gaps between kernels"] = max(gaps, 0.0)
+            label = run_label(run, row) + (f"\n{run.label}" if len(runs) > 1 else "")
+            result.append((label, segments))
+    return result
+
+
+# The kernels' figure's two summary segments, in greys apart from the kernels' colour cycle.
+SUMMARY_STYLE = {"waiting for peers": {"color": "0.35", "hatch": "//"},
+                 "gaps between kernels": {"color": "0.8"}}
+
+
+def stacked(ax, items, names, labels):
+    bottoms = [0.0] * len(items)
+    for name in names:
+        values = [segments.get(name, 0.0) for _, segments in items]
+        ax.bar(range(len(items)), values, bottom=bottoms, label=labels.get(name, name),
+               **SUMMARY_STYLE.get(name, {}))
+        bottoms = [b + v for b, v in zip(bottoms, values)]
+    ax.set_xticks(range(len(items)), [label for label, _ in items], fontsize="small")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+
+
+def kernels_figure(runs, out_dir):
+    """The kernels of a CG step as they timed themselves, a bar per row with kernel_times."""
+    items = kernel_bars(runs)
+    if not items:
+        return []
+    names = []
+    for _, segments in items:
+        names += [name for name in segments if name not in names and name not in
+                  ("waiting for peers", "gaps between kernels")]
+    names += ["waiting for peers", "gaps between kernels"]
+    fig, (ax,) = plot.new_figure()
+    stacked(ax, items, names, {})
+    ax.set_xlabel("ranks, partition and --comm")
+    ax.set_ylabel("time per CG step (µs, slowest rank per figure)")
+    title = "CG: the kernels of a step, by their own clocks"
+    fig.suptitle(title)
+    plot.save(fig, out_dir, "cg_kernels.png")
+    return [plot.Figure("Conjugate gradient: tca-cg", "cg_kernels.png", title,
+                        plot.caption("Time per CG step of each kernel of the engine (its work less its blocks' "
+                                     "waits for the peers), the waits for the peers inside the kernels, and the "
+                                     "gaps between kernels (where NCCL's or tca's collective kernels and launch "
+                                     "latency sit), from --kernel-times, one bar per run", runs))]
+
+
 def figures(runs, out_dir):
+    return breakdown_figure(runs, out_dir) + scaling_figure(runs, out_dir) + kernels_figure(runs, out_dir)
+
+
+def breakdown_figure(runs, out_dir):
     items = bars(runs)
+    if not items:
+        return []
     names = []
     for _, phases in items:
         for name, value in phases.items():
             if name not in names and (value > 0 or name != "reduce"):
                 names.append(name)
     fig, (ax,) = plot.new_figure()
-    bottoms = [0.0] * len(items)
-    for name in names:
-        values = [phases.get(name, 0.0) for _, phases in items]
-        ax.bar(range(len(items)), values, bottom=bottoms, label=PHASE_NAMES.get(name, name))
-        bottoms = [b + v for b, v in zip(bottoms, values)]
-    ax.set_xticks(range(len(items)), [label for label, _ in items], fontsize="small")
+    stacked(ax, items, names, PHASE_NAMES)
     ax.set_xlabel("ranks, partition and --comm")
     ax.set_ylabel("time per CG step (µs, slowest rank per phase)")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize="small")
     problems = sorted({str(run.document.get("problem", "")) for run in runs})
     title = "CG: time per step by phase"
     fig.suptitle(f"{title} ({', '.join(p for p in problems if p)})")
@@ -126,4 +203,4 @@ def figures(runs, out_dir):
     return [plot.Figure("Conjugate gradient: tca-cg", "cg_breakdown.png", title,
                         plot.caption("Time per CG step split into SpMV, DOT, AXPY, the exchange of p and the "
                                      "allreduces (each phase's slowest rank), stacked, one bar per rank count, "
-                                     "partition and --comm", runs))] + scaling_figure(runs, out_dir)
+                                     "partition and --comm", runs))]
