@@ -165,6 +165,10 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
     } else if (max_error > 0 && !config->rhs_path.empty()) {
       throw CLI::ValidationError("--max-error", "needs the known solution: drop --rhs");
     }
+    if (config->kernel_times && !config->matrix_path.empty())
+      throw CLI::ValidationError("--kernel-times", "NPB only (--class)");
+    if (config->kernel_times && no_graph)
+      throw CLI::ValidationError("--kernel-times", "times CUDA graph replays: drop --no-graph");
     config->partition = partition == "2d" ? Partition::kTwoD : Partition::kOneD;
     std::string reason;
     if (!partition_fits(config->partition, ranks, &reason)) throw CLI::ValidationError(reason);
@@ -215,6 +219,7 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
           config->comms.end()) {
         throw CLI::ValidationError("--comm nccl", "needs --device gpu");
       }
+      if (config->kernel_times) throw CLI::ValidationError("--kernel-times", "needs --device gpu");
       for (SpmvKind kind : config->spmvs) {
         if (kind == SpmvKind::kCsr || kind == SpmvKind::kCusparse || kind == SpmvKind::kSlabRows ||
             kind == SpmvKind::kSlabTiles) {

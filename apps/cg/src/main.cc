@@ -96,6 +96,10 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
           summarize_kernel_times(result.kernel_times, static_cast<long>(kNpbCgSteps));
       print_kernel_times(table, kernels, comm_name(label.comm));
       row["kernel_times"] = kernel_times_json(kernels);
+    } else if (config.kernel_times) {
+      table.comment(std::string("kernel times (") + comm_name(label.comm) +
+                    "): not measured: this configuration launches its steps from the host, "
+                    "not as CUDA graph replays");
     }
     report.add_row(std::move(row));
     // A run of fewer iterations than the class's (--reference-iterations) cannot be verified.
