@@ -117,6 +117,17 @@ class Figures(unittest.TestCase):
         self.draw(["bfs_scale8_2ranks.json", "bfs_scale10_2ranks.json"],
                   ["bfs_teps.png", "bfs_phases.png", "bfs_levels.png"])
 
+    def test_bfs_weak_scaling(self):
+        """GPU runs of 2^24 vertices per rank on 1 and 4 ranks: the weak-scaling figure, no per-level one."""
+        text = self.draw(["bfs_scale24_1gpu.json", "bfs_scale26_4gpus.json"],
+                         ["bfs_teps.png", "bfs_phases.png", "bfs_weak.png"])
+        self.assertIn("weak scaling", text)
+        self.assertIn("no search has 'per_level'", text)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(SCRIPT))))
+        from tca_report import bfs
+        self.assertEqual(bfs.per_rank_label(2.0 ** 24), "2^24")
+        self.assertEqual(bfs.per_rank_label(3.0e6), "3e+06")
+
     def test_cg(self):
         self.draw(["cg_classS_1rank.json", "cg_classS_2ranks.json", "cg_classS_4ranks_2d.json"],
                   ["cg_breakdown.png"])

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) the tca authors
-"""tca-bfs: TEPS against scale per --comm, the time split per comm, per-level times."""
+"""tca-bfs: TEPS against scale per --comm, weak scaling, the time split per comm, per-level times."""
+import math
+
 from tca_report import plot
 
 ROW_FIELDS = ("comm", "NBFS", "harmonic_mean_TEPS", "compute_time", "comm_flag_time", "comm_out_time",
@@ -15,6 +17,12 @@ def figures(runs, out_dir, notes):
     checked = [(run, run.rows_with(ROW_FIELDS)) for run in runs]
     scales = {run.label: (run.field("SCALE"), run.field("num_mpi_processes")) for run in runs}
     made = [teps_figure(runs, checked, scales, out_dir), phases_figure(runs, checked, scales, out_dir)]
+    weak = weak_scaling_figure(checked, scales, out_dir, runs)
+    if weak:
+        made.append(weak)
+    else:
+        notes.append("tca-bfs weak scaling: no --comm ran the same vertices per rank at two rank counts "
+                     "(for example SCALE 24 on 1 rank and SCALE 26 on 4).")
     levels = levels_figure(runs, checked, out_dir)
     if levels:
         made.append(levels)
@@ -48,6 +56,54 @@ def teps_figure(runs, checked, scales, out_dir):
     return plot.Figure("Graph500 BFS: tca-bfs", "bfs_teps.png", title,
                        plot.caption("Harmonic mean of the searches' TEPS (Graph500 output) against SCALE, one "
                                     "line per --comm, rank count and device; each point is one report", runs))
+
+
+def per_rank_label(vertices):
+    """2^k where the vertices per rank are a power of two, else the count."""
+    exponent = math.log2(vertices) if vertices > 0 else 0.0
+    return f"2^{int(exponent)}" if exponent.is_integer() else f"{vertices:g}"
+
+
+def weak_scaling_points(checked, scales):
+    """{(comm, vertices per rank, device): {ranks: GTEPS per rank}}, only where a line has two or more
+    rank counts (a later report at the same point replaces an earlier one)."""
+    lines = {}
+    for run, rows in checked:
+        scale, ranks = scales[run.label]
+        device = run.document.get("device", "")
+        for row in rows:
+            key = (row["comm"], 2.0 ** scale / ranks, device)
+            lines.setdefault(key, {})[ranks] = row["harmonic_mean_TEPS"] / 1e9 / ranks
+    return {key: points for key, points in lines.items() if len(points) >= 2}
+
+
+def weak_scaling_figure(checked, scales, out_dir, runs):
+    lines = weak_scaling_points(checked, scales)
+    if not lines:
+        return None
+    fig, (ax,) = plot.new_figure()
+    palette = plot.Palette()
+    for index, ((comm, per_rank, device), points) in enumerate(sorted(lines.items())):
+        ranks = sorted(points)
+        values = [points[r] for r in ranks]
+        name = f"--comm {comm}, {per_rank_label(per_rank)} vertices per rank" + (f", {device}" if device else "")
+        ax.plot(ranks, values, "-", marker=plot.MARKERS[index % 10], color=palette(name), label=name)
+        for r, value in zip(ranks, values):  # efficiency against the line's fewest ranks
+            ax.annotate(f"{value / values[0]:.2f}", (r, value), textcoords="offset points", xytext=(4, 6),
+                        fontsize="x-small")
+    plot.ranks_axis(ax, "ranks (the graph grows with them: SCALE = log2(vertices per rank × ranks))")
+    ax.set_ylabel("harmonic mean TEPS per rank (GTEPS)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    plot.legend(ax, len(lines))
+    title = "BFS: weak scaling, TEPS per rank at fixed vertices per rank"
+    fig.suptitle(title)
+    plot.save(fig, out_dir, "bfs_weak.png")
+    return plot.Figure("Graph500 BFS: tca-bfs", "bfs_weak.png", title,
+                       plot.caption("Harmonic mean TEPS divided by the ranks, against the ranks, one line per "
+                                    "--comm, vertices per rank and device (reports with the same 2^SCALE / ranks); "
+                                    "a flat line is perfect weak scaling, and each point is labelled with its "
+                                    "ratio to the line's first point", runs))
 
 
 def phases_figure(runs, checked, scales, out_dir):

@@ -62,6 +62,13 @@ def size_axis(ax, label="message size"):
     ax.tick_params(axis="x", labelrotation=30)
 
 
+def ranks_axis(ax, label):
+    """A base-2 log x axis of counts (ranks), labelled 1, 2, 4, ..."""
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:g}"))
+    ax.set_xlabel(label)
+
+
 def log_y(ax, label):
     ax.set_yscale("log")
     ax.set_ylabel(f"{label}, log scale")
