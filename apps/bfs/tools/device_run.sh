@@ -9,6 +9,9 @@
 #   lanes      scale 24, 16 searches with each bottom-up lane count
 #   perf       scale 20, 22, 24: 64 searches, every one validated, --comm tca, mpi and nccl
 #   eager      scale 24 with every level launched call by call (TCA_BFS_GRAPHS=0)
+#   sweep      one rank per GPU of the machine, scales 20-28 (SWEEP_SCALES), --comm tca, nccl and mpi
+#              (MPI over the first keys), 16 keys (8 at 28), and one GPU at 24; JSON in $OUT/sweep_*.json
+#              for tools/report/tca-report (TEPS against scale, weak scaling)
 #   cpu        4 CPU ranks (--device cpu), scales 16-22, --comm tca and mpi in the same run
 #   tests      the unit and multi-rank test programs
 #   pack       every log into $OUT/logs.tgz (the device tool brings back at most 8 files)
@@ -86,13 +89,29 @@ for step in "$@"; do
     eager)
       TCA_BFS_GRAPHS=0 run gpu_s24_eager 1 --device gpu --scale 24 --comm tca --comm nccl --json
       ;;
+    sweep)
+      gpus=$(nvidia-smi -L | grep -c "^GPU")
+      for scale in ${SWEEP_SCALES:-20 22 24 26 28}; do
+        keys=16 reference=2
+        (( scale >= 28 )) && keys=8 reference=1
+        start=$SECONDS
+        timeout 300 "${MPIRUN[@]}" -n "$gpus" "$BFS" --device gpu --scale "$scale" --nbfs $keys \
+          --comm tca --comm nccl --comm mpi --reference-nbfs $reference --json \
+          > "$OUT/sweep_s${scale}_np$gpus.json" 2> "$OUT/sweep_s${scale}_np$gpus.log"
+        echo "== sweep scale $scale on $gpus GPUs: rc=$?, $((SECONDS - start)) s; $(grep -E '^(tca|mpi|nccl) ' "$OUT/sweep_s${scale}_np$gpus.log" | tr -s ' ' | tr '\n' ';')"
+      done
+      timeout 120 "${MPIRUN[@]}" -n 1 "$BFS" --device gpu --scale 24 --nbfs 16 --comm tca --comm nccl \
+        --json > "$OUT/sweep_s24_np1.json" 2> "$OUT/sweep_s24_np1.log"
+      echo "== sweep scale 24 on one GPU: rc=$?; $(grep -E '^(tca|nccl) ' "$OUT/sweep_s24_np1.log" | tr -s ' ' | tr '\n' ';')"
+      ;;
     cpu)
       for scale in 16 20 22; do
         run cpu_s${scale}_np4 4 --device cpu --scale $scale --comm tca --comm mpi --json
       done
       ;;
     pack)
-      (cd "$OUT" && tar -czf /tmp/bfs-logs.tgz ./*.log ./*.txt && rm -f ./*.log && mv /tmp/bfs-logs.tgz .)
+      (cd "$OUT" && tar -czf /tmp/bfs-logs.tgz ./*.log ./*.txt $(ls ./*.json 2>/dev/null) &&
+        rm -f ./*.log ./*.json && mv /tmp/bfs-logs.tgz .)
       ;;
     tests)
       for ranks in 1 2; do
