@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "early_launch.cuh"
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
 #include "tca_push.cuh"
@@ -36,10 +37,7 @@ KernelStamp next_stamp(const char* name) {
 // no-op where it was not launched early), then let the next one launch; the block's start of
 // work goes to the stamp. Only reads of data no kernel writes (the matrix) may come before it.
 __device__ __forceinline__ void begin_kernel(KernelStamp stamp) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
+  tca_apps::begin_dependent_kernel();
   if (stamp.slot != nullptr && threadIdx.x == 0)
     atomicMin(&stamp.slot->begin, push_device::global_time_ns());
 }
@@ -61,18 +59,9 @@ __device__ __forceinline__ void peers_waited(KernelStamp stamp, unsigned long lo
 template <typename... Params, typename... Args>
 void launch(const char* name, void (*kernel)(Params...), int blocks, int threads, size_t shared,
             cudaStream_t stream, Args&&... args) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = shared;
-  config.stream = stream;
-  cudaLaunchAttribute attribute = {};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attribute;
-  config.numAttrs = settings.early ? 1 : 0;
+  const tca_apps::LaunchConfig config(blocks, threads, shared, stream, settings.early);
   const cudaError_t error =
-      cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)..., next_stamp(name));
+      cudaLaunchKernelEx(config.get(), kernel, std::forward<Args>(args)..., next_stamp(name));
   if (error != cudaSuccess)
     throw std::runtime_error(std::string("launch of ") + name + ": " + cudaGetErrorString(error) +
                              (settings.early ? " (--no-early-launch starts kernels in turn)" : ""));

@@ -31,7 +31,8 @@ __global__ void generate_kernel(KroneckerGenerator generator, uint64_t first, ui
 // The engine's settings from the environment: TCA_BFS_LANES (lanes per vertex in bottom-up
 // steps: 1, 2, 4, 8, 16 or 32), TCA_BFS_GRAPHS (0: levels launched call by call) and
 // TCA_BFS_AHEAD (pipelined levels launched ahead of the host: 1 or 2; 0: the host chooses each
-// level's direction after a round trip).
+// level's direction after a round trip) and TCA_BFS_EARLY (1: the levels' kernels launched while
+// the one before them runs, on compute capability 9.0 and up; 0, the default: in turn).
 EngineTuning engine_tuning() {
   EngineTuning tuning;
   if (const char* text = std::getenv("TCA_BFS_LANES")) {
@@ -52,6 +53,11 @@ EngineTuning engine_tuning() {
       throw Error("TCA_BFS_AHEAD=" + value + ": 0, 1 or 2 levels ahead");
     tuning.ahead = std::stoi(value);
   }
+  if (const char* text = std::getenv("TCA_BFS_EARLY")) {
+    const std::string value(text);
+    if (value != "0" && value != "1") throw Error("TCA_BFS_EARLY=" + value + ": 0 or 1");
+    tuning.early = value == "1";
+  }
   return tuning;
 }
 
@@ -64,6 +70,7 @@ class DeviceBackend final : public Backend {
     cudaDeviceProp properties;
     check_cuda(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
     name_ = properties.name;
+    tuning_.early = tuning_.early && properties.major >= 9;
   }
   ~DeviceBackend() override {
     validator_.reset();
@@ -80,7 +87,8 @@ class DeviceBackend final : public Backend {
                          std::to_string(tuning_.ahead) + " level(s) launched ahead"
                    : "as CUDA graphs with tca and nccl, directions chosen by the host";
     return "gpu (" + name_ + "), " + std::to_string(tuning_.lanes) +
-           " lane(s) per bottom-up vertex, levels " + levels;
+           " lane(s) per bottom-up vertex, levels " + levels +
+           (tuning_.early ? ", kernels launched early" : "");
   }
 
   void generate(const KroneckerGenerator& generator, const EdgeListInfo& info) override {

@@ -10,6 +10,9 @@
 #include <utility>
 
 #include "common.h"
+#ifdef __CUDACC__
+#include "early_launch.cuh"
+#endif
 
 namespace bfs {
 
@@ -97,6 +100,15 @@ inline void copy_sync(void* to, const void* from, size_t bytes, cudaMemcpyKind k
 int grid_for(size_t items, int threads_per_block);
 
 #ifdef __CUDACC__
+// Launches `kernel` on `stream`, early (TCA_BFS_EARLY=1: the kernel begins with
+// tca_apps::begin_dependent_kernel) or after the kernel before it as usual.
+template <typename... Params, typename... Args>
+void launch_kernel(bool early, const char* name, void (*kernel)(Params...), int blocks, int threads,
+                   cudaStream_t stream, Args&&... args) {
+  const tca_apps::LaunchConfig config(blocks, threads, 0, stream, early);
+  check_cuda(cudaLaunchKernelEx(config.get(), kernel, std::forward<Args>(args)...), name);
+}
+
 // The GPU's clock in ns (%globaltimer), the same for every kernel of the device. It moves in
 // steps of about 1 us on some GPUs (H100, H200): fine for phases of tens of us, not below.
 __device__ __forceinline__ unsigned long long globaltimer_ns() {

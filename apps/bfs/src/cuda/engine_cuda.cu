@@ -109,6 +109,7 @@ __device__ void add_counts(unsigned long long* counts, unsigned long long vertic
 // The start of a level: its counts and chunk table empty, its number moved on.
 __global__ void prepare_kernel(unsigned long long* counts, unsigned long long* scalars,
                                bool advance) {
+  tca_apps::begin_dependent_kernel();
   counts[0] = 0;
   counts[1] = 0;
   scalars[kChunkCount] = 0;
@@ -118,6 +119,7 @@ __global__ void prepare_kernel(unsigned long long* counts, unsigned long long* s
 // Pipelined levels: the state of a search's first level (after root_kernel).
 __global__ void init_kernel(unsigned long long* counts, unsigned long long* scalars,
                             long long root_degree, long long unexplored, Heuristic h) {
+  tca_apps::begin_dependent_kernel();
   scalars[kStarted] = globaltimer_ns();
   counts[0] = 0;
   counts[1] = 0;
@@ -141,6 +143,7 @@ __global__ void init_kernel(unsigned long long* counts, unsigned long long* scal
 // emptied.
 __global__ void finish_kernel(const long long* sums, unsigned long long* counts,
                               unsigned long long* scalars, volatile long long* slot, Heuristic h) {
+  tca_apps::begin_dependent_kernel();
   const long long found = sums[0], arcs = sums[1];
   const bool done = scalars[kDone] != 0 || found == 0;
   slot[0] = done ? 0 : found;
@@ -183,6 +186,7 @@ __device__ __forceinline__ void note_step_end(const StepArgs& a) {
 
 template <int kLanes>
 __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
+  tca_apps::begin_dependent_kernel();
   if (sits_out(a, Direction::kBottomUp)) {
     if (blockIdx.x == gridDim.x - 1) note_step_end(a);
     return;
@@ -251,6 +255,7 @@ __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
 // its bits; the levels called by the host clear it with a memset instead). It is a pipelined
 // step's first kernel: its block 0 notes the step's start.
 __global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
+  tca_apps::begin_dependent_kernel();
   if (a.gated && blockIdx.x == 0 && threadIdx.x == 0) a.scalars[kStepping] = globaltimer_ns();
   if (sits_out(a, Direction::kTopDown)) return;
   if (a.gated)
@@ -283,6 +288,7 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
 }
 
 __global__ void __launch_bounds__(kThreads) top_down_kernel(StepArgs a) {
+  tca_apps::begin_dependent_kernel();
   if (sits_out(a, Direction::kTopDown)) return;
   const int lane = threadIdx.x & 31;
   const int level = static_cast<int>(a.scalars[kLevel]);
@@ -310,6 +316,7 @@ __global__ void __launch_bounds__(kThreads) top_down_kernel(StepArgs a) {
 
 __global__ void root_kernel(uint32_t* frontier, vertex_t root, int64_t local_root, int64_t* parents,
                             int32_t* levels, uint32_t* visited, unsigned long long* scalars) {
+  tca_apps::begin_dependent_kernel();
   scalars[kLevel] = 0;
   frontier[root >> 5] |= 1u << (root & 31);
   if (local_root < 0) return;
@@ -328,8 +335,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <int kLanes>
-void launch_bottom_up(const StepArgs& a, cudaStream_t stream) {
-  bottom_up_kernel<kLanes><<<grid_for(a.words * 32, kThreads), kThreads, 0, stream>>>(a);
+void launch_bottom_up(const StepArgs& a, bool early, cudaStream_t stream) {
+  launch_kernel(early, "bottom_up_kernel", bottom_up_kernel<kLanes>,
+                grid_for(a.words * 32, kThreads), kThreads, stream, a);
 }
 
 }  // namespace
@@ -454,11 +462,10 @@ bool CudaEngine::capture_pipeline(const Heuristic& h) {
           [&] { enqueue_gated_step(parity); },
           [&] {
             ordered_->enqueue_reduce();
-            finish_kernel<<<1, 1, 0, stream_>>>(
-                reinterpret_cast<const long long*>(ordered_->device_sums()),
-                reinterpret_cast<unsigned long long*>(exchange_.counts()), scalars_.data(), slot,
-                h);
-            check_cuda(cudaGetLastError(), "finish_kernel");
+            launch_kernel(tuning_.early, "finish_kernel", finish_kernel, 1, 1, stream_,
+                          reinterpret_cast<const long long*>(ordered_->device_sums()),
+                          reinterpret_cast<unsigned long long*>(exchange_.counts()),
+                          scalars_.data(), slot, h);
           });
     }
   } catch (const Error& e) {
@@ -523,57 +530,55 @@ StepArgs CudaEngine::step_args(int parity, bool gated) const {
 
 namespace {
 
-void launch_bottom_up_lanes(int lanes, const StepArgs& a, cudaStream_t stream) {
+void launch_bottom_up_lanes(int lanes, const StepArgs& a, bool early, cudaStream_t stream) {
   switch (lanes) {
     case 1:
-      launch_bottom_up<1>(a, stream);
+      launch_bottom_up<1>(a, early, stream);
       break;
     case 2:
-      launch_bottom_up<2>(a, stream);
+      launch_bottom_up<2>(a, early, stream);
       break;
     case 8:
-      launch_bottom_up<8>(a, stream);
+      launch_bottom_up<8>(a, early, stream);
       break;
     case 16:
-      launch_bottom_up<16>(a, stream);
+      launch_bottom_up<16>(a, early, stream);
       break;
     case 32:
-      launch_bottom_up<32>(a, stream);
+      launch_bottom_up<32>(a, early, stream);
       break;
     default:
-      launch_bottom_up<4>(a, stream);
+      launch_bottom_up<4>(a, early, stream);
       break;
   }
-  check_cuda(cudaGetLastError(), "bottom_up_kernel");
 }
 
-void launch_top_down(const StepArgs& a, cudaStream_t stream) {
+void launch_top_down(const StepArgs& a, bool early, cudaStream_t stream) {
   const int grid = grid_for(SIZE_MAX / 2, kThreads);  // every multiprocessor: sizes are on the GPU
-  chunk_kernel<<<grid_for(a.global_words, kThreads), kThreads, 0, stream>>>(a);
-  check_cuda(cudaGetLastError(), "chunk_kernel");
-  top_down_kernel<<<grid, kThreads, 0, stream>>>(a);
-  check_cuda(cudaGetLastError(), "top_down_kernel");
+  launch_kernel(early, "chunk_kernel", chunk_kernel, grid_for(a.global_words, kThreads), kThreads,
+                stream, a);
+  launch_kernel(early, "top_down_kernel", top_down_kernel, grid, kThreads, stream, a);
 }
 
 }  // namespace
 
 void CudaEngine::enqueue_step(Direction direction, int parity, bool advance) {
   const StepArgs a = step_args(parity, false);
-  prepare_kernel<<<1, 1, 0, stream_>>>(a.counts, a.scalars, advance);
-  check_cuda(cudaGetLastError(), "prepare_kernel");
+  launch_kernel(tuning_.early, "prepare_kernel", prepare_kernel, 1, 1, stream_, a.counts, a.scalars,
+                advance);
   if (direction == Direction::kBottomUp) {
-    launch_bottom_up_lanes(tuning_.lanes, a, stream_);
+    launch_bottom_up_lanes(tuning_.lanes, a, tuning_.early, stream_);
     return;
   }
   check_cuda(cudaMemsetAsync(a.next, 0, block_words_ * sizeof(uint32_t), stream_),
              "cudaMemsetAsync");
-  launch_top_down(a, stream_);
+  launch_top_down(a, tuning_.early, stream_);
 }
 
 void CudaEngine::enqueue_gated_step(int parity) {
   const StepArgs a = step_args(parity, true);
-  launch_top_down(a, stream_);
-  launch_bottom_up_lanes(tuning_.lanes, a, stream_);
+  launch_top_down(a, tuning_.early, stream_);
+  launch_bottom_up_lanes(tuning_.lanes, a, tuning_.early, stream_);
 }
 
 double CudaEngine::elapsed(cudaEvent_t from, cudaEvent_t to) const {

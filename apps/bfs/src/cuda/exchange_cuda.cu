@@ -35,6 +35,8 @@ size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 __global__ void __launch_bounds__(1024)
     collective_unless_kernel(tcaDeviceColl coll, const unsigned long long* skip,
                              unsigned long long* started) {
+  tca_apps::begin_dependent_kernel();  // lets the step's first kernel launch early where it is
+                                       // (TCA_BFS_EARLY)
   if (started != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *started = globaltimer_ns();
   if (*skip != 0) return;
   tcaDeviceCollRun(coll);  // a failure is kept in the object: the next host call reports it
