@@ -20,7 +20,7 @@ struct PingPong {
   uint64_t* own_signal;     // this rank's cell, which the peer raises
   uint64_t first_value;     // signal values continue from here (cells only grow)
   int rounds;
-  unsigned threads;  // 1: the thread form of put with signal; more: the block form
+  unsigned threads;  // 1: the thread form of put with signal; 32: the warp form; else the block's
   bool initiator;
   // Inline messages (tcaDeviceInlinePut / tcaDeviceInlineWait) instead of put with signal: the
   // message goes into the peer's mailbox at remote_dst with flag first_value + round, the answer
@@ -36,9 +36,11 @@ struct PingPong {
 // One block runs every round; the signal values used are first_value + 1 .. + rounds.
 cudaError_t launch_device_pingpong(const PingPong& pingpong, cudaStream_t stream);
 
-// Single messages: one put with signal (value `value`), and a wait until a signal reaches one.
+// Single messages: one put with signal (value `value`) by `threads` (1: the thread form, 32: the
+// warp form, else the block form), and a wait until a signal reaches one.
 cudaError_t launch_device_put_signal(void* remote_dst, const void* local_src, size_t bytes,
-                                     uint64_t* remote_signal, uint64_t value, cudaStream_t stream);
+                                     uint64_t* remote_signal, uint64_t value, unsigned threads,
+                                     cudaStream_t stream);
 cudaError_t launch_device_signal_wait(const uint64_t* signal, uint64_t value, cudaStream_t stream);
 // The bytes of a mailbox for inline messages of `bytes` (tcaInlineCells cells).
 size_t inline_mailbox_bytes(size_t bytes);

@@ -33,18 +33,25 @@ struct SignalSequence {
 };
 constexpr int kSignalCell = 0;
 
+// The group that puts: one thread, a warp, or a block (tcaDevicePutSignal / ...Warp / ...Block);
+// kAutoForm picks the thread form up to 64 B and a block of 256 threads above.
+constexpr unsigned kAutoForm = 0;
+constexpr unsigned kThreadForm = 1;
+constexpr unsigned kWarpForm = 32;
+constexpr unsigned kBlockForm = 1024;  // the block of NVSHMEM's perftest, for comparison
+
 class DevicePutSignalChannel final : public Channel {
  public:
   DevicePutSignalChannel(const tcaHandle& peer_recv, const unsigned char* my_send, size_t bytes,
-                         int rank, int peer, SignalSequence* sequence)
-      : my_send_(my_send), bytes_(bytes), sequence_(sequence) {
+                         int rank, int peer, SignalSequence* sequence, unsigned form)
+      : my_send_(my_send), bytes_(bytes), sequence_(sequence), form_(form) {
     check(tcaDevicePointer(&peer_recv_, &peer_recv, 0, bytes), "tcaDevicePointer");
     check(tcaDeviceSignal(&peer_signal_, peer, kSignalCell), "tcaDeviceSignal");
     check(tcaDeviceSignal(&own_signal_, rank, kSignalCell), "tcaDeviceSignal");
   }
   void send() override {
     check(tca_tools::launch_device_put_signal(peer_recv_, my_send_, bytes_, peer_signal_,
-                                              ++sequence_->sent, bench_stream()),
+                                              ++sequence_->sent, threads(), bench_stream()),
           "launch_device_put_signal");
     check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize");
   }
@@ -63,7 +70,7 @@ class DevicePutSignalChannel final : public Channel {
     pingpong.own_signal = own_signal_;
     pingpong.first_value = sequence_->sent;
     pingpong.rounds = iterations;
-    pingpong.threads = bytes_ <= 64 ? 1 : 256;  // small messages: the thread form
+    pingpong.threads = threads();
     pingpong.initiator = rank == 0;
     const tca_harness::Timer timer;
     check(tca_tools::launch_device_pingpong(pingpong, bench_stream()), "launch_device_pingpong");
@@ -75,12 +82,16 @@ class DevicePutSignalChannel final : public Channel {
   }
 
  private:
+  // The checked message goes by the same form as the timed ones.
+  unsigned threads() const { return form_ != kAutoForm ? form_ : bytes_ <= 64 ? 1 : 256; }
+
   void* peer_recv_ = nullptr;
   const unsigned char* my_send_;
   size_t bytes_;
   uint64_t* peer_signal_ = nullptr;
   uint64_t* own_signal_ = nullptr;
   SignalSequence* sequence_;
+  unsigned form_;
 };
 
 // GPU-initiated inline messages (tcaDeviceInlinePut / tcaDeviceInlineWait): every 8-byte
@@ -210,13 +221,19 @@ void add_tca_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
     }
   }
   auto sequence = std::make_shared<SignalSequence>();
-  paths->push_back({"cuda.device_put_signal", false, contiguous_layout, needs_gpu(TCA_PATH_CUDA),
-                    [e, sequence](const Layout& layout) -> std::unique_ptr<Channel> {
-                      return std::make_unique<DevicePutSignalChannel>(
-                          e->peer_gpu_recv_handle, e->gpu_send, layout.bytes(), e->rank, e->peer,
-                          sequence.get());
-                    },
-                    TCA_MEM_GPU, TCA_MEM_GPU});
+  const std::pair<const char*, unsigned> forms[] = {{"cuda.device_put_signal", kAutoForm},
+                                                    {"cuda.device_put_signal_thread", kThreadForm},
+                                                    {"cuda.device_put_signal_warp", kWarpForm},
+                                                    {"cuda.device_put_signal_block", kBlockForm}};
+  for (const auto& [name, form] : forms) {
+    paths->push_back({name, false, contiguous_layout, needs_gpu(TCA_PATH_CUDA),
+                      [e, sequence, form = form](const Layout& layout) -> std::unique_ptr<Channel> {
+                        return std::make_unique<DevicePutSignalChannel>(
+                            e->peer_gpu_recv_handle, e->gpu_send, layout.bytes(), e->rank, e->peer,
+                            sequence.get(), form);
+                      },
+                      TCA_MEM_GPU, TCA_MEM_GPU});
+  }
   paths->push_back({"cuda.device_put_inline", false, contiguous_layout, needs_gpu(TCA_PATH_CUDA),
                     [e](const Layout& layout) -> std::unique_ptr<Channel> {
                       return std::make_unique<DeviceInlineChannel>(

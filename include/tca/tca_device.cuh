@@ -13,6 +13,8 @@
  *   signal     tcaDeviceSignalOp: set or add a signal cell, releasing every earlier store of the
  *              calling thread at system scope.
  *   put+signal tcaDevicePutSignal{,Warp,Block}: the data becomes visible before the signal.
+ *              When a call returns, the group has read the source (it may be rewritten); the
+ *              group's first thread raises the signal, the others return without waiting for it.
  *   wait       tcaDeviceSignalWaitUntil: spins until a local signal compares true, with acquire
  *              semantics (the data behind the signal is then visible to the caller).
  *   fence      tcaDeviceFence: orders the caller's earlier puts before its later puts and signals.
@@ -246,7 +248,6 @@ __device__ __forceinline__ void tcaDevicePutSignalWarp(void* dst, const void* sr
     tcaDeviceFence();  // the other lanes' stores, ordered before us by __syncwarp
     tca_device_detail::signal_after_fence(signal, value, op);
   }
-  __syncwarp();
 }
 
 __device__ __forceinline__ void tcaDevicePutSignalBlock(void* dst, const void* src, size_t bytes,
@@ -257,7 +258,6 @@ __device__ __forceinline__ void tcaDevicePutSignalBlock(void* dst, const void* s
     tcaDeviceFence();  // the other threads' stores, ordered before us by __syncthreads
     tca_device_detail::signal_after_fence(signal, value, op);
   }
-  __syncthreads();
 }
 
 /* ---- inline messages: data and flag in one store ----
