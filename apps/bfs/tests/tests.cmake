@@ -65,11 +65,11 @@ tca_mpi_test(bfs_s12_np3_top_down 3 300 "mpi;apps;bfs" tca-bfs --scale 12 --dire
 tca_mpi_test(bfs_s12_np2_bottom_up 2 300 "mpi;apps;bfs" tca-bfs --scale 12 --direction bottom-up
              --comm tca --comm mpi --nbfs 16)
 tca_mpi_test(bfs_s10_np2_json 2 300 "mpi;apps;bfs" tca-bfs --scale 10 --nbfs 4 --levels --json)
-# GPU ranks with the levels' kernels launched early (TCA_BFS_EARLY=1; CPU ranks ignore it), both
-# directions, every search validated.
-tca_mpi_test(bfs_s14_np2_early 2 300 "mpi;apps;bfs" tca-bfs --scale 14 --comm tca --comm nccl
+# GPU ranks with the levels' kernels launched in turn (TCA_BFS_EARLY=0; the default launches them
+# early; CPU ranks ignore it), both directions, every search validated.
+tca_mpi_test(bfs_s14_np2_in_turn 2 300 "mpi;apps;bfs" tca-bfs --scale 14 --comm tca --comm nccl
              --nbfs 16)
-set_property(TEST bfs_s14_np2_early APPEND PROPERTY ENVIRONMENT TCA_BFS_EARLY=1)
+set_property(TEST bfs_s14_np2_in_turn APPEND PROPERTY ENVIRONMENT TCA_BFS_EARLY=0)
 # --levels: the per-level spread of the ranks' compute and its total.
 add_test(NAME bfs_s10_np2_levels_spread
          COMMAND sh ${TCA_APPS_EXPECT_NOTE} "^compute_slowest_rank_time: [0-9]" ${MPIEXEC_EXECUTABLE}

@@ -52,7 +52,7 @@ struct EngineTuning {
   int lanes = 1;       // lanes per vertex in bottom-up steps: 1, 2, 4, 8, 16 or 32
   bool graphs = true;  // levels as CUDA graphs where the exchange allows
   int ahead = 1;       // pipelined levels launched before the host reads a level's counts (0: none)
-  bool early = false;  // the levels' kernels launched while the one before runs (TCA_BFS_EARLY)
+  bool early = true;   // the levels' kernels launched while the one before runs (TCA_BFS_EARLY)
 };
 
 // The direction heuristic's parameters, as the GPU's kernels take them.
