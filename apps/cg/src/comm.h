@@ -61,7 +61,9 @@ class Comm {
   virtual bool stream_ordered() const = 0;
 
   virtual void gather_p() = 0;  // p -> p_full (1d allgather; 2d pieces along grid columns)
-  virtual void reduce_w() = 0;  // w -> q (2d: sum along grid rows; 1d: nothing)
+  // w -> q (2d: sum along grid rows; 1d: nothing). With fuse_dot, where the engine's
+  // sum_pieces forms q it also forms kDotLocal = p.q: returns whether it did.
+  virtual bool reduce_w(bool fuse_dot) = 0;
   // scalars[local .. local+count) summed over ranks into their global twins.
   virtual void allreduce(Scalar local, int count) = 0;
   // What the exchanges run, for the report ("" where there is nothing to say).

@@ -83,14 +83,15 @@ class MpiComm final : public Comm {
     if (gpu_) engine_->upload(buffers_.p_full, stage_.p_full, layout_.block.cols_padded);
   }
 
-  void reduce_w() override {
-    if (layout_.partition == Partition::kOneD) return;
+  bool reduce_w(bool /*fuse_dot*/) override {
+    if (layout_.partition == Partition::kOneD) return false;
     const int64_t m = layout_.piece;
     if (gpu_) engine_->download(stage_.w, buffers_.w, layout_.block.rows_padded);
     check_mpi(MPI_Reduce_scatter_block(stage_.w, stage_.q, static_cast<int>(m), MPI_DOUBLE, MPI_SUM,
                                        row_comm_),
               "MPI_Reduce_scatter_block");
     if (gpu_) engine_->upload(buffers_.q, stage_.q, m);
+    return false;
   }
 
   void allreduce(Scalar local, int count) override {

@@ -75,8 +75,8 @@ class NcclComm final : public Comm {
     nccl_.check(nccl_.group_end(), "ncclGroupEnd");
   }
 
-  void reduce_w() override {
-    if (layout_.partition == Partition::kOneD) return;
+  bool reduce_w(bool fuse_dot) override {
+    if (layout_.partition == Partition::kOneD) return false;
     const size_t m = static_cast<size_t>(layout_.piece);
     const int s = layout_.grid, i = layout_.grid_row, j = layout_.grid_col;
     nccl_.check(nccl_.group_start(), "ncclGroupStart");
@@ -87,7 +87,8 @@ class NcclComm final : public Comm {
       nccl_.check(nccl_.recv(buffers_.scratch + k * m, m, ncclDouble, peer, stream_), "ncclRecv");
     }
     nccl_.check(nccl_.group_end(), "ncclGroupEnd");
-    engine_->sum_pieces(s, j);
+    engine_->sum_pieces(s, j, fuse_dot);
+    return fuse_dot;
   }
 
   void allreduce(Scalar local, int count) override {

@@ -20,7 +20,7 @@ class SelfComm final : public Comm {
   void bind(Engine&) override {}
   bool stream_ordered() const override { return true; }
   void gather_p() override {}
-  void reduce_w() override {}
+  bool reduce_w(bool) override { return false; }
   void allreduce(Scalar, int) override {}
   std::string describe() const override { return "one rank: no communication"; }
 

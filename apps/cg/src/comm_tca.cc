@@ -166,10 +166,11 @@ class TcaComm final : public Comm {
         for (int k = 0; k < gather_plan_.sources; ++k) wait.arrived[k] = gather_plan_.arrived[k];
         wait.pushes = gather_plan_.pushes;
         wait.timeout_ns = gather_plan_.timeout_ns;
-        fused_push_ = layout_.partition == Partition::kOneD && engine.fuse_push(fusion, wait);
+        fused_push_ = engine.fuse_push(fusion, wait);
         // Other writers of p than the update: pushed by the kernel, the SpMV waits.
         push_only_ = gather_plan_;
         push_only_.sources = 0;
+        if (layout_.partition == Partition::kTwoD) fused_reduce_ = fuse_reduce(engine);
       }
       if (fuse_dots_) {
         // The plan in device memory, read by the engine's kernels.
@@ -218,8 +219,7 @@ class TcaComm final : public Comm {
 
   std::string describe() const override {
     if (push_) {
-      std::string text = fused_push_ ? "fused: p's piece stored into every peer's p_full by the "
-                                       "update of p, the SpMV waits for the peers' pieces"
+      std::string text = fused_push_ ? fused_text()
                          : layout_.partition == Partition::kOneD
                              ? "push: p's piece stored into every peer's p_full by a kernel"
                              : "push: pieces of p and w stored into the peers' buffers by kernels";
@@ -269,22 +269,24 @@ class TcaComm final : public Comm {
     exchange(gather_, gather_sources_, kGatherSlot, kGatherChannel);
   }
 
-  void reduce_w() override {
-    if (layout_.partition == Partition::kOneD) return;
+  bool reduce_w(bool fuse_dot) override {
+    if (layout_.partition == Partition::kOneD) return false;
 #ifdef TCA_CG_CUDA
     if (push_) {
-      launch_push(reduce_plan_, stream());
-      engine_->sum_pieces(layout_.grid, layout_.grid_col);
-      return;
+      // Fused: the SpMV's slab sum pushed w's pieces, sum_pieces waits for the peers'.
+      if (!fused_reduce_) launch_push(reduce_plan_, stream());
+      engine_->sum_pieces(layout_.grid, layout_.grid_col, fuse_dot);
+      return fuse_dot;
     }
 #endif
     if (teams_) {
       run(row_allreduce_);  // w, the grid row's partial products, summed in place
       take_own_piece();
-      return;
+      return false;
     }
     exchange(reduce_, reduce_sources_, kReduceSlot, kReduceChannel);
-    engine_->sum_pieces(layout_.grid, layout_.grid_col);
+    engine_->sum_pieces(layout_.grid, layout_.grid_col, fuse_dot);
+    return fuse_dot;
   }
 
   void allreduce(Scalar local, int count) override {
@@ -550,6 +552,40 @@ class TcaComm final : public Comm {
     return true;
   }
 
+  std::string fused_text() const {
+    if (layout_.partition == Partition::kOneD)
+      return "fused: p's piece stored into every peer's p_full by the update of p, the SpMV waits "
+             "for the peers' pieces";
+    return std::string(
+               "fused: p's piece stored into the grid column's p_full by the update of p, the "
+               "SpMV waits for the peers' pieces; ") +
+           (fused_reduce_ ? "w's pieces stored into the grid row's scratch by the SpMV's slab "
+                            "sum, the sum of the pieces waits for the peers'"
+                          : "w's pieces stored into the grid row's scratch by a kernel");
+  }
+
+  // 2d, fused: the SpMV's slab sum stores w's pieces where the row reduction's push kernel
+  // would, raising the same cells and counting the same pushes (the kernel then never runs).
+  bool fuse_reduce(Engine& engine) {
+    PieceFusion fusion;
+    fusion.piece = layout_.piece;
+    fusion.pieces = layout_.grid;
+    fusion.puts = reduce_plan_.puts;
+    for (int k = 0; k < reduce_plan_.puts; ++k) {
+      const int64_t piece = (reduce_plan_.src[k] - buffers_.w) / layout_.piece;
+      fusion.dst[piece] = reduce_plan_.dst[k];
+      fusion.signal[k] = reduce_plan_.signal[k];
+    }
+    fusion.blocks_done = reduce_plan_.blocks_done;
+    fusion.pushes = reduce_plan_.pushes;
+    PushWait wait;
+    wait.sources = reduce_plan_.sources;
+    for (int k = 0; k < reduce_plan_.sources; ++k) wait.arrived[k] = reduce_plan_.arrived[k];
+    wait.pushes = reduce_plan_.pushes;
+    wait.timeout_ns = reduce_plan_.timeout_ns;
+    return engine.fuse_reduce(fusion, wait);
+  }
+
   tcaHandle register_bytes(void* base, size_t bytes) {
     tcaHandle handle;
     check_tca(tcaCreateHandle(&handle, base, bytes, TCA_MEM_GPU), "tcaCreateHandle");
@@ -575,6 +611,7 @@ class TcaComm final : public Comm {
   bool teams_ = false;            // kTeams with the 2d partition
   bool fused_allreduce_ = false;  // the engine took the allreduce
   bool fused_push_ = false;       // the engine took the push of p
+  bool fused_reduce_ = false;     // the engine took the push of w's pieces (2d)
   bool host_run_ = false;         // the host runs the collectives' iterations
   void* cells_ = nullptr;
   void* device_plan_ = nullptr;

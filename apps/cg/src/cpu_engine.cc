@@ -107,7 +107,7 @@ class CpuEngine final : public Engine {
     if (fuse_dot) dot_pq();
   }
 
-  void sum_pieces(int pieces, int own) override {
+  void sum_pieces(int pieces, int own, bool fuse_dot) override {
     double* q = buffers_.q;
     const double* w = buffers_.w;
     const double* scratch = buffers_.scratch;
@@ -117,6 +117,7 @@ class CpuEngine final : public Engine {
       for (int k = 0; k < pieces; ++k) sum += k == own ? w[k * m + i] : scratch[k * m + i];
       q[i] = sum;
     });
+    if (fuse_dot) dot_pq();
   }
 
   void dot_pq() override {

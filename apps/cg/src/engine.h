@@ -18,9 +18,10 @@
 
 namespace tca_cg {
 
-struct ReducePlan;  // tca_push.h: a device-side allreduce of the push exchange
-struct PushFusion;  // tca_push.h: p's elements stored into the peers by the kernel that forms p
-struct PushWait;    // tca_push.h: what the SpMV waits for before it reads p_full
+struct ReducePlan;   // tca_push.h: a device-side allreduce of the push exchange
+struct PushFusion;   // tca_push.h: p's elements stored into the peers by the kernel that forms p
+struct PushWait;     // tca_push.h: what a kernel waits for before it reads pushed data
+struct PieceFusion;  // tca_push.h: 2d, w's pieces stored into the peers by the SpMV's slab sum
 
 // Scalars of the iteration, kept next to the vectors (GPU memory on the GPU). Each "local"
 // value is this rank's part of a sum, its global twin the sum over ranks (comm.h allreduce).
@@ -107,8 +108,8 @@ class Engine {
   // w = A p_full; fused (1d only, w is q): kDotLocal = p.q.
   virtual void spmv(bool fuse_dot) = 0;
   // q = sum of `pieces` pieces of m in order: piece k is w's piece k when k == own, else
-  // scratch piece k (the 2d row reduction of the direct exchanges).
-  virtual void sum_pieces(int pieces, int own) = 0;
+  // scratch piece k (the 2d row reduction of the direct exchanges); fused: kDotLocal = p.q.
+  virtual void sum_pieces(int pieces, int own, bool fuse_dot) = 0;
   virtual void dot_pq() = 0;  // kDotLocal = p.q
   virtual void dot_rr() = 0;  // kRhoLocal = r.r
   // alpha = kRho / kDot, kRhoPrevious = kRho, z += alpha p, r -= alpha q; fused: kRhoLocal.
@@ -141,10 +142,18 @@ class Engine {
     return false;
   }
 
-  // GPU, 1d on several ranks: from now on the update of p also stores p's elements into the
-  // peers (`fusion`), and the SpMV waits for theirs (`wait`) before it reads p_full. false where
-  // the engine cannot (its SpMV kernel has no wait): then nothing changes.
+  // GPU, several ranks: from now on the update of p also stores p's elements into the peers
+  // (`fusion`), and the SpMV waits for theirs (`wait`) before it reads p_full. false where the
+  // engine cannot (its SpMV kernel has no wait): then nothing changes.
   virtual bool fuse_push(const PushFusion& fusion, const PushWait& wait) {
+    (void)fusion;
+    (void)wait;
+    return false;
+  }
+  // GPU, 2d on a grid of several: from now on the SpMV's last kernel also stores the rows of
+  // other ranks' pieces of w into their scratch (`fusion`), and sum_pieces waits for the peers'
+  // (`wait`) before it reads the scratch. false where the engine cannot: nothing changes.
+  virtual bool fuse_reduce(const PieceFusion& fusion, const PushWait& wait) {
     (void)fusion;
     (void)wait;
     return false;

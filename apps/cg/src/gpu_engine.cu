@@ -317,7 +317,7 @@ class GpuEngine final : public Engine {
         launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
       }
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
-                      sum_into(kDotLocal), row_blocks_, stream_);
+                      sum_into(kDotLocal), piece_fusion_.get(), row_blocks_, stream_);
       return;
     }
     if (spmv_kind_ == SpmvKind::kSymmetric) {
@@ -345,9 +345,10 @@ class GpuEngine final : public Engine {
     if (fuse_dot) dot_pq();
   }
 
-  void sum_pieces(int pieces, int own) override {
-    launch_sum_pieces(buffers_.q, buffers_.w, buffers_.scratch, pieces, own, m_, vector_blocks_,
-                      stream_);
+  void sum_pieces(int pieces, int own, bool fuse_dot) override {
+    const SumTarget target = sum_into(kDotLocal);
+    launch_sum_pieces(buffers_.q, buffers_.w, buffers_.scratch, pieces, own, m_, buffers_.p,
+                      fuse_dot ? &target : nullptr, w_wait_, vector_blocks_, stream_);
   }
   void dot_pq() override {
     launch_dot(buffers_.p, buffers_.q, m_, sum_into(kDotLocal), vector_blocks_, stream_);
@@ -410,12 +411,16 @@ class GpuEngine final : public Engine {
   }
 
   bool fuse_push(const PushFusion& fusion, const PushWait& wait) override {
-    const bool one_block = layout_.partition == Partition::kOneD || layout_.grid == 1;
-    const bool slabs = spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
-                       spmv_kind_ == SpmvKind::kSlabTiles;
-    if (single_rank_ || !one_block || !slabs) return false;
+    if (single_rank_ || !slab_spmv()) return false;
     push_fusion_ = std::make_unique<PushFusion>(fusion);
     p_wait_ = wait;
+    return true;
+  }
+  bool fuse_reduce(const PieceFusion& fusion, const PushWait& wait) override {
+    const bool one_block = layout_.partition == Partition::kOneD || layout_.grid == 1;
+    if (single_rank_ || one_block || !slab_spmv()) return false;
+    piece_fusion_ = std::make_unique<PieceFusion>(fusion);
+    w_wait_ = wait;
     return true;
   }
   bool take_pushed_p() override {
@@ -525,6 +530,11 @@ class GpuEngine final : public Engine {
     return target;
   }
   StepScalars step_scalars() { return StepScalars{at(kDot), at(kRho), at(kRhoPrevious)}; }
+  // The slab kernels, which wait for pushed pieces of x and write slab partials.
+  bool slab_spmv() const {
+    return spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
+           spmv_kind_ == SpmvKind::kSlabTiles;
+  }
 
   cusparseSpMVAlg_t cusparse_algorithm() const { return CUSPARSE_SPMV_CSR_ALG1; }
 
@@ -679,9 +689,11 @@ class GpuEngine final : public Engine {
   double* partials_ = nullptr;
   unsigned* counter_ = nullptr;
   const ReducePlan* fused_allreduce_ = nullptr;
-  std::unique_ptr<PushFusion> push_fusion_;  // --tca-exchange fused: update_p pushes p
-  PushWait p_wait_;                          // and the slab SpMV waits for the peers' pieces
-  bool p_pushed_ = false;                    // the last write of p was a pushing update_p
+  std::unique_ptr<PushFusion> push_fusion_;    // --tca-exchange fused: update_p pushes p
+  std::unique_ptr<PieceFusion> piece_fusion_;  // fused, 2d: the slab sum pushes w's pieces
+  PushWait w_wait_;                            // fused, 2d: sum_pieces waits for the peers' pieces
+  PushWait p_wait_;                            // and the slab SpMV waits for the peers' pieces
+  bool p_pushed_ = false;                      // the last write of p was a pushing update_p
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   int64_t nnz_ = 0;

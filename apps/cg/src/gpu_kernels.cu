@@ -390,6 +390,30 @@ __device__ __forceinline__ int64_t grid_stride() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
+// The slab sum of 2d with the row reduction's push fused (PieceFusion): piece by piece, each
+// row's sum goes to y and, for another rank's piece, into that rank's scratch; the last block
+// raises the receivers' cells.
+__global__ void __launch_bounds__(kVectorThreads)
+    slab_sum_push_kernel(const double* partial, int slabs, int64_t rows, double* y,
+                         PieceFusion fusion, KernelStamp stamp) {
+  begin_kernel(stamp);
+  for (int k = 0; k < fusion.pieces; ++k) {
+    double* remote = fusion.dst[k];
+    const int64_t first_row = k * fusion.piece;
+    for (int64_t i = first_index(); i < fusion.piece; i += grid_stride()) {
+      const int64_t row = first_row + i;
+      double s = 0.0;
+      if (row < rows) {
+        for (int slab = 0; slab < slabs; ++slab) s += partial[slab * rows + row];
+        y[row] = s;
+      }
+      if (remote != nullptr) remote[i] = s;
+    }
+  }
+  push_device::finish_push(fusion.puts, fusion.signal, fusion.blocks_done, fusion.pushes);
+  end_kernel(stamp);
+}
+
 __global__ void fill_kernel(double* v, int64_t n, int64_t real, double value, KernelStamp stamp) {
   begin_kernel(stamp);
   for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = i < real ? value : 0.0;
@@ -536,13 +560,28 @@ __global__ void scale_kernel(double* x, const double* z, const double* zz, int64
   end_kernel(stamp);
 }
 
-__global__ void sum_pieces_kernel(double* q, const double* w, const double* scratch, int pieces,
-                                  int own, int64_t m, KernelStamp stamp) {
+// With a wait (sources > 0), first the peers' pieces pushed into scratch; with kDot, p.q.
+template <bool kDot>
+__global__ void __launch_bounds__(kVectorThreads)
+    sum_pieces_kernel(double* q, const double* w, const double* scratch, int pieces, int own,
+                      int64_t m, const double* p_own, SumTarget sum, PushWait wait,
+                      KernelStamp stamp) {
   begin_kernel(stamp);
+  if (wait.sources > 0) {
+    const unsigned long long since = push_device::global_time_ns();
+    push_device::wait_for(wait, "the row reduction of w");
+    peers_waited(stamp, since);
+  }
+  double dot = 0.0;
   for (int64_t i = first_index(); i < m; i += grid_stride()) {
     double s = 0.0;
     for (int k = 0; k < pieces; ++k) s += (k == own ? w : scratch)[k * m + i];
     q[i] = s;
+    if (kDot) dot += s * p_own[i];
+  }
+  if (kDot) {
+    const double values[1] = {dot};
+    finish_sums<kVectorThreads, 1>(values, sum, stamp);
   }
   end_kernel(stamp);
 }
@@ -641,8 +680,11 @@ int tile_blocks_per_multiprocessor(int width) {
 }
 
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
-                     SumTarget sum, int blocks, cudaStream_t stream) {
-  if (p_own) {
+                     SumTarget sum, const PieceFusion* fusion, int blocks, cudaStream_t stream) {
+  if (fusion) {
+    launch("slab_sum_push", slab_sum_push_kernel, blocks, kVectorThreads, 0, stream, partial, slabs,
+           rows, y, *fusion);
+  } else if (p_own) {
     launch("slab_sum", slab_sum_kernel<true>, blocks, kVectorThreads, 0, stream, partial, slabs,
            rows, y, p_own, sum);
   } else {
@@ -722,9 +764,15 @@ void launch_scale(double* x, const double* z, const double* zz, int64_t n, int b
 }
 
 void launch_sum_pieces(double* q, const double* w, const double* scratch, int pieces, int own,
-                       int64_t m, int blocks, cudaStream_t stream) {
-  launch("sum_pieces", sum_pieces_kernel, blocks, kVectorThreads, 0, stream, q, w, scratch, pieces,
-         own, m);
+                       int64_t m, const double* p_own, const SumTarget* sum, const PushWait& wait,
+                       int blocks, cudaStream_t stream) {
+  if (sum) {
+    launch("sum_pieces", sum_pieces_kernel<true>, blocks, kVectorThreads, 0, stream, q, w, scratch,
+           pieces, own, m, p_own, *sum, wait);
+  } else {
+    launch("sum_pieces", sum_pieces_kernel<false>, blocks, kVectorThreads, 0, stream, q, w, scratch,
+           pieces, own, m, p_own, SumTarget{}, wait);
+  }
 }
 
 }  // namespace tca_cg

@@ -108,9 +108,11 @@ void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunk
 int slab_blocks_per_multiprocessor(int width);
 // The widest slab the device's shared memory holds (a multiple of 32, at most 65536).
 int slab_width_limit();
-// y[row] = sum over slabs of partial[s*rows + row], in slab order; with p_own, out = y . p_own.
+// y[row] = sum over slabs of partial[s*rows + row], in slab order; with p_own, out = y . p_own;
+// with a fusion (2d, not nullptr; no dot), the rows of other ranks' pieces also go to their
+// scratch (tca_push.h).
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
-                     SumTarget sum, int blocks, cudaStream_t stream);
+                     SumTarget sum, const PieceFusion* fusion, int blocks, cudaStream_t stream);
 
 // Tiled slabs (slab_format.h): tiles of 256 entries, slab after slab; a block takes an equal
 // share of all tiles (which may span a slab boundary: it loads each slab's x it meets), a warp
@@ -162,8 +164,10 @@ void launch_norms(const double* x, const double* z, int64_t n, SumTarget sum, in
 // x = z / sqrt(*zz)
 void launch_scale(double* x, const double* z, const double* zz, int64_t n, int blocks,
                   cudaStream_t stream);
-// q[i] = sum over k < pieces of (k == own ? w : scratch)[k*m + i]
+// q[i] = sum over k < pieces of (k == own ? w : scratch)[k*m + i], once `wait`'s sources have
+// pushed (none: at once); with a target, out[0] = q . p_own.
 void launch_sum_pieces(double* q, const double* w, const double* scratch, int pieces, int own,
-                       int64_t m, int blocks, cudaStream_t stream);
+                       int64_t m, const double* p_own, const SumTarget* sum, const PushWait& wait,
+                       int blocks, cudaStream_t stream);
 
 }  // namespace tca_cg

@@ -32,13 +32,14 @@ void CgStepper::multiply(bool dot) {
   tcaTracePhaseEnd("EXCH");
   clock_->mark(Phase::kSpmv);
   engine_.spmv(fuse);
+  bool dot_formed = fuse;
   if (!w_is_q) {
     clock_->mark(Phase::kReduce);
     tcaTracePhaseBegin("SPMV");
-    comm_.reduce_w();
+    dot_formed = comm_.reduce_w(dot && fused_);  // the sum of w's pieces may form p.q
     tcaTracePhaseEnd("SPMV");
   }
-  if (dot && !fuse) {
+  if (dot && !dot_formed) {
     clock_->mark(Phase::kDot);
     engine_.dot_pq();
   }

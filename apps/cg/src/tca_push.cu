@@ -41,7 +41,8 @@ __global__ void __launch_bounds__(kPushThreads) push_kernel(PushPlan plan) {
   // The last block holds the stream until every source has pushed as often; work after the
   // kernel then sees their data.
   if (last && plan.sources > 0)
-    push_device::wait_arrivals(plan.sources, plan.arrived, *plan.pushes, plan.timeout_ns);
+    push_device::wait_arrivals(plan.sources, plan.arrived, *plan.pushes, plan.timeout_ns,
+                               "an exchange of pieces");
 }
 
 __global__ void mailbox_allreduce_kernel(ReducePlan plan, const double* local, double* global,

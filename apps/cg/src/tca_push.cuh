@@ -81,20 +81,26 @@ __device__ __forceinline__ bool finish_push(int puts, uint64_t* const* signal,
 
 // Called by every thread of a block: returns once each of the `sources` cells has reached
 // `expected` (acquire: their pushes' data is then visible to the block).
+// `what` names the exchange in the message of a wait past the timeout.
 __device__ __forceinline__ void wait_arrivals(int sources, const uint64_t* const* arrived,
-                                              uint64_t expected, uint64_t timeout_ns) {
+                                              uint64_t expected, uint64_t timeout_ns,
+                                              const char* what) {
   if (static_cast<int>(threadIdx.x) < sources) {
     SystemAtomic cell(*const_cast<uint64_t*>(arrived[threadIdx.x]));
     Deadline deadline(timeout_ns);
-    while (cell.load(cuda::memory_order_relaxed) < expected) deadline.check("the exchange of p");
+    while (cell.load(cuda::memory_order_relaxed) < expected) deadline.check(what);
     (void)cell.load(cuda::memory_order_acquire);
   }
   __syncthreads();
 }
 
-// The wait of a kernel that reads p_full (every thread of the block).
+// The wait of a kernel that reads pushed data (every thread of the block).
+__device__ __forceinline__ void wait_for(const PushWait& wait, const char* what) {
+  if (wait.sources > 0)
+    wait_arrivals(wait.sources, wait.arrived, *wait.pushes, wait.timeout_ns, what);
+}
 __device__ __forceinline__ void wait_for_p(const PushWait& wait) {
-  if (wait.sources > 0) wait_arrivals(wait.sources, wait.arrived, *wait.pushes, wait.timeout_ns);
+  wait_for(wait, "the exchange of p");
 }
 
 // Called by the 32 lanes of one warp: lane r puts this rank's `count` (1 or 2) values into rank

@@ -38,10 +38,11 @@ struct PushPlan {
 };
 void launch_push(const PushPlan& plan, cudaStream_t stream);
 
-// --tca-exchange fused, 1d: the kernel that forms p (p = r + beta p) also stores every element
-// into each peer's p_full, and its last block raises their cells once and counts the push (the
-// same cells and count as the exchange's push kernel, which still serves the other writers of
-// p); the SpMV kernel waits (PushWait) before it reads x.
+// --tca-exchange fused: the kernel that forms p (p = r + beta p) also stores every element
+// into each peer's p_full (1d: every peer; 2d: the ranks of the grid column), and its last block
+// raises their cells once and counts the push (the same cells and count as the exchange's push
+// kernel, which still serves the other writers of p); the SpMV kernel waits (PushWait) before it
+// reads x.
 struct PushFusion {
   int peers = 0;
   double* dst[kPushMaxPuts] = {};       // each peer's p_full at this rank's piece
@@ -49,7 +50,21 @@ struct PushFusion {
   unsigned* blocks_done = nullptr;
   uint64_t* pushes = nullptr;
 };
-// What a kernel that reads p_full waits for: every source's cell at this rank's push count.
+// --tca-exchange fused, 2d: the kernel that sums the SpMV's slabs into w also stores each row of
+// another rank's piece into that rank's scratch (rows past the block's as zeros, as the push
+// kernel copies whole pieces), and its last block raises the receivers' cells once and counts
+// the push (the row reduction's cells and count); the sum of the pieces waits (PushWait) before
+// it reads the scratch.
+struct PieceFusion {
+  int64_t piece = 0;               // rows of one piece (m)
+  int pieces = 0;                  // pieces of w (the grid's size)
+  double* dst[kPushMaxPuts] = {};  // piece k's receiver's scratch at this rank's slot; own: null
+  int puts = 0;                    // receivers
+  uint64_t* signal[kPushMaxPuts] = {};  // each receiver's cell for this rank
+  unsigned* blocks_done = nullptr;
+  uint64_t* pushes = nullptr;
+};
+// What a kernel that reads pushed data waits for: every source's cell at this rank's push count.
 struct PushWait {
   int sources = 0;  // 0: nothing to wait for
   const uint64_t* arrived[kPushMaxPuts] = {};
