@@ -101,7 +101,8 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       "kernel each), fused-dots (push, with each dot product summed over the ranks by the kernel "
       "that forms it), fused (fused-dots, and with the slab SpMV the update of p stores p "
       "into the peers, the SpMV waits for theirs; 2d: the SpMV's slab sum stores w's pieces "
-      "into the grid row, their sum waits for the peers' and forms p.q), coll (tca's persistent collectives, and 2d "
+      "into the grid row, their sum waits for the peers' and forms p.q), coll (tca's persistent "
+      "collectives, and 2d "
       "chains) or teams (2d: collectives over the grid's row and column teams); several: each "
       "in turn (default fused-dots on the GPU; the CPU takes coll or teams; where some rank's "
       "kernels cannot reach every peer, across hosts, the collectives serve instead)",
