@@ -245,6 +245,18 @@ class TcaComm final : public Comm {
     return text;
   }
 
+  std::string fused_text() const {
+    if (layout_.partition == Partition::kOneD)
+      return "fused: p's piece stored into every peer's p_full by the update of p, the SpMV waits "
+             "for the peers' pieces";
+    return std::string(
+               "fused: p's piece stored into the grid column's p_full by the update of p, the "
+               "SpMV waits for the peers' pieces; ") +
+           (fused_reduce_ ? "w's pieces stored into the grid row's scratch by the SpMV's slab "
+                            "sum, the sum of the pieces waits for the peers'"
+                          : "w's pieces stored into the grid row's scratch by a kernel");
+  }
+
   void gather_p() override {
 #ifdef TCA_CG_CUDA
     if (fused_push_) {
@@ -550,18 +562,6 @@ class TcaComm final : public Comm {
     }
     check_tca(tcaBarrier(), "tcaBarrier");
     return true;
-  }
-
-  std::string fused_text() const {
-    if (layout_.partition == Partition::kOneD)
-      return "fused: p's piece stored into every peer's p_full by the update of p, the SpMV waits "
-             "for the peers' pieces";
-    return std::string(
-               "fused: p's piece stored into the grid column's p_full by the update of p, the "
-               "SpMV waits for the peers' pieces; ") +
-           (fused_reduce_ ? "w's pieces stored into the grid row's scratch by the SpMV's slab "
-                            "sum, the sum of the pieces waits for the peers'"
-                          : "w's pieces stored into the grid row's scratch by a kernel");
   }
 
   // 2d, fused: the SpMV's slab sum stores w's pieces where the row reduction's push kernel
