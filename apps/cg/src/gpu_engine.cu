@@ -690,9 +690,9 @@ class GpuEngine final : public Engine {
   unsigned* counter_ = nullptr;
   const ReducePlan* fused_allreduce_ = nullptr;
   std::unique_ptr<PushFusion> push_fusion_;    // --tca-exchange fused: update_p pushes p
-  std::unique_ptr<PieceFusion> piece_fusion_;  // fused, 2d: the slab sum pushes w's pieces
-  PushWait w_wait_;                            // fused, 2d: sum_pieces waits for the peers' pieces
   PushWait p_wait_;                            // and the slab SpMV waits for the peers' pieces
+  std::unique_ptr<PieceFusion> piece_fusion_;  // fused, 2d: the slab sum pushes w's pieces
+  PushWait w_wait_;                            // and sum_pieces waits for the peers' pieces
   bool p_pushed_ = false;                      // the last write of p was a pushing update_p
   int64_t rows_ = 0;
   int64_t cols_ = 0;
