@@ -17,33 +17,36 @@ __device__ void wait_for(const PingPong& p, uint64_t value) {
   }
 }
 
+// Put with signal in the form the block's size names: one thread, a warp (32), or the block.
+__device__ __forceinline__ void put_signal(void* dst, const void* src, size_t bytes,
+                                           uint64_t* signal, uint64_t value) {
+  if (blockDim.x == 1) {
+    tcaDevicePutSignal(dst, src, bytes, signal, value, TCA_SIGNAL_SET);
+  } else if (blockDim.x == 32) {
+    tcaDevicePutSignalWarp(dst, src, bytes, signal, value, TCA_SIGNAL_SET);
+  } else {
+    tcaDevicePutSignalBlock(dst, src, bytes, signal, value, TCA_SIGNAL_SET);
+  }
+}
+
 // One thread waits; with more, the group learns of the arrival before any of them puts again.
 __device__ void receive(const PingPong& p, uint64_t value, bool single) {
   if (threadIdx.x == 0) wait_for(p, value);
   if (!single) __syncthreads();
 }
 
-// A block of one thread uses the thread form of put with signal, a warp the warp form, a larger
-// block the block form. One barrier a message outside the put's own, after the wait (as
-// NVSHMEM's perftest does), so the forms compare call for call.
+// The form of put with signal by the block's size (put_signal). One barrier a message outside
+// the put's own, after the wait (as NVSHMEM's perftest does), so the forms compare call for call.
 __global__ void pingpong_kernel(PingPong p) {
   const bool single = blockDim.x == 1;
-  const bool warp = blockDim.x == 32;
   for (int round = 1; round <= p.rounds; ++round) {
     const uint64_t value = p.first_value + static_cast<uint64_t>(round);
     if (!p.initiator) receive(p, value, single);
     if (p.bare_flag) {
       if (threadIdx.x == 0)
         tca_device_detail::SystemAtomic(*p.remote_signal).store(value, cuda::memory_order_relaxed);
-    } else if (single) {
-      tcaDevicePutSignal(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value,
-                         TCA_SIGNAL_SET);
-    } else if (warp) {
-      tcaDevicePutSignalWarp(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value,
-                             TCA_SIGNAL_SET);
     } else {
-      tcaDevicePutSignalBlock(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value,
-                              TCA_SIGNAL_SET);
+      put_signal(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value);
     }
     if (p.initiator) receive(p, value, single);
   }
@@ -122,16 +125,9 @@ __global__ void inline_wait_kernel(const uint64_t* own_mailbox, void* local_dst,
   tcaDeviceInlineWaitBlock(own_mailbox, local_dst, bytes, flag);
 }
 
-// The form by the block's size, as in pingpong_kernel.
 __global__ void put_signal_kernel(void* remote_dst, const void* local_src, size_t bytes,
                                   uint64_t* remote_signal, uint64_t value) {
-  if (blockDim.x == 1) {
-    tcaDevicePutSignal(remote_dst, local_src, bytes, remote_signal, value, TCA_SIGNAL_SET);
-  } else if (blockDim.x == 32) {
-    tcaDevicePutSignalWarp(remote_dst, local_src, bytes, remote_signal, value, TCA_SIGNAL_SET);
-  } else {
-    tcaDevicePutSignalBlock(remote_dst, local_src, bytes, remote_signal, value, TCA_SIGNAL_SET);
-  }
+  put_signal(remote_dst, local_src, bytes, remote_signal, value);
 }
 
 __global__ void signal_wait_kernel(const uint64_t* signal, uint64_t value) {
