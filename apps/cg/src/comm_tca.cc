@@ -161,12 +161,7 @@ class TcaComm final : public Comm {
         }
         fusion.blocks_done = fused_blocks_;
         fusion.pushes = gather_plan_.pushes;
-        PushWait wait;
-        wait.sources = gather_plan_.sources;
-        for (int k = 0; k < gather_plan_.sources; ++k) wait.arrived[k] = gather_plan_.arrived[k];
-        wait.pushes = gather_plan_.pushes;
-        wait.timeout_ns = gather_plan_.timeout_ns;
-        fused_push_ = engine.fuse_push(fusion, wait);
+        fused_push_ = engine.fuse_push(fusion, wait_of(gather_plan_));
         // Other writers of p than the update: pushed by the kernel, the SpMV waits.
         push_only_ = gather_plan_;
         push_only_.sources = 0;
@@ -578,12 +573,17 @@ class TcaComm final : public Comm {
     }
     fusion.blocks_done = reduce_plan_.blocks_done;
     fusion.pushes = reduce_plan_.pushes;
+    return engine.fuse_reduce(fusion, wait_of(reduce_plan_));
+  }
+
+  // What a kernel that reads `plan`'s pieces waits for in place of the plan's own wait.
+  static PushWait wait_of(const PushPlan& plan) {
     PushWait wait;
-    wait.sources = reduce_plan_.sources;
-    for (int k = 0; k < reduce_plan_.sources; ++k) wait.arrived[k] = reduce_plan_.arrived[k];
-    wait.pushes = reduce_plan_.pushes;
-    wait.timeout_ns = reduce_plan_.timeout_ns;
-    return engine.fuse_reduce(fusion, wait);
+    wait.sources = plan.sources;
+    for (int k = 0; k < plan.sources; ++k) wait.arrived[k] = plan.arrived[k];
+    wait.pushes = plan.pushes;
+    wait.timeout_ns = plan.timeout_ns;
+    return wait;
   }
 
   tcaHandle register_bytes(void* base, size_t bytes) {
