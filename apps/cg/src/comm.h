@@ -34,11 +34,13 @@ const char* comm_name(CommKind kind);
 // mailbox kernel for the dot products (kPush, tca_push.h); kPush with each dot product summed
 // over the ranks by the last block of the kernel that forms it (kFusedDots: no allreduce
 // kernels); kFusedDots with p's elements also stored into the peers by the update of p, and the
-// SpMV waiting for the peers' before it reads them (kFused, 1d with the slab SpMV kernels: no
-// exchange kernel either). kTeams (2d, CPU or GPU): the 2d partition's exchanges as collectives
-// over row and column teams of the rank grid (tcaTeamSplit): the partial products summed by an
-// allreduce over the grid row, p's pieces swapped with the transposed rank, then gathered by an
-// allgather over the grid column. The CPU takes kColl or kTeams.
+// SpMV waiting for the peers' before it reads them, and in 2d w's pieces stored into the grid
+// row's scratch by the SpMV's slab sum, the sum of the pieces waiting for the peers' (kFused,
+// with the slab SpMV kernels: no exchange kernel either). kTeams (2d, CPU or GPU): the 2d
+// partition's exchanges as collectives over row and column teams of the rank grid (tcaTeamSplit):
+// the partial products summed by an allreduce over the grid row, p's pieces swapped with the
+// transposed rank, then gathered by an allgather over the grid column. The CPU takes kColl or
+// kTeams.
 enum class TcaExchange { kColl, kPush, kFusedDots, kFused, kTeams };
 const char* tca_exchange_name(TcaExchange exchange);
 

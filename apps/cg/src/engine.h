@@ -105,7 +105,7 @@ class Engine {
 
   // z = 0, r = x, p = r; fused: kRhoLocal = r.r.
   virtual void cg_begin(bool fuse_dot) = 0;
-  // w = A p_full; fused (1d only, w is q): kDotLocal = p.q.
+  // w = A p_full; fused (1d, where w is q): kDotLocal = p.q (2d: sum_pieces forms it).
   virtual void spmv(bool fuse_dot) = 0;
   // q = sum of `pieces` pieces of m in order: piece k is w's piece k when k == own, else
   // scratch piece k (the 2d row reduction of the direct exchanges); fused: kDotLocal = p.q.
