@@ -42,9 +42,10 @@ void check_tca(tcaResult result, const char* call) {
                            (detail.empty() ? tcaGetErrorString(result) : detail));
 }
 
-// The allreduces of the CG iteration: first scalar and count.
-constexpr std::array<std::pair<Scalar, int>, 4> kReductions = {
-    {{kDotLocal, 1}, {kRhoLocal, 1}, {kNormXZLocal, 2}, {kSumLocal, 1}}};
+// The allreduces of the CG iteration: first scalar and count (kDotLocal and kRhoLocal together:
+// single-reduction CG's pair).
+constexpr std::array<std::pair<Scalar, int>, 5> kReductions = {
+    {{kDotLocal, 1}, {kRhoLocal, 1}, {kNormXZLocal, 2}, {kSumLocal, 1}, {kDotLocal, 2}}};
 
 // One message of a 2d exchange: a chain to `peer`.
 struct Message {

@@ -93,6 +93,13 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       "or cusparse; symmetric (one rank, CPU or GPU): the upper triangle only, each entry used "
       "twice; several: each in turn (default own)",
       {"own", "slab-rows", "slab-tiles", "csr", "cusparse", "symmetric"});
+  std::vector<std::string> variants;
+  cli.add_repeatable("--cg-variant", variants,
+                     "the CG recurrence: classic (NPB's: two sums over the ranks a step) or "
+                     "single-reduction (Chronopoulos and Gear's: the SpMV multiplies r, r.r and "
+                     "w.r summed at once, A p by recurrence); several: each in turn (default "
+                     "classic)",
+                     {"classic", "single-reduction"});
   std::vector<std::string> tca_exchanges;
   cli.add_repeatable(
       "--tca-exchange", tca_exchanges,
@@ -189,6 +196,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                                          {"csr", SpmvKind::kCsr},
                                          {"cusparse", SpmvKind::kCusparse},
                                          {"symmetric", SpmvKind::kSymmetric}});
+    config->variants = translate<CgVariant>(
+        variants.empty() ? std::vector<std::string>{"classic"} : variants,
+        {{"classic", CgVariant::kClassic}, {"single-reduction", CgVariant::kSingleReduction}});
     const bool symmetric = std::find(config->spmvs.begin(), config->spmvs.end(),
                                      SpmvKind::kSymmetric) != config->spmvs.end();
     if (symmetric && ranks != 1) {

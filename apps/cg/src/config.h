@@ -26,6 +26,7 @@ struct Config {
   std::vector<CommKind> comms;
   std::vector<TcaExchange> tca_exchanges;  // --comm tca runs once with each
   std::vector<SpmvKind> spmvs;
+  std::vector<CgVariant> variants;  // each in turn
   GpuOptions gpu;
   CommOptions comm;
   int threads = 1;

@@ -24,7 +24,9 @@ class CpuEngine final : public Engine {
         real_(layout.own_count()),
         x_(m_, 0.0),
         z_(m_, 0.0),
-        r_(m_, 0.0) {
+        r_(m_, 0.0),
+        d_(m_, 0.0),
+        s_(m_, 0.0) {
     const bool one_d = layout.partition == Partition::kOneD || layout.grid == 1;
     buffers_.p_full = allocate(layout.block.cols_padded);
     buffers_.p = one_d ? buffers_.p_full + layout.rank * m_ : allocate(m_);
@@ -44,7 +46,8 @@ class CpuEngine final : public Engine {
   bool fuses_dots() const override { return false; }
   std::string describe() const override {
     return std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads") +
-           (symmetric_ ? ", symmetric storage (upper triangle, CSR)" : ", CSR");
+           (symmetric_ ? ", symmetric storage (upper triangle, CSR)" : ", CSR") +
+           (variant() == CgVariant::kSingleReduction ? ", single-reduction CG" : "");
   }
 
   // Symmetric: every part also writes and reads its copy of y.
@@ -83,6 +86,8 @@ class CpuEngine final : public Engine {
       r_[i] = x_[i];
       p[i] = r_[i];
     });
+    at(kRhoPrevious) = 0.0;
+    at(kAlphaPrevious) = 0.0;
     if (fuse_dot) dot_rr();
   }
 
@@ -124,9 +129,11 @@ class CpuEngine final : public Engine {
     const double* p = buffers_.p;
     const double* q = buffers_.q;
     at(kDotLocal) = sum([&](int64_t i) { return p[i] * q[i]; });
+    if (variant() == CgVariant::kSingleReduction) dot_rr();
   }
   void dot_rr() override {
-    at(kRhoLocal) = sum([&](int64_t i) { return r_[i] * r_[i]; });
+    const double* r = variant() == CgVariant::kSingleReduction ? buffers_.p : r_.data();
+    at(kRhoLocal) = sum([&](int64_t i) { return r[i] * r[i]; });
   }
 
   void update_zr(bool fuse_dot) override {
@@ -145,6 +152,24 @@ class CpuEngine final : public Engine {
     const double beta = at(kRho) / at(kRhoPrevious);
     double* p = buffers_.p;
     for_each([&](int64_t i) { p[i] = r_[i] + beta * p[i]; });
+  }
+
+  void update_single() override {
+    const double gamma = at(kRho);
+    const bool first = at(kRhoPrevious) == 0.0;
+    const double beta = first ? 0.0 : gamma / at(kRhoPrevious);
+    const double alpha =
+        first ? gamma / at(kDot) : gamma / (at(kDot) - beta * gamma / at(kAlphaPrevious));
+    at(kRhoPrevious) = gamma;
+    at(kAlphaPrevious) = alpha;
+    double* r = buffers_.p;
+    const double* w = buffers_.q;
+    for_each([&](int64_t i) {
+      d_[i] = first ? r[i] : r[i] + beta * d_[i];
+      s_[i] = first ? w[i] : w[i] + beta * s_[i];
+      z_[i] = z_[i] + alpha * d_[i];
+      r[i] = r[i] - alpha * s_[i];
+    });
   }
 
   void residual_sum() override {
@@ -216,6 +241,7 @@ class CpuEngine final : public Engine {
   int64_t m_;
   int64_t real_;
   std::vector<double> x_, z_, r_;
+  std::vector<double> d_, s_;  // single-reduction CG: the direction and A times it
   LocalCsr a_;
   Buffers buffers_;
   std::vector<double*> owned_;
@@ -227,6 +253,10 @@ class CpuEngine final : public Engine {
 }  // namespace
 
 const char* device_name(Device device) { return device == Device::kCpu ? "cpu" : "gpu"; }
+
+const char* cg_variant_name(CgVariant variant) {
+  return variant == CgVariant::kClassic ? "classic" : "single-reduction";
+}
 
 std::unique_ptr<Engine> make_cpu_engine(const Layout& layout, const Allocator& allocator,
                                         int scratch_pieces, int threads, SpmvKind spmv) {

@@ -36,7 +36,8 @@ enum Scalar : int {
   kNormXZ,
   kNormZZ,
   kSum,
-  kRhoPrevious,  // rho of the step before, for beta
+  kRhoPrevious,    // rho of the step before, for beta (0 from cg_begin: no step before)
+  kAlphaPrevious,  // single-reduction CG: alpha of the step before
   kScalarCount
 };
 inline constexpr int kGlobalOffset = kDot - kDotLocal;  // local + this = its global twin
@@ -61,6 +62,14 @@ struct Buffers {
 
 enum class Device { kCpu, kGpu };
 
+// The CG recurrence. kClassic is NPB's: q = A p, then p.q summed over the ranks, z and r
+// updated, r.r summed, p updated: two sums a step. kSingleReduction is Chronopoulos and Gear's
+// form of the same method: the SpMV multiplies r (w = A r), r.r and w.r are summed together,
+// and s = A p follows by recurrence (s = w + beta s): one sum a step, one more vector pass.
+// Equal in exact arithmetic; in floating point the iterates differ by rounding.
+enum class CgVariant { kClassic, kSingleReduction };
+const char* cg_variant_name(CgVariant variant);
+
 // One kernel launch as the kernel recorded it (--kernel-times): µs from the first launch's
 // start; peer_wait_us the longest wait of one of its blocks for the peers.
 struct KernelTime {
@@ -80,6 +89,13 @@ enum class SpmvKind { kOwn, kSlabRows, kSlabTiles, kCsr, kCusparse, kSymmetric }
 class Engine {
  public:
   virtual ~Engine() = default;
+
+  // The recurrence the step's operations serve (kClassic until set). With kSingleReduction the
+  // exchanged vector p holds r: cg_begin sets it to x, the SpMV forms w = A r, every formation
+  // of "p.q" (spmv, sum_pieces and dot_pq with their dot) forms the pair kDotLocal = p.q and
+  // kRhoLocal = p.p, dot_rr forms p.p, and update_single replaces update_zr and update_p.
+  void set_variant(CgVariant variant) { variant_ = variant; }
+  CgVariant variant() const { return variant_; }
 
   virtual Device device() const = 0;
   virtual const Buffers& buffers() const = 0;
@@ -103,7 +119,7 @@ class Engine {
   virtual void fill_p(double value) = 0;  // p = value on real elements
   virtual void copy_z_to_p() = 0;
 
-  // z = 0, r = x, p = r; fused: kRhoLocal = r.r.
+  // z = 0, r = x, p = r, kRhoPrevious = kAlphaPrevious = 0; fused: kRhoLocal = r.r.
   virtual void cg_begin(bool fuse_dot) = 0;
   // w = A p_full; fused (1d, where w is q): kDotLocal = p.q (2d: sum_pieces forms it).
   virtual void spmv(bool fuse_dot) = 0;
@@ -116,6 +132,12 @@ class Engine {
   virtual void update_zr(bool fuse_dot) = 0;
   // beta = kRho / kRhoPrevious, p = r + beta p.
   virtual void update_p() = 0;
+  // kSingleReduction, after the pair's sum (gamma = kRho = r.r, delta = kDot = w.r, w = q):
+  // beta = gamma / kRhoPrevious (0 where kRhoPrevious is 0: the first step), alpha = gamma /
+  // (delta - beta gamma / kAlphaPrevious) (first step: gamma / delta); kRhoPrevious = gamma,
+  // kAlphaPrevious = alpha; d = r + beta d, s = w + beta s, z += alpha d, r -= alpha s (r is p:
+  // with a push fusion its elements also go to the peers).
+  virtual void update_single() = 0;
   virtual void residual_sum() = 0;           // kSumLocal = sum (x - q)^2
   virtual void error_sum(double exact) = 0;  // kSumLocal = sum over real elements (z - exact)^2
   virtual void norms() = 0;                  // kNormXZLocal = x.z, kNormZZLocal = z.z
@@ -178,6 +200,9 @@ class Engine {
     (void)units;
     return {};
   }
+
+ private:
+  CgVariant variant_ = CgVariant::kClassic;
 };
 
 // The slab kernel's shape (--spmv own): threads per row (0: 16 where the average row of a

@@ -159,6 +159,8 @@ class GpuEngine final : public Engine {
     x_ = device_vector(m_);
     z_ = device_vector(m_);
     r_ = device_vector(m_);
+    d_ = device_vector(m_);
+    s_ = device_vector(m_);
 
     vector_blocks_ = static_cast<int>(std::clamp<int64_t>(
         (m_ + kVectorThreads - 1) / kVectorThreads, 1, int64_t{4} * multiprocessors_));
@@ -217,7 +219,8 @@ class GpuEngine final : public Engine {
         break;
     }
     return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel +
-           (early_launch_ ? ", kernels launched early" : ", kernels launched in turn");
+           (early_launch_ ? ", kernels launched early" : ", kernels launched in turn") +
+           (single() ? ", single-reduction CG" : "");
   }
 
   double spmv_bytes() const override {
@@ -299,8 +302,8 @@ class GpuEngine final : public Engine {
   void cg_begin(bool fuse_dot) override {
     p_pushed_ = false;
     const SumTarget target = sum_into(kRhoLocal);
-    launch_cg_begin(x_, z_, r_, buffers_.p, m_, fuse_dot ? &target : nullptr, vector_blocks_,
-                    stream_);
+    launch_cg_begin(x_, z_, r_, buffers_.p, m_, at(kRhoPrevious), fuse_dot ? &target : nullptr,
+                    vector_blocks_, stream_);
   }
 
   void spmv(bool fuse_dot) override {
@@ -317,7 +320,7 @@ class GpuEngine final : public Engine {
         launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
       }
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
-                      sum_into(kDotLocal), piece_fusion_.get(), row_blocks_, stream_);
+                      single(), sum_into(kDotLocal), piece_fusion_.get(), row_blocks_, stream_);
       return;
     }
     if (spmv_kind_ == SpmvKind::kSymmetric) {
@@ -327,14 +330,12 @@ class GpuEngine final : public Engine {
       return;
     }
     if (spmv_kind_ == SpmvKind::kCsr) {
-      SpmvArgs args{rows_,
-                    row_ptr_,
-                    col_,
-                    val_,
-                    buffers_.p_full,
-                    buffers_.w,
-                    fuse_dot ? buffers_.p : nullptr};
+      // The CSR kernel forms p.q only: the pair of single-reduction CG follows it.
+      const bool own_dot = fuse_dot && !single();
+      SpmvArgs args{
+          rows_, row_ptr_, col_, val_, buffers_.p_full, buffers_.w, own_dot ? buffers_.p : nullptr};
       launch_spmv(args, sum_into(kDotLocal), spmv_blocks_, stream_);
+      if (fuse_dot && !own_dot) dot_pq();
       return;
     }
     const double one = 1.0, zero = 0.0;
@@ -348,12 +349,19 @@ class GpuEngine final : public Engine {
   void sum_pieces(int pieces, int own, bool fuse_dot) override {
     const SumTarget target = sum_into(kDotLocal);
     launch_sum_pieces(buffers_.q, buffers_.w, buffers_.scratch, pieces, own, m_, buffers_.p,
-                      fuse_dot ? &target : nullptr, w_wait_, vector_blocks_, stream_);
+                      fuse_dot ? &target : nullptr, w_wait_, single(), vector_blocks_, stream_);
   }
   void dot_pq() override {
-    launch_dot(buffers_.p, buffers_.q, m_, sum_into(kDotLocal), vector_blocks_, stream_);
+    if (single()) {
+      launch_dot_pair(buffers_.p, buffers_.q, m_, sum_into(kDotLocal), vector_blocks_, stream_);
+    } else {
+      launch_dot(buffers_.p, buffers_.q, m_, sum_into(kDotLocal), vector_blocks_, stream_);
+    }
   }
-  void dot_rr() override { launch_dot(r_, r_, m_, sum_into(kRhoLocal), vector_blocks_, stream_); }
+  void dot_rr() override {
+    const double* r = single() ? buffers_.p : r_;
+    launch_dot(r, r, m_, sum_into(kRhoLocal), vector_blocks_, stream_);
+  }
 
   void update_zr(bool fuse_dot) override {
     const SumTarget target = sum_into(kRhoLocal);
@@ -364,6 +372,11 @@ class GpuEngine final : public Engine {
     p_pushed_ = push_fusion_ != nullptr;
     launch_update_p(step_scalars(), r_, buffers_.p, m_, push_fusion_.get(), vector_blocks_,
                     stream_);
+  }
+  void update_single() override {
+    p_pushed_ = push_fusion_ != nullptr;
+    launch_update_single(step_scalars(), counter_, d_, s_, z_, buffers_.p, buffers_.q, m_,
+                         push_fusion_.get(), vector_blocks_, stream_);
   }
   void residual_sum() override {
     launch_distance(x_, buffers_.q, m_, m_, sum_into(kSumLocal), vector_blocks_, stream_);
@@ -529,7 +542,10 @@ class GpuEngine final : public Engine {
     }
     return target;
   }
-  StepScalars step_scalars() { return StepScalars{at(kDot), at(kRho), at(kRhoPrevious)}; }
+  StepScalars step_scalars() {
+    return StepScalars{at(kDot), at(kRho), at(kRhoPrevious), at(kAlphaPrevious)};
+  }
+  bool single() const { return variant() == CgVariant::kSingleReduction; }
   // The slab kernels, which wait for pushed pieces of x and write slab partials.
   bool slab_spmv() const {
     return spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
@@ -683,6 +699,8 @@ class GpuEngine final : public Engine {
   double* x_ = nullptr;
   double* z_ = nullptr;
   double* r_ = nullptr;
+  double* d_ = nullptr;  // single-reduction CG: the direction and A times it
+  double* s_ = nullptr;
   int vector_blocks_ = 1;
   int spmv_blocks_ = 1;
   int symmetric_blocks_ = 1;

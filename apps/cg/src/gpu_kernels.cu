@@ -130,6 +130,19 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum, Kerne
   }
 }
 
+// The sums of a kernel that forms `kDots` of (y.p, p.p): none, the first, or both.
+template <int kDots>
+__device__ __forceinline__ void finish_dots(double yp, double pp, SumTarget sum,
+                                            KernelStamp stamp) {
+  if constexpr (kDots == 1) {
+    const double values[1] = {yp};
+    finish_sums<kVectorThreads, 1>(values, sum, stamp);
+  } else if constexpr (kDots == 2) {
+    const double values[2] = {yp, pp};
+    finish_sums<kVectorThreads, 2>(values, sum, stamp);
+  }
+}
+
 // One warp per row (rows strided over the grid's warps); each lane takes every 32nd entry,
 // four at a time so that each warp keeps 1.5 KiB of the matrix in flight. The matrix is read
 // once (streaming loads), x through the read-only cache.
@@ -363,23 +376,24 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, 
   end_kernel(stamp);
 }
 
-template <bool kDot>
+template <int kDots>
 __global__ void __launch_bounds__(kVectorThreads)
     slab_sum_kernel(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
                     SumTarget sum, KernelStamp stamp) {
   begin_kernel(stamp);
-  double dot = 0.0;
+  double yp = 0.0, pp = 0.0;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
        row += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double s = 0.0;
     for (int k = 0; k < slabs; ++k) s += partial[k * rows + row];
     y[row] = s;
-    if (kDot) dot += s * p_own[row];
+    if (kDots > 0) {
+      const double p = p_own[row];
+      yp += s * p;
+      if (kDots > 1) pp += p * p;
+    }
   }
-  if (kDot) {
-    const double values[1] = {dot};
-    finish_sums<kVectorThreads, 1>(values, sum, stamp);
-  }
+  finish_dots<kDots>(yp, pp, sum, stamp);
   end_kernel(stamp);
 }
 
@@ -422,9 +436,13 @@ __global__ void fill_kernel(double* v, int64_t n, int64_t real, double value, Ke
 
 template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
-    cg_begin_kernel(const double* x, double* z, double* r, double* p, int64_t n, SumTarget sum,
-                    KernelStamp stamp) {
+    cg_begin_kernel(const double* x, double* z, double* r, double* p, int64_t n, double* previous,
+                    SumTarget sum, KernelStamp stamp) {
   begin_kernel(stamp);
+  if (first_index() == 0) {
+    previous[0] = 0.0;  // rho and alpha of the step before: none yet
+    previous[1] = 0.0;
+  }
   double rr = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double value = x[i];
@@ -447,6 +465,20 @@ __global__ void __launch_bounds__(kVectorThreads)
   for (int64_t i = first_index(); i < n; i += grid_stride()) s += a[i] * b[i];
   const double values[1] = {s};
   finish_sums<kVectorThreads, 1>(values, sum, stamp);
+  end_kernel(stamp);
+}
+
+// out[0] = p.q, out[1] = p.p
+__global__ void __launch_bounds__(kVectorThreads)
+    dot_pair_kernel(const double* p, const double* q, int64_t n, SumTarget sum, KernelStamp stamp) {
+  begin_kernel(stamp);
+  double pq = 0.0, pp = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double pi = p[i];
+    pq += pi * q[i];
+    pp += pi * pi;
+  }
+  finish_dots<2>(pq, pp, sum, stamp);
   end_kernel(stamp);
 }
 
@@ -477,6 +509,81 @@ __global__ void update_p_kernel(StepScalars scalars, const double* r, double* p,
   begin_kernel(stamp);
   const double beta = *scalars.rho / *scalars.rho_previous;
   for (int64_t i = first_index(); i < n; i += grid_stride()) p[i] = r[i] + beta * p[i];
+  end_kernel(stamp);
+}
+
+// Single-reduction CG's coefficients (engine.h, update_single), read by thread 0 of every block;
+// the block that reads last (`counter`, 0 between launches) then stores gamma and alpha as the
+// step's "previous" values.
+struct SingleCoefficients {
+  double alpha;
+  double beta;
+  bool first;
+};
+__device__ SingleCoefficients single_coefficients(StepScalars scalars, unsigned* counter) {
+  __shared__ SingleCoefficients shared;
+  if (threadIdx.x == 0) {
+    const double gamma = *scalars.rho, delta = *scalars.dot, previous = *scalars.rho_previous;
+    SingleCoefficients c;
+    c.first = previous == 0.0;
+    c.beta = c.first ? 0.0 : gamma / previous;
+    c.alpha = c.first ? gamma / delta : gamma / (delta - c.beta * gamma / *scalars.alpha_previous);
+    shared = c;
+    __threadfence();  // the reads above are done before the arrival
+    if (atomicAdd(counter, 1u) == gridDim.x - 1) {
+      *scalars.rho_previous = gamma;
+      *scalars.alpha_previous = c.alpha;
+      *counter = 0;
+    }
+  }
+  __syncthreads();
+  return shared;
+}
+
+// Single-reduction CG's update of element i: d, s, z and r (r is p, w is q); returns r's.
+__device__ __forceinline__ double update_single_at(const SingleCoefficients& c, int64_t i,
+                                                   double* d, double* s, double* z, double* r,
+                                                   const double* w) {
+  const double ri = r[i];
+  const double di = c.first ? ri : ri + c.beta * d[i];
+  const double si = c.first ? w[i] : w[i] + c.beta * s[i];
+  d[i] = di;
+  s[i] = si;
+  z[i] = z[i] + c.alpha * di;
+  const double next = ri - c.alpha * si;
+  r[i] = next;
+  return next;
+}
+
+// With a fusion (kPush), r's elements also go into every peer's p_full (16-byte stores where
+// every end allows) and the last block raises the peers' cells.
+template <bool kPush>
+__global__ void __launch_bounds__(kVectorThreads)
+    update_single_kernel(StepScalars scalars, unsigned* counter, double* d, double* s, double* z,
+                         double* r, const double* w, int64_t n, PushFusion fusion,
+                         KernelStamp stamp) {
+  begin_kernel(stamp);
+  const SingleCoefficients c = single_coefficients(scalars, counter);
+  uintptr_t ends = 0;
+  for (int k = 0; k < fusion.peers; ++k) ends |= reinterpret_cast<uintptr_t>(fusion.dst[k]);
+  int64_t done = 0;
+  if (kPush && (ends & 15) == 0) {
+    const int64_t pairs = n / 2;
+    for (int64_t i = first_index(); i < pairs; i += grid_stride()) {
+      const double2 value = make_double2(update_single_at(c, 2 * i, d, s, z, r, w),
+                                         update_single_at(c, 2 * i + 1, d, s, z, r, w));
+      for (int k = 0; k < fusion.peers; ++k) reinterpret_cast<double2*>(fusion.dst[k])[i] = value;
+    }
+    done = 2 * pairs;
+  }
+  for (int64_t i = done + first_index(); i < n; i += grid_stride()) {
+    const double value = update_single_at(c, i, d, s, z, r, w);
+    if (kPush) {
+      for (int k = 0; k < fusion.peers; ++k) fusion.dst[k][i] = value;
+    }
+  }
+  if (kPush)
+    push_device::finish_push(fusion.peers, fusion.signal, fusion.blocks_done, fusion.pushes);
   end_kernel(stamp);
 }
 
@@ -561,7 +668,7 @@ __global__ void scale_kernel(double* x, const double* z, const double* zz, int64
 }
 
 // With a wait (sources > 0), first the peers' pieces pushed into scratch; with kDot, p.q.
-template <bool kDot>
+template <int kDots>
 __global__ void __launch_bounds__(kVectorThreads)
     sum_pieces_kernel(double* q, const double* w, const double* scratch, int pieces, int own,
                       int64_t m, const double* p_own, SumTarget sum, PushWait wait,
@@ -572,17 +679,18 @@ __global__ void __launch_bounds__(kVectorThreads)
     push_device::wait_for(wait, "the row reduction of w");
     peers_waited(stamp, since);
   }
-  double dot = 0.0;
+  double qp = 0.0, pp = 0.0;
   for (int64_t i = first_index(); i < m; i += grid_stride()) {
     double s = 0.0;
     for (int k = 0; k < pieces; ++k) s += (k == own ? w : scratch)[k * m + i];
     q[i] = s;
-    if (kDot) dot += s * p_own[i];
+    if (kDots > 0) {
+      const double p = p_own[i];
+      qp += s * p;
+      if (kDots > 1) pp += p * p;
+    }
   }
-  if (kDot) {
-    const double values[1] = {dot};
-    finish_sums<kVectorThreads, 1>(values, sum, stamp);
-  }
+  finish_dots<kDots>(qp, pp, sum, stamp);
   end_kernel(stamp);
 }
 
@@ -680,16 +788,20 @@ int tile_blocks_per_multiprocessor(int width) {
 }
 
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
-                     SumTarget sum, const PieceFusion* fusion, int blocks, cudaStream_t stream) {
+                     bool pair, SumTarget sum, const PieceFusion* fusion, int blocks,
+                     cudaStream_t stream) {
   if (fusion) {
     launch("slab_sum_push", slab_sum_push_kernel, blocks, kVectorThreads, 0, stream, partial, slabs,
            rows, y, *fusion);
+  } else if (p_own && pair) {
+    launch("slab_sum", slab_sum_kernel<2>, blocks, kVectorThreads, 0, stream, partial, slabs, rows,
+           y, p_own, sum);
   } else if (p_own) {
-    launch("slab_sum", slab_sum_kernel<true>, blocks, kVectorThreads, 0, stream, partial, slabs,
-           rows, y, p_own, sum);
+    launch("slab_sum", slab_sum_kernel<1>, blocks, kVectorThreads, 0, stream, partial, slabs, rows,
+           y, p_own, sum);
   } else {
-    launch("slab_sum", slab_sum_kernel<false>, blocks, kVectorThreads, 0, stream, partial, slabs,
-           rows, y, p_own, sum);
+    launch("slab_sum", slab_sum_kernel<0>, blocks, kVectorThreads, 0, stream, partial, slabs, rows,
+           y, p_own, sum);
   }
 }
 
@@ -705,20 +817,25 @@ void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks,
   launch("fill", fill_kernel, blocks, kVectorThreads, 0, stream, v, n, real, value);
 }
 
-void launch_cg_begin(const double* x, double* z, double* r, double* p, int64_t n,
+void launch_cg_begin(const double* x, double* z, double* r, double* p, int64_t n, double* previous,
                      const SumTarget* sum, int blocks, cudaStream_t stream) {
   if (sum) {
     launch("cg_begin", cg_begin_kernel<true>, blocks, kVectorThreads, 0, stream, x, z, r, p, n,
-           *sum);
+           previous, *sum);
   } else {
     launch("cg_begin", cg_begin_kernel<false>, blocks, kVectorThreads, 0, stream, x, z, r, p, n,
-           SumTarget{});
+           previous, SumTarget{});
   }
 }
 
 void launch_dot(const double* a, const double* b, int64_t n, SumTarget sum, int blocks,
                 cudaStream_t stream) {
   launch("dot", dot_kernel, blocks, kVectorThreads, 0, stream, a, b, n, sum);
+}
+
+void launch_dot_pair(const double* p, const double* q, int64_t n, SumTarget sum, int blocks,
+                     cudaStream_t stream) {
+  launch("dot", dot_pair_kernel, blocks, kVectorThreads, 0, stream, p, q, n, sum);
 }
 
 void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p, const double* q,
@@ -739,6 +856,18 @@ void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n,
            n, *fusion);
   } else {
     launch("update_p", update_p_kernel, blocks, kVectorThreads, 0, stream, scalars, r, p, n);
+  }
+}
+
+void launch_update_single(StepScalars scalars, unsigned* counter, double* d, double* s, double* z,
+                          double* r, const double* w, int64_t n, const PushFusion* fusion,
+                          int blocks, cudaStream_t stream) {
+  if (fusion) {
+    launch("update_single_push", update_single_kernel<true>, blocks, kVectorThreads, 0, stream,
+           scalars, counter, d, s, z, r, w, n, *fusion);
+  } else {
+    launch("update_single", update_single_kernel<false>, blocks, kVectorThreads, 0, stream, scalars,
+           counter, d, s, z, r, w, n, PushFusion{});
   }
 }
 
@@ -765,12 +894,15 @@ void launch_scale(double* x, const double* z, const double* zz, int64_t n, int b
 
 void launch_sum_pieces(double* q, const double* w, const double* scratch, int pieces, int own,
                        int64_t m, const double* p_own, const SumTarget* sum, const PushWait& wait,
-                       int blocks, cudaStream_t stream) {
-  if (sum) {
-    launch("sum_pieces", sum_pieces_kernel<true>, blocks, kVectorThreads, 0, stream, q, w, scratch,
+                       bool pair, int blocks, cudaStream_t stream) {
+  if (sum && pair) {
+    launch("sum_pieces", sum_pieces_kernel<2>, blocks, kVectorThreads, 0, stream, q, w, scratch,
+           pieces, own, m, p_own, *sum, wait);
+  } else if (sum) {
+    launch("sum_pieces", sum_pieces_kernel<1>, blocks, kVectorThreads, 0, stream, q, w, scratch,
            pieces, own, m, p_own, *sum, wait);
   } else {
-    launch("sum_pieces", sum_pieces_kernel<false>, blocks, kVectorThreads, 0, stream, q, w, scratch,
+    launch("sum_pieces", sum_pieces_kernel<0>, blocks, kVectorThreads, 0, stream, q, w, scratch,
            pieces, own, m, p_own, SumTarget{}, wait);
   }
 }

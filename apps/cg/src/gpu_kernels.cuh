@@ -59,6 +59,7 @@ struct StepScalars {
   const double* dot;
   const double* rho;
   double* rho_previous;
+  double* alpha_previous;  // single-reduction CG
 };
 
 struct SpmvArgs {
@@ -108,11 +109,12 @@ void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunk
 int slab_blocks_per_multiprocessor(int width);
 // The widest slab the device's shared memory holds (a multiple of 32, at most 65536).
 int slab_width_limit();
-// y[row] = sum over slabs of partial[s*rows + row], in slab order; with p_own, out = y . p_own;
-// with a fusion (2d, not nullptr; no dot), the rows of other ranks' pieces also go to their
-// scratch (tca_push.h).
+// y[row] = sum over slabs of partial[s*rows + row], in slab order; with p_own, out[0] = y . p_own
+// (and with pair out[1] = p_own . p_own); with a fusion (2d, not nullptr; no dot), the rows of
+// other ranks' pieces also go to their scratch (tca_push.h).
 void launch_slab_sum(const double* partial, int slabs, int64_t rows, double* y, const double* p_own,
-                     SumTarget sum, const PieceFusion* fusion, int blocks, cudaStream_t stream);
+                     bool pair, SumTarget sum, const PieceFusion* fusion, int blocks,
+                     cudaStream_t stream);
 
 // Tiled slabs (slab_format.h): tiles of 256 entries, slab after slab; a block takes an equal
 // share of all tiles (which may span a slab boundary: it loads each slab's x it meets), a warp
@@ -139,12 +141,15 @@ void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream);
 int tile_blocks_per_multiprocessor(int width);
 
 void launch_fill(double* v, int64_t n, int64_t real, double value, int blocks, cudaStream_t stream);
-// z = 0, r = x, p = x; with a target, target.out[0] = x.x.
-void launch_cg_begin(const double* x, double* z, double* r, double* p, int64_t n,
+// z = 0, r = x, p = x, previous[0] = previous[1] = 0; with a target, target.out[0] = x.x.
+void launch_cg_begin(const double* x, double* z, double* r, double* p, int64_t n, double* previous,
                      const SumTarget* sum, int blocks, cudaStream_t stream);
 // out[0] = a.b
 void launch_dot(const double* a, const double* b, int64_t n, SumTarget sum, int blocks,
                 cudaStream_t stream);
+// out[0] = p.q, out[1] = p.p
+void launch_dot_pair(const double* p, const double* q, int64_t n, SumTarget sum, int blocks,
+                     cudaStream_t stream);
 // alpha = rho / dot; rho_previous = rho; z += alpha p; r -= alpha q; with a target r.r.
 void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p, const double* q,
                       int64_t n, const SumTarget* sum, int blocks, cudaStream_t stream);
@@ -152,6 +157,13 @@ void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p
 // (tca_push.h).
 void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n,
                      const PushFusion* fusion, int blocks, cudaStream_t stream);
+// Single-reduction CG's update (engine.h, Engine::update_single): r is the exchanged p, w is q;
+// `counter` (0 between launches) tells the last block to read the scalars, which then stores
+// the step's gamma and alpha as the previous ones. With a fusion (not nullptr), r's elements
+// also go to the peers (tca_push.h).
+void launch_update_single(StepScalars scalars, unsigned* counter, double* d, double* s, double* z,
+                          double* r, const double* w, int64_t n, const PushFusion* fusion,
+                          int blocks, cudaStream_t stream);
 // out[0] = sum (a - b)^2 over i < real
 void launch_distance(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,
                      int blocks, cudaStream_t stream);
@@ -165,9 +177,9 @@ void launch_norms(const double* x, const double* z, int64_t n, SumTarget sum, in
 void launch_scale(double* x, const double* z, const double* zz, int64_t n, int blocks,
                   cudaStream_t stream);
 // q[i] = sum over k < pieces of (k == own ? w : scratch)[k*m + i], once `wait`'s sources have
-// pushed (none: at once); with a target, out[0] = q . p_own.
+// pushed (none: at once); with a target, out[0] = q . p_own (and with pair out[1] = p_own . p_own).
 void launch_sum_pieces(double* q, const double* w, const double* scratch, int pieces, int own,
                        int64_t m, const double* p_own, const SumTarget* sum, const PushWait& wait,
-                       int blocks, cudaStream_t stream);
+                       bool pair, int blocks, cudaStream_t stream);
 
 }  // namespace tca_cg

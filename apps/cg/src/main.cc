@@ -62,6 +62,7 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
     return;
   }
   std::unique_ptr<Engine> engine = make_engine(config, problem.layout, *comm, base.spmv);
+  engine->set_variant(base.variant);
   engine->set_matrix(problem.matrix);
   comm->bind(*engine);
   RunLabel label = base;
@@ -186,14 +187,17 @@ int run(int argc, char** argv) {
       for (int repetition = 1; repetition <= config.repetitions; ++repetition) {
         for (CommKind comm : config.comms) {
           for (SpmvKind spmv : config.spmvs) {
-            // tca on several ranks: once per exchange; otherwise the exchange means nothing.
-            const bool each = comm == CommKind::kTca && ranks > 1;
-            for (TcaExchange exchange : config.tca_exchanges) {
-              RunLabel label{comm, spmv, repetition, "", "", ""};
-              label.tca_exchange = exchange;
-              label.has_tca_exchange = each;
-              run_configuration(config, problem, label, rank, ranks, table, report, outcome);
-              if (!each) break;
+            for (CgVariant variant : config.variants) {
+              // tca on several ranks: once per exchange; otherwise the exchange means nothing.
+              const bool each = comm == CommKind::kTca && ranks > 1;
+              for (TcaExchange exchange : config.tca_exchanges) {
+                RunLabel label{comm, spmv, repetition, "", "", ""};
+                label.tca_exchange = exchange;
+                label.has_tca_exchange = each;
+                label.variant = variant;
+                run_configuration(config, problem, label, rank, ranks, table, report, outcome);
+                if (!each) break;
+              }
             }
           }
         }

@@ -248,6 +248,7 @@ nlohmann::ordered_json label_json(const RunLabel& label) {
                                 {"repetition", label.repetition},
                                 {"engine", label.engine}};
   if (label.has_tca_exchange) out["tca_exchange"] = tca_exchange_name(label.tca_exchange);
+  out["cg_variant"] = cg_variant_name(label.variant);
   if (!label.spmv_kernel.empty()) out["spmv_kernel"] = label.spmv_kernel;
   if (!label.spmv_choice.empty()) out["spmv_choice"] = label.spmv_choice;
   return out;

@@ -25,6 +25,7 @@ struct RunLabel {
   std::string spmv_choice;  // why, where chosen by shape (Engine::spmv_choice)
   TcaExchange tca_exchange = TcaExchange::kColl;
   bool has_tca_exchange = false;  // tca between several ranks: the exchange is part of the label
+  CgVariant variant = CgVariant::kClassic;
 };
 
 // The breakdown over all ranks (collective): per phase the mean and the max of the ranks'

@@ -56,6 +56,13 @@ void CgStepper::begin() {
 }
 
 void CgStepper::step() {
+  if (engine_.variant() == CgVariant::kSingleReduction) {
+    multiply(true);  // w = A r with the pair w.r, r.r
+    allreduce(kDotLocal, 2);
+    clock_->mark(Phase::kAxpy);
+    engine_.update_single();
+    return;
+  }
   multiply(true);
   allreduce(kDotLocal, 1);
   clock_->mark(Phase::kAxpy);
@@ -67,6 +74,12 @@ void CgStepper::step() {
   allreduce(kRhoLocal, 1);
   clock_->mark(Phase::kAxpy);
   engine_.update_p();
+}
+
+void CgStepper::rho() {
+  clock_->mark(Phase::kDot);
+  engine_.dot_rr();
+  allreduce(kRhoLocal, 1);
 }
 
 void CgStepper::residual() {
@@ -266,12 +279,15 @@ SolveResult run_solve(Engine& engine, Comm& comm, const Layout& layout, const So
   engine.synchronize();
   const double mine = timer.seconds();
   result.seconds = slowest(mine);
-  result.recursive_residual_norm = std::sqrt(engine.scalar(kRho));
   result.breakdown.seconds = clock->seconds();
   result.breakdown.calls = clock->calls();
   result.breakdown.total = mine;
 
   stepper.set_clock(setup_clock);
+  // Single-reduction CG's kRho is the r.r of the last step's start: form the last r's.
+  if (engine.variant() == CgVariant::kSingleReduction) stepper.rho();
+  result.recursive_residual_norm = std::sqrt(engine.scalar(kRho));
+  if (!result.converged && reached()) result.converged = true;  // the last step's r
   stepper.residual();
   result.residual_norm = std::sqrt(engine.scalar(kSum));
   if (!solve.rhs) {

@@ -26,8 +26,12 @@ class CgStepper {
   void multiply(bool dot);
   // z = 0, r = x, p = r, rho = r.r (reduced).
   void begin();
-  // One step: q = A p, alpha, z and r, rho, beta, p.
+  // One step: q = A p, alpha, z and r, rho, beta, p. Single-reduction CG (the engine's
+  // variant): w = A r, the pair w.r and r.r summed at once, then d, s, z and r; kRho is then
+  // r.r of the step's start (the residual one step behind).
   void step();
+  // r.r reduced into kRho.
+  void rho();
   // ||x - A z||^2 reduced into kSum (destroys p).
   void residual();
   // x.z and z.z reduced (kNormXZ, kNormZZ), then x = z / ||z||.

@@ -61,8 +61,11 @@ __device__ __forceinline__ bool finish_push(int puts, uint64_t* const* signal,
   __shared__ bool last;
   __syncthreads();
   if (threadIdx.x == 0) {
-    // The block's stores (ordered before this thread's by the barrier), then its arrival.
-    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+    // The block's stores (ordered before this thread's by the barrier), then its arrival. A
+    // device-scope release suffices: the last block acquires every arrival, and its
+    // system-scope fence below orders all the stores it has seen before the raises (a
+    // system-scope fence in every block made each pushing kernel 1.1-1.5 us slower on 4 H200s).
+    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_device);
     last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
   }
   __syncthreads();
