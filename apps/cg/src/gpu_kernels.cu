@@ -74,31 +74,37 @@ __device__ __forceinline__ double warp_sum(double value) {
   return value;
 }
 
-// The block's sum of `value` (every thread's), valid in thread 0.
-template <int kThreads>
-__device__ __forceinline__ double block_sum(double value, double* shared) {
-  value = warp_sum(value);
+// The block's sums of every thread's `values`, valid in thread 0: all of them in one pass (one
+// exchange through shared memory, two barriers, whatever the width).
+template <int kThreads, int kWidth>
+__device__ __forceinline__ void block_sums(double (&values)[kWidth]) {
+  __shared__ double shared[kWidth][kThreads / 32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) shared[warp] = value;
-  __syncthreads();
-  double total = 0.0;
-  if (warp == 0) {
-    total = lane < kThreads / 32 ? shared[lane] : 0.0;
-    total = warp_sum(total);
+#pragma unroll
+  for (int w = 0; w < kWidth; ++w) values[w] = warp_sum(values[w]);
+  if (lane == 0) {
+#pragma unroll
+    for (int w = 0; w < kWidth; ++w) shared[w][warp] = values[w];
   }
   __syncthreads();
-  return total;
+  if (warp == 0) {
+#pragma unroll
+    for (int w = 0; w < kWidth; ++w)
+      values[w] = warp_sum(lane < kThreads / 32 ? shared[w][lane] : 0.0);
+  }
+  __syncthreads();
 }
 
 // Every thread passes its values; the block's sums become partials, and the last block adds
 // the partials of all blocks in block order into sum.out.
 template <int kThreads, int kWidth>
 __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum, KernelStamp stamp) {
-  __shared__ double shared[kThreads / 32];
   __shared__ bool last;
+  __shared__ double sums[kWidth];
   double totals[kWidth];
 #pragma unroll
-  for (int w = 0; w < kWidth; ++w) totals[w] = block_sum<kThreads>(values[w], shared);
+  for (int w = 0; w < kWidth; ++w) totals[w] = values[w];
+  block_sums<kThreads, kWidth>(totals);
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int w = 0; w < kWidth; ++w) sum.partials[blockIdx.x * kWidth + w] = totals[w];
@@ -108,19 +114,20 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum, Kerne
   __syncthreads();
   if (!last) return;
   __threadfence();
-  __shared__ double sums[kWidth];
+  double parts[kWidth] = {};
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) {
 #pragma unroll
-  for (int w = 0; w < kWidth; ++w) {
-    double part = 0.0;
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads)
-      part += __ldcg(sum.partials + b * kWidth + w);
-    const double total = block_sum<kThreads>(part, shared);
-    if (threadIdx.x == 0) {
-      sum.out[w] = total;
-      sums[w] = total;
-    }
+    for (int w = 0; w < kWidth; ++w) parts[w] += __ldcg(sum.partials + b * kWidth + w);
   }
-  if (threadIdx.x == 0) *sum.counter = 0;
+  block_sums<kThreads, kWidth>(parts);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int w = 0; w < kWidth; ++w) {
+      sum.out[w] = parts[w];
+      sums[w] = parts[w];
+    }
+    *sum.counter = 0;
+  }
   if (sum.reduce != nullptr) {
     __syncthreads();
     const unsigned long long since = push_device::global_time_ns();
