@@ -41,6 +41,9 @@ enum Scalar : int {
   kScalarCount
 };
 inline constexpr int kGlobalOffset = kDot - kDotLocal;  // local + this = its global twin
+// Single-reduction CG sums p.q and r.r as one pair, and cg_begin clears the previous values as
+// one pair.
+static_assert(kRhoLocal == kDotLocal + 1 && kRho == kDot + 1 && kAlphaPrevious == kRhoPrevious + 1);
 
 // Memory for the buffers the communication touches (tca wants them from tcaMalloc); the
 // engine zero-fills what it gets.

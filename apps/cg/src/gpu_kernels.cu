@@ -842,7 +842,7 @@ void launch_dot(const double* a, const double* b, int64_t n, SumTarget sum, int 
 
 void launch_dot_pair(const double* p, const double* q, int64_t n, SumTarget sum, int blocks,
                      cudaStream_t stream) {
-  launch("dot", dot_pair_kernel, blocks, kVectorThreads, 0, stream, p, q, n, sum);
+  launch("dot_pair", dot_pair_kernel, blocks, kVectorThreads, 0, stream, p, q, n, sum);
 }
 
 void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p, const double* q,
