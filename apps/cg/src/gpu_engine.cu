@@ -707,11 +707,12 @@ class GpuEngine final : public Engine {
   double* partials_ = nullptr;
   unsigned* counter_ = nullptr;
   const ReducePlan* fused_allreduce_ = nullptr;
-  std::unique_ptr<PushFusion> push_fusion_;    // --tca-exchange fused: update_p pushes p
-  PushWait p_wait_;                            // and the slab SpMV waits for the peers' pieces
+  std::unique_ptr<PushFusion> push_fusion_;    // --tca-exchange fused: the update of p (or of
+  PushWait p_wait_;                            // r, single-reduction) pushes it, and the slab
+                                               // SpMV waits for the peers' pieces
   std::unique_ptr<PieceFusion> piece_fusion_;  // fused, 2d: the slab sum pushes w's pieces
   PushWait w_wait_;                            // and sum_pieces waits for the peers' pieces
-  bool p_pushed_ = false;                      // the last write of p was a pushing update_p
+  bool p_pushed_ = false;                      // the last write of p was a pushing update
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   int64_t nnz_ = 0;
