@@ -40,6 +40,7 @@ struct BreakdownSummary {
   bool graph = false;     // the separate run replayed a CUDA graph
   long steps = 0;         // CG steps the per-step figures divide by
   double spmv_bytes = 0;  // bytes one SpMV moves, all ranks together (matrix, offsets, x, y)
+  int ranks = 1;
 };
 // spmv_bytes: what one SpMV moves on this rank (Engine::spmv_bytes).
 BreakdownSummary summarize_breakdown(const Breakdown& breakdown, long steps, double spmv_bytes);
