@@ -244,6 +244,18 @@ __device__ __forceinline__ uint32_t inline_run(const Instruction* instructions, 
   if (group >= length) return length;  // lanes left over
   const unsigned group_lane = lane % group_lanes;
   const Instruction& instruction = instructions[n + group];
+  if (instruction.segments == 0) {  // a message without data: its flag in one cell
+    if (group_lane != 0) return length;
+    if (kind == kInlineSend) {
+      tca_device_detail::store_cell(instruction.cells, static_cast<uint64_t>(flag) << 32);
+    } else {
+      uint64_t cell[1];
+      if (!tca_device_detail::await_cells(
+              cell, 1, [&](unsigned) { return instruction.cells; }, flag, patience))
+        failure = TCA_ERROR_TIMEOUT;
+    }
+    return length;
+  }
   const Segment* segments = segment_table + (instruction.first_segment - first_segment);
   uint64_t offset = 0;  // in the message; every segment but the last is whole words
   for (uint32_t s = 0; s < instruction.segments; ++s) {

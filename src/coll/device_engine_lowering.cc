@@ -105,8 +105,10 @@ tcaResult DeviceLowering::plan(const Shape& shape, int rank, int ranks, bool inl
           TCA_FAIL(TCA_ERROR_INTERNAL, "rank {} awaits step {} from rank {}, which never sends it",
                    r, op.step, op.peer);
         if (!inline_ || op.kind != OpKind::kSend) continue;
+        // A message without data (an empty chunk) is its flag alone: one cell.
         mailbox_bytes[op.step] = std::max(
-            mailbox_bytes[op.step], inline_cells(payload_bytes(op.pieces)) * sizeof(uint64_t));
+            mailbox_bytes[op.step],
+            std::max<size_t>(1, inline_cells(payload_bytes(op.pieces))) * sizeof(uint64_t));
       }
     }
     for (size_t step = 0; step < steps_; ++step) {
@@ -285,7 +287,7 @@ void DeviceLowering::emit_channel(int channel, int parity, std::vector<Instructi
     Instruction instruction{};
     switch (op.kind) {
       case OpKind::kSend:
-        if (inline_ && !op.pieces.empty()) {
+        if (inline_) {  // without pieces: a message of the flag alone (no fenced signal)
           instruction.kind = kInlineSend;
           instruction.cells = mailbox(op.peer, channel, op.step, parity);
           instruction.bytes = payload_bytes(op.pieces);
@@ -310,7 +312,7 @@ void DeviceLowering::emit_channel(int channel, int parity, std::vector<Instructi
       case OpKind::kAwait: {
         // build() checked that every await has its send.
         const Op& send = *matching_send(channel, op.peer, rank_, op.step);
-        if (inline_ && !send.pieces.empty()) {
+        if (inline_) {
           instruction.kind = kInlineAwait;
           instruction.cells = mailbox(rank_, channel, op.step, parity);
           instruction.bytes = payload_bytes(send.pieces);
