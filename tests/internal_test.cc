@@ -2,7 +2,8 @@
 // Copyright (c) the tca authors
 // Unit tests of the library's internals, linked against the static tca_internal: the handle
 // codec and its transport records, the region records, the settings table, the transport
-// registry, collective schedules and (CUDA builds) the engine calibration's picks.
+// registry, collective schedules and (CUDA builds) the engine calibration's picks and the GPU
+// programs' lowering.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include "transport/registry.h"
 #include "tuning/transport_choice.h"
 #ifdef TCA_HAVE_CUDA
+#include "coll/device_engine_lowering.h"
 #include "transport/cuda/pair_calibration.h"
 #endif
 
@@ -515,6 +517,102 @@ TEST(Calibration, PickAndCrossoverFollowTheMeasuredRates) {
   EXPECT_EQ(1024u, pair.crossover());
   pair.ce_gbps.back() = 1.0;
   EXPECT_EQ(kNeverCopyEngine, pair.crossover());
+}
+
+// ---- GPU programs (host-side lowering) ----
+
+// Lowers every rank's inline program of `shape` onto host arrays standing in for the ranks'
+// buffers; returns the instructions of both parities of every rank, or fails the test.
+std::vector<std::vector<tca_coll_program::Instruction>> lower_inline(
+    const coll::Shape& shape, std::vector<std::vector<unsigned char>>& scratch,
+    std::vector<std::vector<unsigned char>>& recv, std::vector<unsigned char>& send) {
+  const int ranks = shape.ranks;
+  std::vector<coll::DeviceLowering> lowerings(ranks);
+  for (int rank = 0; rank < ranks; ++rank) {
+    EXPECT_EQ(TCA_SUCCESS, lowerings[rank].plan(shape, rank, ranks, true, 1));
+    EXPECT_EQ(lowerings[0].scratch_bytes(), lowerings[rank].scratch_bytes());
+  }
+  const size_t result = shape.count * shape.element_bytes *
+                        (shape.kind == TCA_COLL_ALLGATHER ? static_cast<size_t>(ranks) : 1);
+  scratch.assign(ranks, std::vector<unsigned char>(lowerings[0].scratch_bytes()));
+  recv.assign(ranks, std::vector<unsigned char>(result));
+  send.assign(shape.count * shape.element_bytes, 0);
+  std::vector<std::vector<tca_coll_program::Instruction>> out(ranks);
+  for (int rank = 0; rank < ranks; ++rank) {
+    coll::LoweringAddresses addresses;
+    addresses.send = send.data();
+    for (int r = 0; r < ranks; ++r) {
+      addresses.scratch.push_back(scratch[r].data());
+      addresses.recv.push_back(recv[r].data());
+    }
+    std::vector<tca_coll_program::Channel> channels;
+    std::vector<tca_coll_program::Segment> segments;
+    lowerings[rank].emit(addresses, &channels, &out[rank], &segments);
+  }
+  return out;
+}
+
+// In the inline protocol every step is an inline message, those without data (the empty
+// chunks of a count below the number of ranks) included: its flag alone, in one cell of the
+// receiver's mailbox, with no fenced signal. Each message lands in the mailbox its receiver
+// awaits.
+TEST(DeviceLowering, StepsWithoutDataAreInlineMessagesOfTheFlagAlone) {
+  using tca_coll_program::Instruction;
+  constexpr int kRanks = 4;
+  size_t flag_only = 0;
+  for (tcaCollKind kind : {TCA_COLL_ALLREDUCE, TCA_COLL_ALLGATHER}) {
+    for (tcaCollAlgorithm algorithm :
+         {TCA_COLL_RING, TCA_COLL_NEIGHBOR_EXCHANGE, TCA_COLL_RECURSIVE_DOUBLING,
+          TCA_COLL_DISSEMINATION, TCA_COLL_DIRECT}) {
+      for (size_t count : {size_t{1}, size_t{2}, size_t{3}, size_t{5}}) {
+        SCOPED_TRACE("kind " + std::to_string(kind) + " algorithm " + std::to_string(algorithm) +
+                     " count " + std::to_string(count));
+        coll::Shape shape;
+        shape.kind = kind;
+        shape.algorithm = algorithm;
+        shape.ranks = kRanks;
+        shape.count = count;
+        shape.element_bytes = 8;
+        for (int r = 0; r < kRanks; ++r) shape.rank_at.push_back(r);
+        std::vector<std::vector<unsigned char>> scratch, recv;
+        std::vector<unsigned char> send;
+        const auto programs = lower_inline(shape, scratch, recv, send);
+        std::multiset<const uint64_t*> sent, awaited;
+        for (int rank = 0; rank < kRanks; ++rank) {
+          for (const Instruction& in : programs[rank]) {
+            EXPECT_TRUE(in.kind != tca_coll_program::kSend && in.kind != tca_coll_program::kAwait &&
+                        in.kind != tca_coll_program::kPostCredit &&
+                        in.kind != tca_coll_program::kAwaitCredit)
+                << "rank " << rank << ": instruction kind " << in.kind;
+            if (in.kind == tca_coll_program::kInlineSend) {
+              sent.insert(in.cells);
+              const size_t cells = std::max<size_t>(1, (in.bytes + 3) / 4);
+              bool inside = false;
+              for (int q = 0; q < kRanks; ++q) {
+                const auto* first = reinterpret_cast<const uint64_t*>(scratch[q].data());
+                const auto* end =
+                    reinterpret_cast<const uint64_t*>(scratch[q].data() + scratch[q].size());
+                inside |= q != rank && in.cells >= first && in.cells + cells <= end;
+              }
+              EXPECT_TRUE(inside) << "rank " << rank
+                                  << ": a message outside every peer's mailboxes";
+              if (in.segments == 0) {
+                EXPECT_EQ(0u, in.bytes);
+                ++flag_only;
+              }
+            }
+            if (in.kind == tca_coll_program::kInlineAwaitReduce && in.forward != nullptr)
+              sent.insert(in.forward);
+            if (in.kind == tca_coll_program::kInlineAwait ||
+                in.kind == tca_coll_program::kInlineAwaitReduce)
+              awaited.insert(in.cells);
+          }
+        }
+        EXPECT_EQ(sent, awaited);
+      }
+    }
+  }
+  EXPECT_GT(flag_only, 0u);  // the ring and direct allreduces of 1-3 elements have empty chunks
 }
 #endif
 

@@ -23,6 +23,7 @@ namespace tca_coll_program {
 enum InstructionKind : uint32_t {
   kSend = 0,              // copy the segments (into the peer), then raise its signal
   kInlineSend = 1,        // the source segments, in order, as one inline message to `cells`
+                          // (no segments: the flag alone, in one cell)
   kAwait = 2,             // wait for the own signal cell
   kInlineAwait = 3,       // wait for the inline message in `cells`, write it to the segments
   kPostCredit = 4,        // tell a writer this rank has started the iteration
