@@ -238,9 +238,10 @@ nlohmann::ordered_json breakdown_json(const BreakdownSummary& summary) {
   const long spmvs = summary.calls[static_cast<int>(Phase::kSpmv)];
   const double spmv_seconds = summary.max[static_cast<int>(Phase::kSpmv)];
   if (spmvs > 0 && spmv_seconds > 0) {
+    const double all = summary.spmv_bytes * spmvs / spmv_seconds / 1e9;
     out["spmv_us"] = spmv_seconds / spmvs * 1e6;
-    out["spmv_GBps"] = summary.spmv_bytes * spmvs / spmv_seconds / 1e9;
-    out["spmv_GBps_per_rank"] = summary.spmv_bytes * spmvs / spmv_seconds / 1e9 / summary.ranks;
+    out["spmv_GBps"] = all;
+    out["spmv_GBps_per_rank"] = all / summary.ranks;
     out["spmv_bytes"] = summary.spmv_bytes;
   }
   return out;
