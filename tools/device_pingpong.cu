@@ -17,6 +17,9 @@ __device__ void wait_for(const PingPong& p, uint64_t value) {
   }
 }
 
+// The forms of a group's call: one thread, one warp, or the whole block.
+enum class Form { kThread, kWarp, kBlock };
+
 // Put with signal in the form the block's size names: one thread, a warp (32), or the block.
 __device__ __forceinline__ void put_signal(void* dst, const void* src, size_t bytes,
                                            uint64_t* signal, uint64_t value) {
@@ -29,26 +32,51 @@ __device__ __forceinline__ void put_signal(void* dst, const void* src, size_t by
   }
 }
 
-// One thread waits; with more, the group learns of the arrival before any of them puts again.
-__device__ void receive(const PingPong& p, uint64_t value, bool single) {
-  if (threadIdx.x == 0) wait_for(p, value);
-  if (!single) __syncthreads();
+template <Form kForm>
+__device__ __forceinline__ void put_signal_as(const PingPong& p, uint64_t value) {
+  if (kForm == Form::kThread) {
+    tcaDevicePutSignal(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value, TCA_SIGNAL_SET);
+  } else if (kForm == Form::kWarp) {
+    tcaDevicePutSignalWarp(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value,
+                           TCA_SIGNAL_SET);
+  } else {
+    tcaDevicePutSignalBlock(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value,
+                            TCA_SIGNAL_SET);
+  }
 }
 
-// The form of put with signal by the block's size (put_signal). One barrier a message outside
-// the put's own, after the wait (as NVSHMEM's perftest does), so the forms compare call for call.
+// One thread waits; with more, the group learns of the arrival before any of them puts again.
+template <Form kForm>
+__device__ void receive(const PingPong& p, uint64_t value) {
+  if (threadIdx.x == 0) wait_for(p, value);
+  if (kForm != Form::kThread) __syncthreads();
+}
+
+// One barrier a message outside the put's own, after the wait (as NVSHMEM's perftest does), so
+// the forms compare call for call. A kernel per form, as NVSHMEM's perftest has: the thread
+// form's loop carries none of the block form's code, nor the block form's registers the others'.
+template <Form kForm>
 __global__ void pingpong_kernel(PingPong p) {
-  const bool single = blockDim.x == 1;
   for (int round = 1; round <= p.rounds; ++round) {
     const uint64_t value = p.first_value + static_cast<uint64_t>(round);
-    if (!p.initiator) receive(p, value, single);
+    if (!p.initiator) receive<kForm>(p, value);
     if (p.bare_flag) {
       if (threadIdx.x == 0)
         tca_device_detail::SystemAtomic(*p.remote_signal).store(value, cuda::memory_order_relaxed);
     } else {
-      put_signal(p.remote_dst, p.local_src, p.bytes, p.remote_signal, value);
+      put_signal_as<kForm>(p, value);
     }
-    if (p.initiator) receive(p, value, single);
+    if (p.initiator) receive<kForm>(p, value);
+  }
+}
+
+void launch_put_signal_pingpong(const PingPong& p, cudaStream_t stream) {
+  if (p.threads == 1) {
+    pingpong_kernel<Form::kThread><<<1, 1, 0, stream>>>(p);
+  } else if (p.threads == 32) {
+    pingpong_kernel<Form::kWarp><<<1, 32, 0, stream>>>(p);
+  } else {
+    pingpong_kernel<Form::kBlock><<<1, p.threads, 0, stream>>>(p);
   }
 }
 
@@ -57,7 +85,6 @@ __global__ void pingpong_kernel(PingPong p) {
 // are known at compile time (kBytes; 0: p.bytes), as in a kernel that sends one fixed-size
 // message. Each measured faster than a kernel of all forms and run-time sizes (4 B one way:
 // 0.80 us against 1.19 on an H200 pair, docs/PERFORMANCE_HISTORY.md).
-enum class Form { kThread, kWarp, kBlock };
 
 template <size_t kBytes>
 __device__ __forceinline__ size_t message_bytes(const PingPong& p) {
@@ -166,7 +193,7 @@ cudaError_t launch_device_pingpong(const PingPong& pingpong, cudaStream_t stream
   if (pingpong.inline_message) {
     launch_inline_pingpong(pingpong, stream);
   } else {
-    pingpong_kernel<<<1, pingpong.threads, 0, stream>>>(pingpong);
+    launch_put_signal_pingpong(pingpong, stream);
   }
   return cudaGetLastError();
 }

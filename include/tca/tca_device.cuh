@@ -62,16 +62,16 @@ __device__ __forceinline__ unsigned common_unit(const void* dst, const void* src
   return unit;
 }
 
-template <typename Unit>
+// kUnroll loads in flight per thread before their stores: one at a time leaves a thread or a
+// warp far below the memory's bandwidth, while a whole block has loads enough in flight with one
+// each (and copies to a peer faster so: kBlockPutUnroll below).
+template <typename Unit, unsigned kUnroll>
 __device__ __forceinline__ void copy_units(unsigned char* dst, const unsigned char* src,
                                            size_t units, unsigned lane, unsigned lanes,
                                            unsigned char* dst2) {
   Unit* to = reinterpret_cast<Unit*>(dst);
   Unit* to2 = reinterpret_cast<Unit*>(dst2);
   const Unit* from = reinterpret_cast<const Unit*>(src);
-  // Several loads in flight per thread before their stores: one at a time leaves a block far
-  // below the memory's bandwidth.
-  constexpr unsigned kUnroll = 4;
   size_t i = lane;
   for (; i + (kUnroll - 1) * static_cast<size_t>(lanes) < units; i += kUnroll * lanes) {
     Unit staged[kUnroll];
@@ -97,6 +97,7 @@ __device__ __forceinline__ void copy_units(unsigned char* dst, const unsigned ch
 // that alignment allows, a byte-wise tail. With `dst2`, every byte read is also stored there (one
 // read for two copies). Sizes are divided by shifts: a 64-bit division by a run-time unit costs
 // a GPU thread far more than a small put's stores (0.3 us of an 8-byte put with signal).
+template <unsigned kUnroll = 4>
 __device__ __forceinline__ void copy(void* dst_ptr, const void* src_ptr, size_t bytes,
                                      unsigned lane, unsigned lanes, void* dst2_ptr = nullptr) {
   unsigned char* dst = static_cast<unsigned char*>(dst_ptr);
@@ -105,18 +106,18 @@ __device__ __forceinline__ void copy(void* dst_ptr, const void* src_ptr, size_t 
   const uintptr_t all = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) |
                         reinterpret_cast<uintptr_t>(dst2) | static_cast<uintptr_t>(bytes);
   if ((all & 15) == 0) {
-    copy_units<uint4>(dst, src, bytes >> 4, lane, lanes, dst2);
+    copy_units<uint4, kUnroll>(dst, src, bytes >> 4, lane, lanes, dst2);
     return;
   }
   if ((all & 7) == 0) {
-    copy_units<uint2>(dst, src, bytes >> 3, lane, lanes, dst2);
+    copy_units<uint2, kUnroll>(dst, src, bytes >> 3, lane, lanes, dst2);
     return;
   }
   const unsigned unit = common_unit(dst, src, dst2);
   const unsigned shift = static_cast<unsigned>(__ffs(static_cast<int>(unit)) - 1);
   size_t head = (unit - (reinterpret_cast<uintptr_t>(dst) & (unit - 1))) & (unit - 1);
   if (head > bytes) head = bytes;
-  copy_units<unsigned char>(dst, src, head, lane, lanes, dst2);
+  copy_units<unsigned char, kUnroll>(dst, src, head, lane, lanes, dst2);
   dst += head;
   src += head;
   if (dst2 != nullptr) dst2 += head;
@@ -124,24 +125,24 @@ __device__ __forceinline__ void copy(void* dst_ptr, const void* src_ptr, size_t 
   const size_t units = bytes >> shift;
   switch (unit) {
     case 16:
-      copy_units<uint4>(dst, src, units, lane, lanes, dst2);
+      copy_units<uint4, kUnroll>(dst, src, units, lane, lanes, dst2);
       break;
     case 8:
-      copy_units<uint2>(dst, src, units, lane, lanes, dst2);
+      copy_units<uint2, kUnroll>(dst, src, units, lane, lanes, dst2);
       break;
     case 4:
-      copy_units<uint32_t>(dst, src, units, lane, lanes, dst2);
+      copy_units<uint32_t, kUnroll>(dst, src, units, lane, lanes, dst2);
       break;
     case 2:
-      copy_units<uint16_t>(dst, src, units, lane, lanes, dst2);
+      copy_units<uint16_t, kUnroll>(dst, src, units, lane, lanes, dst2);
       break;
     default:
-      copy_units<unsigned char>(dst, src, units, lane, lanes, dst2);
+      copy_units<unsigned char, kUnroll>(dst, src, units, lane, lanes, dst2);
       break;
   }
   const size_t body = units << shift;
-  copy_units<unsigned char>(dst + body, src + body, bytes - body, lane, lanes,
-                            dst2 != nullptr ? dst2 + body : nullptr);
+  copy_units<unsigned char, kUnroll>(dst + body, src + body, bytes - body, lane, lanes,
+                                     dst2 != nullptr ? dst2 + body : nullptr);
 }
 
 __device__ __forceinline__ unsigned lane_in_block() {
@@ -225,10 +226,18 @@ __device__ __forceinline__ void tcaDevicePutWarp(void* dst, const void* src, siz
   __syncwarp();
 }
 
+namespace tca_device_detail {
+// One load in flight per thread of a block's put: with 1024 threads, put with signal went
+// 0.9-4.5% faster from 8 B to 64 KiB than with four (2 H200s, tca-pingpong, builds alternating
+// in one call; docs/PERFORMANCE.md), level at 1 MiB.
+constexpr unsigned kBlockPutUnroll = 1;
+}  // namespace tca_device_detail
+
 /* Called by every thread of the block with the same arguments. */
 __device__ __forceinline__ void tcaDevicePutBlock(void* dst, const void* src, size_t bytes) {
   const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-  tca_device_detail::copy(dst, src, bytes, tca_device_detail::lane_in_block(), threads);
+  tca_device_detail::copy<tca_device_detail::kBlockPutUnroll>(
+      dst, src, bytes, tca_device_detail::lane_in_block(), threads);
   __syncthreads();
 }
 
