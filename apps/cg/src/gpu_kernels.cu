@@ -522,15 +522,17 @@ __global__ void update_p_kernel(StepScalars scalars, const double* r, double* p,
   end_kernel(stamp);
 }
 
-// Single-reduction CG's coefficients (engine.h, update_single), read by thread 0 of every block;
-// the block that reads last (`counter`, 0 between launches) then stores gamma and alpha as the
-// step's "previous" values.
+// Single-reduction CG's coefficients (engine.h, update_single), read by thread 0 of every block
+// as the block starts; the step's gamma and alpha become the "previous" ones only once every
+// block has read them (keep_coefficients, at the blocks' end: an arrival at the start cost each
+// block a fence and an atomic's round trip before its first element).
 struct SingleCoefficients {
   double alpha;
   double beta;
+  double gamma;
   bool first;
 };
-__device__ SingleCoefficients single_coefficients(StepScalars scalars, unsigned* counter) {
+__device__ SingleCoefficients single_coefficients(StepScalars scalars) {
   __shared__ SingleCoefficients shared;
   if (threadIdx.x == 0) {
     const double gamma = *scalars.rho, delta = *scalars.dot, previous = *scalars.rho_previous;
@@ -538,16 +540,32 @@ __device__ SingleCoefficients single_coefficients(StepScalars scalars, unsigned*
     c.first = previous == 0.0;
     c.beta = c.first ? 0.0 : gamma / previous;
     c.alpha = c.first ? gamma / delta : gamma / (delta - c.beta * gamma / *scalars.alpha_previous);
+    c.gamma = gamma;
     shared = c;
-    __threadfence();  // the reads above are done before the arrival
-    if (atomicAdd(counter, 1u) == gridDim.x - 1) {
-      *scalars.rho_previous = gamma;
-      *scalars.alpha_previous = c.alpha;
-      *counter = 0;
-    }
   }
   __syncthreads();
   return shared;
+}
+
+// Thread 0 of the grid's last block (`last`), every block's reads of the previous values done:
+// they become this step's.
+__device__ __forceinline__ void keep_coefficients(const StepScalars& scalars,
+                                                  const SingleCoefficients& c) {
+  *scalars.rho_previous = c.gamma;
+  *scalars.alpha_previous = c.alpha;
+}
+
+// Without a push, the blocks' arrival at their end on `counter` (0 between launches): an
+// acq_rel atomic releases thread 0's reads of the previous values, and the last block's
+// acquires every other block's before it overwrites them.
+__device__ __forceinline__ void arrive_and_keep(const StepScalars& scalars,
+                                                const SingleCoefficients& c, unsigned* counter) {
+  if (threadIdx.x != 0) return;
+  if (cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*counter).fetch_add(
+          1u, cuda::memory_order_acq_rel) == gridDim.x - 1) {
+    keep_coefficients(scalars, c);
+    *counter = 0;
+  }
 }
 
 // Single-reduction CG's update of element i: d, s, z and r (r is p, w is q); returns r's.
@@ -573,7 +591,7 @@ __global__ void __launch_bounds__(kVectorThreads)
                          double* r, const double* w, int64_t n, PushFusion fusion,
                          KernelStamp stamp) {
   begin_kernel(stamp);
-  const SingleCoefficients c = single_coefficients(scalars, counter);
+  const SingleCoefficients c = single_coefficients(scalars);
   uintptr_t ends = 0;
   for (int k = 0; k < fusion.peers; ++k) ends |= reinterpret_cast<uintptr_t>(fusion.dst[k]);
   int64_t done = 0;
@@ -592,8 +610,13 @@ __global__ void __launch_bounds__(kVectorThreads)
       for (int k = 0; k < fusion.peers; ++k) fusion.dst[k][i] = value;
     }
   }
-  if (kPush)
-    push_device::finish_push(fusion.peers, fusion.signal, fusion.blocks_done, fusion.pushes);
+  // With a push, its arrival (which releases each block's reads) serves the coefficients too.
+  if (kPush &&
+      push_device::finish_push(fusion.peers, fusion.signal, fusion.blocks_done, fusion.pushes)) {
+    if (threadIdx.x == 0) keep_coefficients(scalars, c);
+  } else if (!kPush) {
+    arrive_and_keep(scalars, c, counter);
+  }
   end_kernel(stamp);
 }
 
