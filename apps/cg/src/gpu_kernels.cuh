@@ -158,9 +158,10 @@ void launch_update_zr(StepScalars scalars, double* z, double* r, const double* p
 void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n,
                      const PushFusion* fusion, int blocks, cudaStream_t stream);
 // Single-reduction CG's update (engine.h, Engine::update_single): r is the exchanged p, w is q;
-// `counter` (0 between launches) tells the last block to read the scalars, which then stores
-// the step's gamma and alpha as the previous ones. With a fusion (not nullptr), r's elements
-// also go to the peers (tca_push.h).
+// every block reads the scalars as it starts, and the last block to end (by `counter`, 0
+// between launches, or with a fusion by the push's own arrival) stores the step's gamma and
+// alpha as the previous ones. With a fusion (not nullptr), r's elements also go to the peers
+// (tca_push.h).
 void launch_update_single(StepScalars scalars, unsigned* counter, double* d, double* s, double* z,
                           double* r, const double* w, int64_t n, const PushFusion* fusion,
                           int blocks, cudaStream_t stream);
