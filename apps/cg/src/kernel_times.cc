@@ -22,6 +22,7 @@ KernelTimesSummary sum_kernel_times(const std::vector<KernelTime>& launches, lon
     previous_end = launch.end_us;
     summary.span_us = std::max(summary.span_us, launch.end_us);
   }
+  for (KernelTotal& k : summary.kernels) k.work_max_us = k.work_min_us = k.busy_us - k.peer_wait_us;
   return summary;
 }
 

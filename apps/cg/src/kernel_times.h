@@ -19,6 +19,10 @@ struct KernelTotal {
   double busy_us = 0;       // sum over the launches of end - start
   double peer_wait_us = 0;  // of which its blocks waited for the peers (the longest wait each)
   double gap_us = 0;        // sum of the time from the previous launch's end to this one's start
+  // busy less the peers' waits: this rank's; after summarize_kernel_times (report.h) on the
+  // rank where it is largest and where it is smallest (the ranks' imbalance of the work).
+  double work_max_us = 0;
+  double work_min_us = 0;
 };
 
 struct KernelTimesSummary {

@@ -315,12 +315,18 @@ KernelTimesSummary summarize_kernel_times(const std::vector<KernelTime>& launche
     mine.insert(mine.end(), {k.busy_us, k.peer_wait_us, k.gap_us});
   }
   mine.push_back(summary.span_us);
-  std::vector<double> slowest(mine.size());
+  std::vector<double> work;
+  for (const KernelTotal& k : summary.kernels) work.push_back(k.work_max_us);
+  std::vector<double> slowest(mine.size()), work_max(work.size()), work_min(work.size());
   tca_apps::allreduce(mine.data(), slowest.data(), mine.size(), tca_apps::Op::kMax);
+  tca_apps::allreduce(work.data(), work_max.data(), work.size(), tca_apps::Op::kMax);
+  tca_apps::allreduce(work.data(), work_min.data(), work.size(), tca_apps::Op::kMin);
   for (size_t i = 0; i < summary.kernels.size(); ++i) {
     summary.kernels[i].busy_us = slowest[3 * i];
     summary.kernels[i].peer_wait_us = slowest[3 * i + 1];
     summary.kernels[i].gap_us = slowest[3 * i + 2];
+    summary.kernels[i].work_max_us = work_max[i];
+    summary.kernels[i].work_min_us = work_min[i];
   }
   summary.span_us = slowest.back();
   return summary;
@@ -334,19 +340,22 @@ void print_kernel_times(const tca_harness::Table& table, const KernelTimesSummar
                        {"launches", 9},
                        {"per step (us)", 14, tca_harness::Align::kRight, 2},
                        {"peers (us)", 11, tca_harness::Align::kRight, 2},
-                       {"gap before (us)", 16, tca_harness::Align::kRight, 2}});
+                       {"gap before (us)", 16, tca_harness::Align::kRight, 2},
+                       {"work max (us)", 14, tca_harness::Align::kRight, 2},
+                       {"work min (us)", 14, tca_harness::Align::kRight, 2}});
   table.line("");
   const double steps = static_cast<double>(std::max(1L, summary.steps));
   kernels.comment(format(
       "kernel times (%s): one outer iteration replayed with each kernel's own clock readings; "
       "per CG step over %ld steps, slowest rank; peers: its blocks' waits for the peers; gap: "
-      "from the previous kernel's end (negative: launched early, overlapping it)",
+      "from the previous kernel's end (negative: launched early, overlapping it); work: the "
+      "kernel's time less its waits for the peers, on the ranks where it is largest and smallest",
       comm.c_str(), summary.steps));
   kernels.header();
   double busy = 0, gaps = 0;
   for (const KernelTotal& k : summary.kernels) {
-    kernels.row(
-        {comm, k.name, k.launches, k.busy_us / steps, k.peer_wait_us / steps, k.gap_us / steps});
+    kernels.row({comm, k.name, k.launches, k.busy_us / steps, k.peer_wait_us / steps,
+                 k.gap_us / steps, k.work_max_us / steps, k.work_min_us / steps});
     busy += k.busy_us;
     gaps += k.gap_us;
   }
@@ -362,7 +371,9 @@ nlohmann::ordered_json kernel_times_json(const KernelTimesSummary& summary) {
                        {"launches", k.launches},
                        {"per_step_us", k.busy_us / steps},
                        {"peer_wait_per_step_us", k.peer_wait_us / steps},
-                       {"gap_before_per_step_us", k.gap_us / steps}});
+                       {"gap_before_per_step_us", k.gap_us / steps},
+                       {"work_max_per_step_us", k.work_max_us / steps},
+                       {"work_min_per_step_us", k.work_min_us / steps}});
   }
   return {{"steps", summary.steps},
           {"span_per_step_us", summary.span_us / steps},

@@ -431,7 +431,9 @@ TEST(KernelTimes, SumsLaunchesByKernelWithTheGapsBetweenThem) {
   EXPECT_EQ(summary.kernels[0].launches, 2);
   EXPECT_DOUBLE_EQ(summary.kernels[0].busy_us, 78.0);
   EXPECT_DOUBLE_EQ(summary.kernels[0].peer_wait_us, 4.0);
-  EXPECT_DOUBLE_EQ(summary.kernels[0].gap_us, 2.0);  // 0 before the first, 52 - 50
+  EXPECT_DOUBLE_EQ(summary.kernels[0].gap_us, 2.0);        // 0 before the first, 52 - 50
+  EXPECT_DOUBLE_EQ(summary.kernels[0].work_max_us, 74.0);  // busy less the waits, this rank
+  EXPECT_DOUBLE_EQ(summary.kernels[0].work_min_us, 74.0);
   EXPECT_EQ(summary.kernels[1].name, "slab_sum");
   EXPECT_DOUBLE_EQ(summary.kernels[1].gap_us, 1.0);
   EXPECT_EQ(summary.kernels[2].name, "update_zr");
