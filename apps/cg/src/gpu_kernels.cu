@@ -547,8 +547,8 @@ __device__ SingleCoefficients single_coefficients(StepScalars scalars) {
   return shared;
 }
 
-// Thread 0 of the grid's last block (`last`), every block's reads of the previous values done:
-// they become this step's.
+// By thread 0 of the grid's last block to end, once every block has read the previous values:
+// this step's become the previous ones.
 __device__ __forceinline__ void keep_coefficients(const StepScalars& scalars,
                                                   const SingleCoefficients& c) {
   *scalars.rho_previous = c.gamma;
