@@ -95,11 +95,13 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       {"own", "slab-rows", "slab-tiles", "csr", "cusparse", "symmetric"});
   std::vector<std::string> variants;
   cli.add_repeatable("--cg-variant", variants,
-                     "the CG recurrence: classic (NPB's: two sums over the ranks a step) or "
+                     "the CG recurrence: classic (NPB's: two sums over the ranks a step), "
                      "single-reduction (Chronopoulos and Gear's: the SpMV multiplies r, r.r and "
-                     "w.r summed at once, A p by recurrence); several: each in turn (default "
+                     "w.r summed at once, A p by recurrence) or pipelined (Ghysels and "
+                     "Vanroose's: the SpMV multiplies w = A r kept by recurrence, the update "
+                     "forms the next step's w.r and r.r); several: each in turn (default "
                      "single-reduction on the GPU, where it is faster, classic on the CPU)",
-                     {"classic", "single-reduction"});
+                     {"classic", "single-reduction", "pipelined"});
   std::vector<std::string> tca_exchanges;
   cli.add_repeatable(
       "--tca-exchange", tca_exchanges,
@@ -201,7 +203,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
             ? std::vector<std::string>{config->device == Device::kGpu ? "single-reduction"
                                                                       : "classic"}
             : variants,
-        {{"classic", CgVariant::kClassic}, {"single-reduction", CgVariant::kSingleReduction}});
+        {{"classic", CgVariant::kClassic},
+         {"single-reduction", CgVariant::kSingleReduction},
+         {"pipelined", CgVariant::kPipelined}});
     const bool symmetric = std::find(config->spmvs.begin(), config->spmvs.end(),
                                      SpmvKind::kSymmetric) != config->spmvs.end();
     if (symmetric && ranks != 1) {

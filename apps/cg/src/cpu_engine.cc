@@ -26,7 +26,10 @@ class CpuEngine final : public Engine {
         z_(m_, 0.0),
         r_(m_, 0.0),
         d_(m_, 0.0),
-        s_(m_, 0.0) {
+        s_(m_, 0.0),
+        u_(m_, 0.0),
+        ax_(m_, 0.0),
+        ones_product_(m_, 0.0) {
     const bool one_d = layout.partition == Partition::kOneD || layout.grid == 1;
     buffers_.p_full = allocate(layout.block.cols_padded);
     buffers_.p = one_d ? buffers_.p_full + layout.rank * m_ : allocate(m_);
@@ -47,7 +50,9 @@ class CpuEngine final : public Engine {
   std::string describe() const override {
     return std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads") +
            (symmetric_ ? ", symmetric storage (upper triangle, CSR)" : ", CSR") +
-           (variant() == CgVariant::kSingleReduction ? ", single-reduction CG" : "");
+           (variant() == CgVariant::kClassic
+                ? ""
+                : std::string(", ") + cg_variant_name(variant()) + " CG");
   }
 
   // Symmetric: every part also writes and reads its copy of y.
@@ -61,14 +66,20 @@ class CpuEngine final : public Engine {
   }
 
   void fill_x(double value) override {
-    for_each([&](int64_t i) { x_[i] = i < real_ ? value : 0.0; });
+    for_each([&](int64_t i) {
+      x_[i] = i < real_ ? value : 0.0;
+      ax_[i] = value * ones_product_[i];
+    });
+    ax_known_ = ones_known_;
   }
   void set_x(const std::vector<double>& piece) override {
     for_each([&](int64_t i) { x_[i] = i < real_ ? piece[i] : 0.0; });
+    ax_known_ = false;
   }
   void copy_q_to_x() override {
     const double* q = buffers_.q;
     for_each([&](int64_t i) { x_[i] = q[i]; });
+    ax_known_ = false;
   }
   void fill_p(double value) override {
     double* p = buffers_.p;
@@ -154,21 +165,55 @@ class CpuEngine final : public Engine {
     for_each([&](int64_t i) { p[i] = r_[i] + beta * p[i]; });
   }
 
+  void keep_ones_product() override {
+    const double* q = buffers_.q;
+    for_each([&](int64_t i) { ones_product_[i] = q[i]; });
+    ones_known_ = true;
+  }
+  void pipelined_begin(bool from_q, bool fuse_dot) override {
+    if (!from_q && !ax_known_)
+      throw std::logic_error(
+          "pipelined CG: A x is not known (fill_x after keep_ones_product, or scale_x)");
+    double* w = buffers_.p;
+    const double* ax = from_q ? buffers_.q : ax_.data();
+    for_each([&](int64_t i) {
+      z_[i] = 0.0;
+      r_[i] = x_[i];
+      w[i] = ax[i];
+      d_[i] = s_[i] = u_[i] = 0.0;
+    });
+    at(kRhoPrevious) = 0.0;
+    at(kAlphaPrevious) = 0.0;
+    if (fuse_dot) dots_pipelined();
+  }
+  void update_pipelined(bool fuse_dot) override {
+    const Coefficients c = coefficients();
+    double* w = buffers_.p;
+    const double* q = buffers_.q;
+    for_each([&](int64_t i) {
+      u_[i] = q[i] + c.beta * u_[i];
+      s_[i] = w[i] + c.beta * s_[i];
+      d_[i] = r_[i] + c.beta * d_[i];
+      z_[i] = z_[i] + c.alpha * d_[i];
+      r_[i] = r_[i] - c.alpha * s_[i];
+      w[i] = w[i] - c.alpha * u_[i];
+    });
+    if (fuse_dot) dots_pipelined();
+  }
+  void dots_pipelined() override {
+    const double* w = buffers_.p;
+    at(kDotLocal) = sum([&](int64_t i) { return w[i] * r_[i]; });
+    at(kRhoLocal) = sum([&](int64_t i) { return r_[i] * r_[i]; });
+  }
   void update_single() override {
-    const double gamma = at(kRho);
-    const bool first = at(kRhoPrevious) == 0.0;
-    const double beta = first ? 0.0 : gamma / at(kRhoPrevious);
-    const double alpha =
-        first ? gamma / at(kDot) : gamma / (at(kDot) - beta * gamma / at(kAlphaPrevious));
-    at(kRhoPrevious) = gamma;
-    at(kAlphaPrevious) = alpha;
+    const Coefficients c = coefficients();
     double* r = buffers_.p;
     const double* w = buffers_.q;
     for_each([&](int64_t i) {
-      d_[i] = first ? r[i] : r[i] + beta * d_[i];
-      s_[i] = first ? w[i] : w[i] + beta * s_[i];
-      z_[i] = z_[i] + alpha * d_[i];
-      r[i] = r[i] - alpha * s_[i];
+      d_[i] = c.first ? r[i] : r[i] + c.beta * d_[i];
+      s_[i] = c.first ? w[i] : w[i] + c.beta * s_[i];
+      z_[i] = z_[i] + c.alpha * d_[i];
+      r[i] = r[i] - c.alpha * s_[i];
     });
   }
 
@@ -192,6 +237,11 @@ class CpuEngine final : public Engine {
   void scale_x() override {
     const double scale = 1.0 / std::sqrt(at(kNormZZ));
     for_each([&](int64_t i) { x_[i] = scale * z_[i]; });
+    if (variant() == CgVariant::kPipelined) {
+      const double* q = buffers_.q;
+      for_each([&](int64_t i) { ax_[i] = scale * q[i]; });
+      ax_known_ = true;
+    }
   }
 
   double* host_staging(size_t count) override {
@@ -217,6 +267,26 @@ class CpuEngine final : public Engine {
     std::fill(block, block + count, 0.0);
     return block;
   }
+  // Single-reduction and pipelined CG: the step's coefficients from the pair's sum (gamma =
+  // kRho, delta = kDot) and the previous step's; this step's become the previous ones.
+  struct Coefficients {
+    double alpha;
+    double beta;
+    bool first;
+  };
+  Coefficients coefficients() {
+    const double gamma = at(kRho);
+    Coefficients c;
+    c.first = at(kRhoPrevious) == 0.0;
+    c.beta = c.first ? 0.0 : gamma / at(kRhoPrevious);
+    c.alpha = c.first ? gamma / at(kDot) : gamma / (at(kDot) - c.beta * gamma / at(kAlphaPrevious));
+    // r = 0 (solved exactly, as a step of the identity does): nothing left to move; 0 / 0 would
+    // fill every vector with NaN.
+    if (gamma == 0.0) c.alpha = c.beta = 0.0;
+    at(kRhoPrevious) = gamma;
+    at(kAlphaPrevious) = c.alpha;
+    return c;
+  }
   // A scalar's storage: on a single rank a global value is its local twin.
   double& at(Scalar which) {
     const bool global = which >= kDot && which <= kSum;
@@ -241,7 +311,12 @@ class CpuEngine final : public Engine {
   int64_t m_;
   int64_t real_;
   std::vector<double> x_, z_, r_;
-  std::vector<double> d_, s_;  // single-reduction CG: the direction and A times it
+  std::vector<double> d_, s_;         // single-reduction CG: the direction and A times it
+  std::vector<double> u_;             // pipelined CG: A s
+  std::vector<double> ax_;            // pipelined CG: A x where known (ax_known_)
+  std::vector<double> ones_product_;  // A times ones (keep_ones_product)
+  bool ax_known_ = false;
+  bool ones_known_ = false;
   LocalCsr a_;
   Buffers buffers_;
   std::vector<double*> owned_;
@@ -255,7 +330,15 @@ class CpuEngine final : public Engine {
 const char* device_name(Device device) { return device == Device::kCpu ? "cpu" : "gpu"; }
 
 const char* cg_variant_name(CgVariant variant) {
-  return variant == CgVariant::kClassic ? "classic" : "single-reduction";
+  switch (variant) {
+    case CgVariant::kClassic:
+      return "classic";
+    case CgVariant::kSingleReduction:
+      return "single-reduction";
+    case CgVariant::kPipelined:
+      break;
+  }
+  return "pipelined";
 }
 
 std::unique_ptr<Engine> make_cpu_engine(const Layout& layout, const Allocator& allocator,

@@ -69,8 +69,12 @@ enum class Device { kCpu, kGpu };
 // updated, r.r summed, p updated: two sums a step. kSingleReduction is Chronopoulos and Gear's
 // form of the same method: the SpMV multiplies r (w = A r), r.r and w.r are summed together,
 // and s = A p follows by recurrence (s = w + beta s): one sum a step, one more vector pass.
+// kPipelined is Ghysels and Vanroose's pipelined form: the SpMV multiplies w (kept as A r by
+// recurrence, w = w - alpha u), and the pair w.r, r.r of the next step is formed by the update
+// itself, so its sum over the ranks need not wait for the SpMV that follows; u = A s and s = A p
+// follow by recurrence too: one sum a step, two more vector passes than the classic form.
 // Equal in exact arithmetic; in floating point the iterates differ by rounding.
-enum class CgVariant { kClassic, kSingleReduction };
+enum class CgVariant { kClassic, kSingleReduction, kPipelined };
 const char* cg_variant_name(CgVariant variant);
 
 // One kernel launch as the kernel recorded it (--kernel-times): µs from the first launch's
@@ -141,6 +145,18 @@ class Engine {
   // kAlphaPrevious = alpha; d = r + beta d, s = w + beta s, z += alpha d, r -= alpha s (r is p:
   // with a push fusion its elements also go to the peers).
   virtual void update_single() = 0;
+  // kPipelined (the exchanged vector p holds w, the SpMV forms q = A w):
+  // q holds A times ones: kept, and from now on fill_x(value) also sets A x = value A 1, and
+  // scale_x sets A x = q / sqrt(kNormZZ) (q being A z, the residual's product before it).
+  virtual void keep_ones_product() = 0;
+  // z = 0, r = x, p = A x (from_q: q, else the A x kept by fill_x or scale_x), d = s = u = 0,
+  // kRhoPrevious = kAlphaPrevious = 0; fused: the pair kDotLocal = p.r, kRhoLocal = r.r.
+  virtual void pipelined_begin(bool from_q, bool fuse_dot) = 0;
+  // After the pair's sum (gamma = kRho, delta = kDot): beta and alpha as update_single, then
+  // u = q + beta u, s = p + beta s, d = r + beta d, z += alpha d, r -= alpha s, p -= alpha u;
+  // fused: the new pair.
+  virtual void update_pipelined(bool fuse_dot) = 0;
+  virtual void dots_pipelined() = 0;         // kDotLocal = p.r, kRhoLocal = r.r
   virtual void residual_sum() = 0;           // kSumLocal = sum (x - q)^2
   virtual void error_sum(double exact) = 0;  // kSumLocal = sum over real elements (z - exact)^2
   virtual void norms() = 0;                  // kNormXZLocal = x.z, kNormZZLocal = z.z

@@ -161,6 +161,9 @@ class GpuEngine final : public Engine {
     r_ = device_vector(m_);
     d_ = device_vector(m_);
     s_ = device_vector(m_);
+    u_ = device_vector(m_);
+    ax_ = device_vector(m_);
+    ones_product_ = device_vector(m_);
 
     vector_blocks_ = static_cast<int>(std::clamp<int64_t>(
         (m_ + kVectorThreads - 1) / kVectorThreads, 1, int64_t{4} * multiprocessors_));
@@ -220,7 +223,9 @@ class GpuEngine final : public Engine {
     }
     return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel +
            (early_launch_ ? ", kernels launched early" : ", kernels launched in turn") +
-           (single() ? ", single-reduction CG" : "");
+           (variant() == CgVariant::kClassic
+                ? ""
+                : std::string(", ") + cg_variant_name(variant()) + " CG");
   }
 
   double spmv_bytes() const override {
@@ -279,7 +284,12 @@ class GpuEngine final : public Engine {
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
-  void fill_x(double value) override { launch_fill(x_, m_, real_, value, vector_blocks_, stream_); }
+  void fill_x(double value) override {
+    launch_fill(x_, m_, real_, value, vector_blocks_, stream_);
+    if (ones_known_)
+      launch_scaled_copy(ax_, ones_product_, value, nullptr, m_, vector_blocks_, stream_);
+    ax_known_ = ones_known_;
+  }
   void set_x(const std::vector<double>& piece) override {
     std::vector<double> padded(piece);
     padded.resize(m_, 0.0);
@@ -288,8 +298,12 @@ class GpuEngine final : public Engine {
         cudaMemcpyAsync(x_, padded.data(), m_ * sizeof(double), cudaMemcpyHostToDevice, stream_),
         "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    ax_known_ = false;
   }
-  void copy_q_to_x() override { copy(x_, buffers_.q); }
+  void copy_q_to_x() override {
+    copy(x_, buffers_.q);
+    ax_known_ = false;
+  }
   void fill_p(double value) override {
     p_pushed_ = false;
     launch_fill(buffers_.p, m_, real_, value, vector_blocks_, stream_);
@@ -373,6 +387,29 @@ class GpuEngine final : public Engine {
     launch_update_p(step_scalars(), r_, buffers_.p, m_, push_fusion_.get(), vector_blocks_,
                     stream_);
   }
+  void keep_ones_product() override {
+    copy(ones_product_, buffers_.q);
+    ones_known_ = true;
+  }
+  void pipelined_begin(bool from_q, bool fuse_dot) override {
+    if (!from_q && !ax_known_)
+      throw std::logic_error(
+          "pipelined CG: A x is not known (fill_x after keep_ones_product, or scale_x)");
+    p_pushed_ = false;
+    const SumTarget target = sum_into(kDotLocal);
+    launch_pipelined_begin(x_, from_q ? buffers_.q : ax_, pipelined_vectors(), m_, at(kRhoPrevious),
+                           fuse_dot ? &target : nullptr, vector_blocks_, stream_);
+  }
+  void update_pipelined(bool fuse_dot) override {
+    p_pushed_ = false;  // w's exchange follows the pair's sum (the push kernel)
+    const SumTarget target = sum_into(kDotLocal);
+    launch_update_pipelined(step_scalars(), counter_, pipelined_vectors(), m_,
+                            fuse_dot ? &target : nullptr, vector_blocks_, stream_);
+  }
+  void dots_pipelined() override {
+    // launch_dot_pair(a, b): a.b and a.a, here r.w and r.r.
+    launch_dot_pair(r_, buffers_.p, m_, sum_into(kDotLocal), vector_blocks_, stream_);
+  }
   void update_single() override {
     p_pushed_ = push_fusion_ != nullptr;
     launch_update_single(step_scalars(), counter_, d_, s_, z_, buffers_.p, buffers_.q, m_,
@@ -387,7 +424,13 @@ class GpuEngine final : public Engine {
   void norms() override {
     launch_norms(x_, z_, m_, sum_into(kNormXZLocal), vector_blocks_, stream_);
   }
-  void scale_x() override { launch_scale(x_, z_, at(kNormZZ), m_, vector_blocks_, stream_); }
+  void scale_x() override {
+    launch_scale(x_, z_, at(kNormZZ), m_, vector_blocks_, stream_);
+    if (variant() == CgVariant::kPipelined) {
+      launch_scaled_copy(ax_, buffers_.q, 1.0, at(kNormZZ), m_, vector_blocks_, stream_);
+      ax_known_ = true;
+    }
+  }
 
   double* host_staging(size_t count) override {
     void* block = nullptr;
@@ -541,6 +584,9 @@ class GpuEngine final : public Engine {
       target.reduce = fused_allreduce_;
     }
     return target;
+  }
+  PipelinedVectors pipelined_vectors() {
+    return PipelinedVectors{z_, r_, buffers_.p, u_, s_, d_, buffers_.q};
   }
   StepScalars step_scalars() {
     return StepScalars{at(kDot), at(kRho), at(kRhoPrevious), at(kAlphaPrevious)};
@@ -701,6 +747,11 @@ class GpuEngine final : public Engine {
   double* r_ = nullptr;
   double* d_ = nullptr;  // single-reduction CG: the direction and A times it
   double* s_ = nullptr;
+  double* u_ = nullptr;             // pipelined CG: A s
+  double* ax_ = nullptr;            // pipelined CG: A x where known (ax_known_)
+  double* ones_product_ = nullptr;  // A times ones (keep_ones_product)
+  bool ax_known_ = false;
+  bool ones_known_ = false;
   int vector_blocks_ = 1;
   int spmv_blocks_ = 1;
   int symmetric_blocks_ = 1;

@@ -97,9 +97,10 @@ __device__ __forceinline__ void block_sums(double (&values)[kWidth]) {
 }
 
 // Every thread passes its values; the block's sums become partials, and the last block adds
-// the partials of all blocks in block order into sum.out.
+// the partials of all blocks in block order into sum.out. Returns true in the last block (once
+// every block's arrival, which releases what each read before it, has been acquired).
 template <int kThreads, int kWidth>
-__device__ void finish_sums(const double (&values)[kWidth], SumTarget sum, KernelStamp stamp) {
+__device__ bool finish_sums(const double (&values)[kWidth], SumTarget sum, KernelStamp stamp) {
   __shared__ bool last;
   __shared__ double sums[kWidth];
   double totals[kWidth];
@@ -116,7 +117,7 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum, Kerne
                .fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
   }
   __syncthreads();
-  if (!last) return;
+  if (!last) return false;
   double parts[kWidth] = {};
   for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) {
 #pragma unroll
@@ -138,6 +139,7 @@ __device__ void finish_sums(const double (&values)[kWidth], SumTarget sum, Kerne
       push_device::mailbox_allreduce_warp(*sum.reduce, sums, sum.global, kWidth);
     peers_waited(stamp, since);
   }
+  return true;
 }
 
 // The sums of a kernel that forms `kDots` of (y.p, p.p): none, the first, or both.
@@ -540,6 +542,7 @@ __device__ SingleCoefficients single_coefficients(StepScalars scalars) {
     c.first = previous == 0.0;
     c.beta = c.first ? 0.0 : gamma / previous;
     c.alpha = c.first ? gamma / delta : gamma / (delta - c.beta * gamma / *scalars.alpha_previous);
+    if (gamma == 0.0) c.alpha = c.beta = 0.0;  // r = 0: solved exactly (0 / 0 would be NaN)
     c.gamma = gamma;
     shared = c;
   }
@@ -617,6 +620,81 @@ __global__ void __launch_bounds__(kVectorThreads)
   } else if (!kPush) {
     arrive_and_keep(scalars, c, counter);
   }
+  end_kernel(stamp);
+}
+
+// Pipelined CG's update (engine.h, update_pipelined): p holds w; with kDot the pair of the new
+// w.r and r.r, whose arrival also serves the coefficients.
+template <bool kDot>
+__global__ void __launch_bounds__(kVectorThreads)
+    update_pipelined_kernel(StepScalars scalars, unsigned* counter, PipelinedVectors v, int64_t n,
+                            SumTarget sum, KernelStamp stamp) {
+  begin_kernel(stamp);
+  const SingleCoefficients c = single_coefficients(scalars);
+  double wr = 0.0, rr = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double u = v.q[i] + c.beta * v.u[i];
+    const double s = v.w[i] + c.beta * v.s[i];
+    const double d = v.r[i] + c.beta * v.d[i];
+    const double r = v.r[i] - c.alpha * s;
+    const double w = v.w[i] - c.alpha * u;
+    v.u[i] = u;
+    v.s[i] = s;
+    v.d[i] = d;
+    v.z[i] = v.z[i] + c.alpha * d;
+    v.r[i] = r;
+    v.w[i] = w;
+    if (kDot) {
+      wr += w * r;
+      rr += r * r;
+    }
+  }
+  if (kDot) {
+    const double values[2] = {wr, rr};
+    if (finish_sums<kVectorThreads, 2>(values, sum, stamp) && threadIdx.x == 0)
+      keep_coefficients(scalars, c);
+  } else {
+    arrive_and_keep(scalars, c, counter);
+  }
+  end_kernel(stamp);
+}
+
+// Pipelined CG's start: z = 0, r = x, w = ax, u = s = d = 0, the previous values 0; with kDot
+// the pair w.r and r.r.
+template <bool kDot>
+__global__ void __launch_bounds__(kVectorThreads)
+    pipelined_begin_kernel(const double* x, const double* ax, PipelinedVectors v, int64_t n,
+                           double* previous, SumTarget sum, KernelStamp stamp) {
+  begin_kernel(stamp);
+  if (first_index() == 0) {
+    previous[0] = 0.0;
+    previous[1] = 0.0;
+  }
+  double wr = 0.0, rr = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double r = x[i], w = ax[i];
+    v.z[i] = 0.0;
+    v.r[i] = r;
+    v.w[i] = w;
+    v.u[i] = v.s[i] = v.d[i] = 0.0;
+    if (kDot) {
+      wr += w * r;
+      rr += r * r;
+    }
+  }
+  if (kDot) {
+    const double values[2] = {wr, rr};
+    finish_sums<kVectorThreads, 2>(values, sum, stamp);
+  }
+  end_kernel(stamp);
+}
+
+// dst = value * src / sqrt(*divisor_square) (divisor_square null: 1).
+__global__ void scaled_copy_kernel(double* dst, const double* src, double value,
+                                   const double* divisor_square, int64_t n, KernelStamp stamp) {
+  begin_kernel(stamp);
+  const double scale = divisor_square != nullptr ? value / sqrt(*divisor_square) : value;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) dst[i] = scale * src[i];
   end_kernel(stamp);
 }
 
@@ -902,6 +980,35 @@ void launch_update_single(StepScalars scalars, unsigned* counter, double* d, dou
     launch("update_single", update_single_kernel<false>, blocks, kVectorThreads, 0, stream, scalars,
            counter, d, s, z, r, w, n, PushFusion{});
   }
+}
+
+void launch_update_pipelined(StepScalars scalars, unsigned* counter, const PipelinedVectors& v,
+                             int64_t n, const SumTarget* sum, int blocks, cudaStream_t stream) {
+  if (sum) {
+    launch("update_pipelined", update_pipelined_kernel<true>, blocks, kVectorThreads, 0, stream,
+           scalars, counter, v, n, *sum);
+  } else {
+    launch("update_pipelined", update_pipelined_kernel<false>, blocks, kVectorThreads, 0, stream,
+           scalars, counter, v, n, SumTarget{});
+  }
+}
+
+void launch_pipelined_begin(const double* x, const double* ax, const PipelinedVectors& v, int64_t n,
+                            double* previous, const SumTarget* sum, int blocks,
+                            cudaStream_t stream) {
+  if (sum) {
+    launch("pipelined_begin", pipelined_begin_kernel<true>, blocks, kVectorThreads, 0, stream, x,
+           ax, v, n, previous, *sum);
+  } else {
+    launch("pipelined_begin", pipelined_begin_kernel<false>, blocks, kVectorThreads, 0, stream, x,
+           ax, v, n, previous, SumTarget{});
+  }
+}
+
+void launch_scaled_copy(double* dst, const double* src, double value, const double* divisor_square,
+                        int64_t n, int blocks, cudaStream_t stream) {
+  launch("scaled_copy", scaled_copy_kernel, blocks, kVectorThreads, 0, stream, dst, src, value,
+         divisor_square, n);
 }
 
 void launch_distance(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,

@@ -165,6 +165,28 @@ void launch_update_p(StepScalars scalars, const double* r, double* p, int64_t n,
 void launch_update_single(StepScalars scalars, unsigned* counter, double* d, double* s, double* z,
                           double* r, const double* w, int64_t n, const PushFusion* fusion,
                           int blocks, cudaStream_t stream);
+// Pipelined CG's vectors (engine.h): w is the exchanged p's own piece, q = A w.
+struct PipelinedVectors {
+  double* z;
+  double* r;
+  double* w;
+  double* u;
+  double* s;
+  double* d;
+  const double* q;
+};
+// Engine::update_pipelined; with a target, the pair out[0] = w.r, out[1] = r.r of the new
+// vectors. `counter` (0 between launches) as launch_update_single's without a target.
+void launch_update_pipelined(StepScalars scalars, unsigned* counter, const PipelinedVectors& v,
+                             int64_t n, const SumTarget* sum, int blocks, cudaStream_t stream);
+// Engine::pipelined_begin: z = 0, r = x, w = ax, u = s = d = 0, previous[0..1] = 0; with a
+// target the pair w.r, r.r.
+void launch_pipelined_begin(const double* x, const double* ax, const PipelinedVectors& v, int64_t n,
+                            double* previous, const SumTarget* sum, int blocks,
+                            cudaStream_t stream);
+// dst = value * src / sqrt(*divisor_square) (divisor_square nullptr: value * src).
+void launch_scaled_copy(double* dst, const double* src, double value, const double* divisor_square,
+                        int64_t n, int blocks, cudaStream_t stream);
 // out[0] = sum (a - b)^2 over i < real
 void launch_distance(const double* a, const double* b, int64_t n, int64_t real, SumTarget sum,
                      int blocks, cudaStream_t stream);

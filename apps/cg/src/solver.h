@@ -24,12 +24,17 @@ class CgStepper {
   void set_clock(PhaseClock& clock) { clock_ = &clock; }
   // q = A p: exchange of p, SpMV, and the 2d reduction; `dot` also forms kDotLocal = p.q.
   void multiply(bool dot);
-  // z = 0, r = x, p = r, rho = r.r (reduced).
-  void begin();
+  // z = 0, r = x, p = r, rho = r.r (reduced). Pipelined CG (the engine's variant): p = w = A x
+  // (with `product_known` the engine's kept A x, engine.h, else an SpMV of x) and the pair w.r,
+  // r.r reduced.
+  void begin(bool product_known = false);
   // One step: q = A p, alpha, z and r, rho, beta, p. Single-reduction CG (the engine's
   // variant): w = A r, the pair w.r and r.r summed at once, then d, s, z and r; kRho is then
-  // r.r of the step's start (the residual one step behind).
+  // r.r of the step's start (the residual one step behind). Pipelined CG: q = A w, the update
+  // of every vector with the summed pair, then the new pair summed (kRho is the new r's r.r).
   void step();
+  // Pipelined CG: A times ones, kept by the engine (engine.h, keep_ones_product).
+  void keep_ones_product();
   // r.r reduced into kRho.
   void rho();
   // ||x - A z||^2 reduced into kSum (destroys p).
