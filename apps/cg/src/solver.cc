@@ -46,35 +46,27 @@ void CgStepper::multiply(bool dot) {
 }
 
 void CgStepper::begin(bool product_known) {
-  if (engine_.variant() == CgVariant::kPipelined) {
-    if (!product_known) {
-      // p = x, then A x. The sum (r.r) between the two orders this exchange after every rank's
-      // last SpMV, as a step's sum orders the next step's exchange.
-      clock_->mark(Phase::kAxpy);
-      engine_.cg_begin(fused_);
-      if (!fused_) {
-        clock_->mark(Phase::kDot);
-        engine_.dot_rr();
-      }
-      allreduce(kRhoLocal, 1);
-      multiply(false);
-    }
+  const bool pipelined = engine_.variant() == CgVariant::kPipelined;
+  if (!pipelined || !product_known) {
     clock_->mark(Phase::kAxpy);
-    engine_.pipelined_begin(!product_known, fused_);
+    engine_.cg_begin(fused_);
     if (!fused_) {
       clock_->mark(Phase::kDot);
-      engine_.dots_pipelined();
+      engine_.dot_rr();
     }
-    allreduce(kDotLocal, 2);
-    return;
+    allreduce(kRhoLocal, 1);
   }
+  if (!pipelined) return;
+  // Pipelined: w = A x, formed from p = x where it is not known. The sum above orders that
+  // exchange after every rank's last SpMV, as a step's sum orders the next step's exchange.
+  if (!product_known) multiply(false);
   clock_->mark(Phase::kAxpy);
-  engine_.cg_begin(fused_);
+  engine_.pipelined_begin(!product_known, fused_);
   if (!fused_) {
     clock_->mark(Phase::kDot);
-    engine_.dot_rr();
+    engine_.dots_pipelined();
   }
-  allreduce(kRhoLocal, 1);
+  allreduce(kDotLocal, 2);
 }
 
 void CgStepper::keep_ones_product() {
