@@ -17,6 +17,9 @@ h200x4-nvlink-sm.fabric was taken (docs/SIM.md, "Fabric descriptions"):
   device_step             graph form: (ring - recursive doubling) / (their step difference),
                           less the flag's flight
   device_block_bandwidth  one block of 512 threads storing into the next GPU
+  device_work_<op>_<alg>  graph form of that collective and algorithm, less its steps at
+                          (device_step + the flag's flight) each: its pieces placed, its
+                          local reduction (tca-topo with allgather and dissemination rows)
 
 A table the file lacks (tca-topo before its GPU program rows) gives `unmeasured`, which
 tca-sim takes as the parameter left out. Errors (no latency rows, a value that is not
@@ -49,24 +52,50 @@ def median_of(rows, key, what):
     return value
 
 
-def allreduce_steps(algorithm, ranks):
-    """Steps of the GPU allreduce (docs/COLLECTIVES.md's table)."""
+def program_steps(op, algorithm, ranks):
+    """Steps of a GPU collective (docs/COLLECTIVES.md's table)."""
     if algorithm == "ring":
-        return 2 * (ranks - 1)
+        return (2 if op == "allreduce" else 1) * (ranks - 1)
     if algorithm == "recursive_doubling":
         k = int(math.floor(math.log2(ranks)))
         return k if 2 ** k == ranks else k + 2
+    if algorithm == "dissemination":
+        return int(math.ceil(math.log2(ranks)))
     raise TopoError(f"no step count for algorithm '{algorithm}'")
+
+
+def allreduce_steps(algorithm, ranks):
+    return program_steps("allreduce", algorithm, ranks)
+
+
+def device_work(topo, per_step_us):
+    """{"<op>_<algorithm>": us} of every graph-form row: its time less its steps."""
+    out = {}
+    for r in rows_of(topo, "gpu_collective", form="graph"):
+        op, algorithm, ranks = r.get("op", "allreduce"), r.get("algorithm"), r.get("ranks", 0)
+        if ranks < 2 or not isinstance(r.get("us"), (int, float)):
+            continue
+        try:
+            steps = program_steps(op, algorithm, ranks)
+        except TopoError:
+            continue
+        out[f"{op}_{algorithm}"] = (max(r["us"] - steps * per_step_us, 0.0), r["us"], steps)
+    return out
 
 
 def device_parameters(topo, flag_us):
     """The GPU program's parameters (floats in us and GB/s), None where not measured."""
     out = {"device_call": None, "device_launch_call": None, "device_step": None,
            "device_block_bandwidth": None}
-    graph = {r["algorithm"]: r for r in rows_of(topo, "gpu_collective", form="graph")}
+    # Rows without "op" come from tca-topo before its allgather rows: allreduces.
+    def allreduce_rows(form):
+        return [r for r in rows_of(topo, "gpu_collective", form=form)
+                if r.get("op", "allreduce") == "allreduce"]
+
+    graph = {r["algorithm"]: r for r in allreduce_rows("graph")}
     calls = {"resident": [], "launch": []}
     for form in calls:
-        for r in rows_of(topo, "gpu_collective", form=form):
+        for r in allreduce_rows(form):
             if r.get("algorithm") in graph:
                 calls[form].append(r["us"] - graph[r["algorithm"]]["us"])
     for form, key in (("resident", "device_call"), ("launch", "device_launch_call")):
@@ -83,6 +112,7 @@ def device_parameters(topo, flag_us):
             if extra > 0:
                 per_step = (graph["ring"]["us"] - graph["recursive_doubling"]["us"]) / extra
                 out["device_step"] = max(per_step - flag_us, 0.0)
+                out["work"] = device_work(topo, out["device_step"] + flag_us)
     stores = rows_of(topo, "block_store", blocks=1, threads=512)
     if stores:
         out["device_block_bandwidth"] = median_of(stores, "GBps", "block_store")
@@ -137,6 +167,9 @@ def fabric_text(topo, name, date):
         f"device_block_bandwidth = {value('device_block_bandwidth', 'GB/s')}    "
         "# [T] block_store: 1 block of 512 threads",
     ]
+    for program, (work, graph_us, steps) in sorted(device.get("work", {}).items()):
+        lines.append(f"device_work_{program} = {work:.4g}us    # [T] gpu_collective: "
+                     f"{program.replace('_', ' ', 1)}, graph {graph_us:.3g} us less {steps} steps")
     return "\n".join(lines) + "\n"
 
 

@@ -49,27 +49,29 @@ double seconds_since(std::chrono::steady_clock::time_point begin) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
-// An allreduce of one double in GPU memory by `algorithm`, one object per form.
-class Allreduce {
+// A collective of one double per rank in GPU memory (an allreduce, or an allgather of one
+// double from each rank) by `algorithm`, one object per form.
+class OneDouble {
  public:
-  Allreduce(tcaCollAlgorithm algorithm, unsigned resident_idle_us) {
-    CHECK(tcaMalloc(&send_, 64, TCA_MEM_GPU));
-    CHECK(tcaMalloc(&recv_, 64, TCA_MEM_GPU));
-    CHECK(cudaMemset(send_, 0, 64));
+  OneDouble(tcaCollKind kind, tcaCollAlgorithm algorithm, int ranks, unsigned resident_idle_us) {
+    const size_t bytes = 64 * static_cast<size_t>(ranks);
+    CHECK(tcaMalloc(&send_, bytes, TCA_MEM_GPU));
+    CHECK(tcaMalloc(&recv_, bytes, TCA_MEM_GPU));
+    CHECK(cudaMemset(send_, 0, bytes));
     tcaCollConfig config{};
     config.algorithm = algorithm;
     config.memory = TCA_MEM_GPU;
     config.resident_idle_us = resident_idle_us;
-    CHECK(tcaCollNew(&coll_, TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 1, send_, recv_, &config));
+    CHECK(tcaCollNew(&coll_, kind, TCA_DOUBLE, TCA_SUM, 1, send_, recv_, &config));
   }
-  ~Allreduce() {
+  ~OneDouble() {
     tcaCollFree(coll_);
     CHECK(cudaDeviceSynchronize());  // a resident kernel leaves after its idle time
     tcaFree(send_);
     tcaFree(recv_);
   }
-  Allreduce(const Allreduce&) = delete;
-  Allreduce& operator=(const Allreduce&) = delete;
+  OneDouble(const OneDouble&) = delete;
+  OneDouble& operator=(const OneDouble&) = delete;
 
   // Microseconds per host-called iteration (tcaCollStart + tcaCollWait), back to back.
   double host_called() {
@@ -121,43 +123,51 @@ class Allreduce {
   tcaColl coll_ = nullptr;
 };
 
+// Every algorithm with a step count of its own at any rank count (docs/COLLECTIVES.md), both
+// collectives: the graph forms' differences give the programs' costs per step and per
+// algorithm (sim/topo_to_fabric.py).
 void collective_rounds(int rank, int size, std::FILE* text,
                        const std::function<void(nlohmann::ordered_json)>& add_row) {
-  const tcaCollAlgorithm algorithms[] = {TCA_COLL_RECURSIVE_DOUBLING, TCA_COLL_RING};
+  const tcaCollKind kinds[] = {TCA_COLL_ALLREDUCE, TCA_COLL_ALLGATHER};
+  const tcaCollAlgorithm algorithms[] = {TCA_COLL_RECURSIVE_DOUBLING, TCA_COLL_RING,
+                                         TCA_COLL_DISSEMINATION};
   if (rank == 0)
     fmt::print(text,
-               "\nHost-called GPU collectives: allreduce of 8 B, us per call (slowest rank's "
+               "\nHost-called GPU collectives of one double per rank, us per call (slowest rank's "
                "mean of {}); call = host-called less the graph form\n"
-               "  {:>20} {:>10} {:>10} {:>10} {:>10} {:>13} {:>13}\n",
-               kIterations, "algorithm", "protocol", "resident", "launch", "graph", "resident call",
-               "launch call");
-  for (const tcaCollAlgorithm algorithm : algorithms) {
-    double us[3] = {0, 0, 0};  // resident, launch, graph
-    std::string protocol;
-    {
-      Allreduce resident(algorithm, 0);  // TCA_COLL_RESIDENT_US's idle time
-      us[0] = resident.host_called();
-      protocol = resident.protocol();
+               "  {:>10} {:>20} {:>10} {:>10} {:>10} {:>10} {:>13} {:>13}\n",
+               kIterations, "collective", "algorithm", "protocol", "resident", "launch", "graph",
+               "resident call", "launch call");
+  for (const tcaCollKind kind : kinds) {
+    const char* op = kind == TCA_COLL_ALLREDUCE ? "allreduce" : "allgather";
+    for (const tcaCollAlgorithm algorithm : algorithms) {
+      double us[3] = {0, 0, 0};  // resident, launch, graph
+      std::string protocol;
+      {
+        OneDouble resident(kind, algorithm, size, 0);  // TCA_COLL_RESIDENT_US's idle time
+        us[0] = resident.host_called();
+        protocol = resident.protocol();
+      }
+      {
+        OneDouble launched(kind, algorithm, size, TCA_COLL_RESIDENT_OFF);
+        us[1] = launched.host_called();
+        us[2] = launched.graph();
+      }
+      if (rank != 0) continue;
+      const char* name = tcaCollAlgorithmName(algorithm);
+      fmt::print(text, "  {:>10} {:>20} {:>10} {:10.2f} {:10.2f} {:10.2f} {:13.2f} {:13.2f}\n", op,
+                 name, protocol, us[0], us[1], us[2], us[0] - us[2], us[1] - us[2]);
+      const char* forms[] = {"resident", "launch", "graph"};
+      for (int f = 0; f < 3; ++f)
+        add_row({{"table", "gpu_collective"},
+                 {"op", op},
+                 {"bytes", kind == TCA_COLL_ALLREDUCE ? 8 : 8 * size},
+                 {"algorithm", name},
+                 {"ranks", size},
+                 {"protocol", protocol},
+                 {"form", forms[f]},
+                 {"us", us[f]}});
     }
-    {
-      Allreduce launched(algorithm, TCA_COLL_RESIDENT_OFF);
-      us[1] = launched.host_called();
-      us[2] = launched.graph();
-    }
-    if (rank != 0) continue;
-    const char* name = tcaCollAlgorithmName(algorithm);
-    fmt::print(text, "  {:>20} {:>10} {:10.2f} {:10.2f} {:10.2f} {:13.2f} {:13.2f}\n", name,
-               protocol, us[0], us[1], us[2], us[0] - us[2], us[1] - us[2]);
-    const char* forms[] = {"resident", "launch", "graph"};
-    for (int f = 0; f < 3; ++f)
-      add_row({{"table", "gpu_collective"},
-               {"op", "allreduce"},
-               {"bytes", 8},
-               {"algorithm", name},
-               {"ranks", size},
-               {"protocol", protocol},
-               {"form", forms[f]},
-               {"us", us[f]}});
   }
 }
 

@@ -278,6 +278,10 @@ class World {
         case Step::kDeviceStep:
           if (fabric_.device_step() > 0) sg4::this_actor::sleep_for(fabric_.device_step());
           break;
+        case Step::kDeviceWork:
+          if (fabric_.device_work(step.name) > 0)
+            sg4::this_actor::sleep_for(fabric_.device_work(step.name));
+          break;
         case Step::kPhaseBegin:
           state.open_phases[step.name] = sg4::Engine::get_clock();
           break;

@@ -97,7 +97,21 @@ const std::pair<const char*, char> kDeviceProgramKeys[] = {{"device_call", 't'},
                                                            {"device_launch_call", 't'},
                                                            {"device_step", 't'},
                                                            {"device_block_bandwidth", 'b'}};
+// ... and a program's work beyond its steps, by collective and algorithm (device_work_allgather_
+// ring, ...): the same optional keys, 0 where left out.
+const char* const kDeviceWorkOps[] = {"allreduce", "allgather"};
+const char* const kDeviceWorkAlgorithms[] = {"ring", "neighbor_exchange", "recursive_doubling",
+                                             "dissemination", "direct"};
 constexpr char kUnmeasured[] = "unmeasured";
+
+std::vector<std::pair<std::string, char>> device_optional_keys() {
+  std::vector<std::pair<std::string, char>> keys(std::begin(kDeviceProgramKeys),
+                                                 std::end(kDeviceProgramKeys));
+  for (const char* op : kDeviceWorkOps)
+    for (const char* algorithm : kDeviceWorkAlgorithms)
+      keys.emplace_back(std::string("device_work_") + op + "_" + algorithm, 't');
+  return keys;
+}
 
 double typed_value(const ParamFile& params, const std::string& key, char type) {
   switch (type) {
@@ -155,7 +169,7 @@ std::unique_ptr<Fabric> Fabric::from_params(const ParamFile& params, const std::
     if (type == 'b' && value <= 0) throw Error(params.name() + ": " + key + " must be positive");
     fabric->values_.emplace_back(key, value);
   }
-  for (const auto& [key, type] : kDeviceProgramKeys) {
+  for (const auto& [key, type] : device_optional_keys()) {
     if ((family != 3 && family != 4) || !params.has(key)) continue;
     if (params.word(key) == kUnmeasured) continue;
     const double value = typed_value(params, key, type);
@@ -200,6 +214,16 @@ double Fabric::device_call(const std::string& form) const {
 }
 
 double Fabric::device_step() const { return optional("device_step"); }
+
+double Fabric::device_work(const std::string& program) const {
+  return optional(("device_work_" + program).c_str());
+}
+
+bool Fabric::has_device_work(const std::string& program) const {
+  const std::string key = "device_work_" + program;
+  return std::any_of(values_.begin(), values_.end(),
+                     [&](const auto& value) { return value.first == key; });
+}
 
 std::vector<std::string> Fabric::device_program_unset() const {
   std::vector<std::string> unset;

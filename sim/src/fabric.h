@@ -92,6 +92,10 @@ class Fabric {
   // own work per step.
   double device_call(const std::string& form) const;
   double device_step() const;
+  // A GPU program's work beyond its steps, `program` "allgather_ring", ...: device_work_<program>
+  // (0 where the file leaves it out or unmeasured).
+  double device_work(const std::string& program) const;
+  bool has_device_work(const std::string& program) const;
   // The GPU program keys the file leaves out or marks unmeasured (families with GPU programs).
   std::vector<std::string> device_program_unset() const;
   // ib, apenet: one CUDA copy between GPU and host memory of `bytes` (staged collectives).

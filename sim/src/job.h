@@ -29,7 +29,9 @@ struct Message {
 
 struct Step {
   // kDeviceCall: a host-called GPU program's own cost (the fabric's, by the call's form in
-  // `name`); kDeviceStep: the program's own work in one step of a collective (the fabric's).
+  // `name`); kDeviceStep: the program's own work in one step of a collective (the fabric's);
+  // kDeviceWork: the program's work beyond its steps, by collective and algorithm (`name`
+  // "allgather_ring", ...: the fabric's device_work_<name>).
   enum Kind {
     kCompute,
     kKick,
@@ -41,14 +43,15 @@ struct Step {
     kPhaseBegin,
     kPhaseEnd,
     kDeviceCall,
-    kDeviceStep
+    kDeviceStep,
+    kDeviceWork
   };
   Kind kind = kCompute;
   double seconds = 0;             // kCompute
   std::vector<Message> messages;  // kKick (a chain, in order), kPut (one, the caller waits)
   int peer = 0;                   // kNotify: destination; kWait: source
   int slot = 0;                   // kNotify, kWait
-  std::string name;               // phases; kDeviceCall: resident, resident_start, launch or ""
+  std::string name;  // phases; kDeviceCall: resident, resident_start, launch or ""; kDeviceWork
 };
 
 using Program = std::vector<Step>;

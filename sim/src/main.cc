@@ -138,6 +138,10 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
   report.set("device_collectives", tj.device_collectives);
   report.set("device_unlabelled", tj.device_unlabelled);
   report.set("device_program_unset", fabric->device_program_unset());
+  std::vector<std::string> work_unset;
+  for (const std::string& program : tj.device_programs)
+    if (!fabric->has_device_work(program)) work_unset.push_back("device_work_" + program);
+  report.set("device_work_unset", work_unset);
   const std::string device = tj.device_collectives > 0
                                  ? ", " + std::to_string(tj.device_collectives) +
                                        " collectives run by the GPU (steps modelled)"
@@ -153,6 +157,12 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
       keys += (keys.empty() ? "" : ", ") + key;
     table.comment("GPU programs: " + fabric_name + " leaves " + keys +
                   " unset (free: a step is its message alone)");
+  }
+  if (!work_unset.empty()) {
+    std::string keys;
+    for (const std::string& key : work_unset) keys += (keys.empty() ? "" : ", ") + key;
+    table.comment("GPU programs: " + fabric_name + " leaves " + keys +
+                  " unset (free: a program is its steps alone)");
   }
   if (tj.device_unlabelled > 0)
     table.comment(std::to_string(tj.device_unlabelled) +

@@ -231,9 +231,11 @@ DeviceIteration device_iteration(const TraceEvent& e, const std::string& file) {
 // A collective a GPU program ran: the host-called iteration's own cost (the fabric's, by the
 // call's form), then the library's steps for this rank (collective_steps.h), each step number
 // opened by the program's own work in it, each send a kick of one message on the path
-// "cuda.device" raising a slot of its own.
-void append_device_steps(const TraceEvent& e, int rank, int world, const std::string& file,
-                         Program& program) {
+// "cuda.device" raising a slot of its own, and last the program's work beyond its steps (its
+// pieces placed, its local reduction: the fabric's, by collective and algorithm). Returns that
+// work's name.
+std::string append_device_steps(const TraceEvent& e, int rank, int world, const std::string& file,
+                                Program& program) {
   const DeviceIteration iteration = device_iteration(e, file);
   const int ranks = static_cast<int>(to_int(need(e, "ranks", file), file, e.line, "ranks"));
   if (ranks != world)
@@ -282,6 +284,11 @@ void append_device_steps(const TraceEvent& e, int rank, int world, const std::st
     }
     program.push_back(s);
   }
+  Step work;
+  work.kind = Step::kDeviceWork;
+  work.name = need(e, "op", file) + "_" + need(e, "algorithm", file);
+  program.push_back(work);
+  return work.name;
 }
 
 }  // namespace
@@ -437,7 +444,7 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
       program.push_back(s);
       if (e.kind == words::kCollBegin &&
           steps_of(e, trace.file) == "device") {  // inside the collective's phase
-        append_device_steps(e, r, world, trace.file, program);
+        out.device_programs.insert(append_device_steps(e, r, world, trace.file, program));
         ++out.device_collectives;
         if (e.fields.count("call") == 0) ++out.device_unlabelled;
         device_collective = true;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ struct TraceJob {
   long transfers = 0, waits = 0, kicks = 0;
   long device_collectives = 0;  // collectives a GPU program ran: their steps are modelled
   long device_unlabelled = 0;   // ... of which without protocol, channels and call (older traces)
+  std::set<std::string> device_programs;  // their "op_algorithm" names (Step::kDeviceWork)
 };
 
 // Builds the job: on one host the ranks start where the clock puts them (the earliest first

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -159,6 +160,39 @@ TEST(DeviceProgramTest, EveryStepPaysTheProgramsWork) {
                           "protocol=ll channels=1 call=resident",
                           4, 2);
   EXPECT_NEAR(r.phases.at("coll.allreduce").max_seconds, 2 * (4e-6 + 6 * (0.8e-6 + 2e-6)), 3e-9);
+}
+
+// The work beyond the steps, by collective and algorithm: once per iteration, only the program's
+// own; a fabric without it charges nothing (and says which programs it leaves unset).
+TEST(DeviceProgramTest, ProgramWorkByCollectiveAndAlgorithm) {
+  const auto fabric = host(
+      "device_call = 4us\ndevice_step = 2us\ndevice_work_allgather_dissemination = 3us\n"
+      "device_work_allreduce_ring = unmeasured\n");
+  EXPECT_DOUBLE_EQ(fabric->device_work("allgather_dissemination"), 3e-6);
+  EXPECT_TRUE(fabric->has_device_work("allgather_dissemination"));
+  EXPECT_EQ(fabric->device_work("allreduce_ring"), 0);
+  EXPECT_FALSE(fabric->has_device_work("allreduce_ring"));
+  EXPECT_FALSE(fabric->has_device_work("allgather_ring"));
+  // Dissemination's allgather on 4 ranks: 2 steps, then its work.
+  TraceJob tj;
+  const Result r = replay(*fabric,
+                          "op=allgather algorithm=dissemination bytes=32 ranks=4 memory=gpu "
+                          "steps=device protocol=ll channels=1 call=resident",
+                          4, 2, &tj);
+  EXPECT_EQ(tj.device_programs, (std::set<std::string>{"allgather_dissemination"}));
+  EXPECT_NEAR(r.phases.at("coll.allgather").max_seconds, 2 * (4e-6 + 2 * (0.8e-6 + 2e-6) + 3e-6),
+              3e-9);
+  // The ring's allgather is not given: its 3 steps alone.
+  const Result ring = replay(*fabric,
+                             "op=allgather algorithm=ring bytes=32 ranks=4 memory=gpu "
+                             "steps=device protocol=ll channels=1 call=resident",
+                             4, 2);
+  EXPECT_NEAR(ring.phases.at("coll.allgather").max_seconds, 2 * (4e-6 + 3 * (0.8e-6 + 2e-6)), 3e-9);
+  // Misspelt keys are unknown parameters; a bad value names the line.
+  EXPECT_NE(error_of(host_text("device_work_allgather_rng = 1us\n")).find("unknown parameter"),
+            std::string::npos);
+  EXPECT_NE(error_of(host_text("device_work_allreduce_direct = 1GB/s\n")).find("t.fabric:18"),
+            std::string::npos);
 }
 
 TEST(DeviceProgramTest, BadIterationFieldsNameTheLine) {

@@ -43,11 +43,20 @@ class TopoToFabricTest(unittest.TestCase):
         with open(DATA, encoding="utf-8") as f:
             self.topo = json.load(f)
 
-    def test_the_shipped_nvlink_description_from_its_run(self):
-        """The tca-topo run behind h200x4-nvlink-sm gives back its figures (within 1%), the GPU
-        program's parameters from that run's gpu_collective and block_store tables."""
-        made = values(topo_to_fabric.fabric_text(self.topo, "h200x4-nvlink-sm", ""))
-        with open(os.path.join(SIM, "fabrics", "h200x4-nvlink-sm.fabric"), encoding="utf-8") as f:
+    def test_the_shipped_nvlink_descriptions_from_their_runs(self):
+        """The tca-topo runs behind h200x4-nvlink-sm and h200x4-nvlink-programs give back their
+        figures (within 1%), the GPU program's parameters from each run's gpu_collective and
+        block_store tables."""
+        with open(os.path.join(os.path.dirname(DATA), "topo-h200x4-programs.json"),
+                  encoding="utf-8") as f:
+            programs = json.load(f)
+        for topo, name in ((self.topo, "h200x4-nvlink-sm"), (programs, "h200x4-nvlink-programs")):
+            with self.subTest(name=name):
+                self.check_shipped(topo, name)
+
+    def check_shipped(self, topo, name):
+        made = values(topo_to_fabric.fabric_text(topo, name, ""))
+        with open(os.path.join(SIM, "fabrics", name + ".fabric"), encoding="utf-8") as f:
             shipped = values(f.read())
         self.assertEqual(set(made), set(shipped))
         for key, value in shipped.items():
@@ -86,7 +95,40 @@ class TopoToFabricTest(unittest.TestCase):
         self.assertAlmostEqual(number(made["device_step"]), 1.55 - flag, delta=0.01)
         self.assertEqual(made["device_block_bandwidth"], "31GB/s")
 
+    def test_work_by_collective_and_algorithm(self):
+        topo = self.link_rows_only()
+        us = {("allreduce", "recursive_doubling"): 3.1, ("allreduce", "ring"): 9.3,
+              ("allreduce", "dissemination"): 6.1, ("allgather", "recursive_doubling"): 5.4,
+              ("allgather", "ring"): 6.4, ("allgather", "dissemination"): 5.4}
+        for (op, algorithm), value in us.items():
+            for form, extra in (("graph", 0.0), ("resident", 5.0)):
+                topo["rows"].append({"table": "gpu_collective", "op": op, "bytes": 8,
+                                     "algorithm": algorithm, "ranks": 4, "protocol": "ll x1",
+                                     "form": form, "us": value + extra})
+        made = values(topo_to_fabric.fabric_text(topo, "x", ""))
+        # The allgathers' rows leave the allreduce's parameters as they were.
+        flag = number(made["endpoint_latency"]) * 2
+        self.assertAlmostEqual(number(made["device_step"]), 1.55 - flag, delta=0.01)
+        self.assertAlmostEqual(number(made["device_call"]), 5.0, delta=0.001)
+        # Each program: its graph time less its steps at 1.55 us (device_step + the flag).
+        expected = {"allreduce_recursive_doubling": 0.0, "allreduce_ring": 0.0,
+                    "allreduce_dissemination": 6.1 - 2 * 1.55,
+                    "allgather_recursive_doubling": 5.4 - 2 * 1.55,
+                    "allgather_ring": 6.4 - 3 * 1.55,
+                    "allgather_dissemination": 5.4 - 2 * 1.55}
+        for program, work in expected.items():
+            self.assertAlmostEqual(number(made["device_work_" + program]), work, delta=0.001,
+                                   msg=program)
+        # Without the ring and recursive doubling allreduces there is no step to subtract.
+        topo["rows"] = [r for r in topo["rows"] if not (
+            r.get("table") == "gpu_collective" and r.get("op") == "allreduce")]
+        self.assertFalse(any(k.startswith("device_work") for k in
+                             values(topo_to_fabric.fabric_text(topo, "x", ""))))
+
     def test_step_counts(self):
+        self.assertEqual(topo_to_fabric.program_steps("allgather", "ring", 4), 3)
+        self.assertEqual(topo_to_fabric.program_steps("allgather", "dissemination", 5), 3)
+        self.assertEqual(topo_to_fabric.program_steps("allreduce", "dissemination", 4), 2)
         self.assertEqual(topo_to_fabric.allreduce_steps("ring", 4), 6)
         self.assertEqual(topo_to_fabric.allreduce_steps("recursive_doubling", 4), 2)
         self.assertEqual(topo_to_fabric.allreduce_steps("recursive_doubling", 6), 4)
