@@ -44,13 +44,15 @@ class TopoToFabricTest(unittest.TestCase):
             self.topo = json.load(f)
 
     def test_the_shipped_nvlink_descriptions_from_their_runs(self):
-        """The tca-topo runs behind h200x4-nvlink-sm and h200x4-nvlink-programs give back their
+        """The tca-topo runs behind h200x4-nvlink-sm and h200x{4,2}-nvlink-programs give back their
         figures (within 1%), the GPU program's parameters from each run's gpu_collective and
         block_store tables."""
-        with open(os.path.join(os.path.dirname(DATA), "topo-h200x4-programs.json"),
-                  encoding="utf-8") as f:
-            programs = json.load(f)
-        for topo, name in ((self.topo, "h200x4-nvlink-sm"), (programs, "h200x4-nvlink-programs")):
+        runs = [(self.topo, "h200x4-nvlink-sm")]
+        for ranks in (4, 2):
+            with open(os.path.join(os.path.dirname(DATA), f"topo-h200x{ranks}-programs.json"),
+                      encoding="utf-8") as f:
+                runs.append((json.load(f), f"h200x{ranks}-nvlink-programs"))
+        for topo, name in runs:
             with self.subTest(name=name):
                 self.check_shipped(topo, name)
 
