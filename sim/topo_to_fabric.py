@@ -169,7 +169,8 @@ def fabric_text(topo, name, date):
     ]
     for program, (work, graph_us, steps) in sorted(device.get("work", {}).items()):
         lines.append(f"device_work_{program} = {work:.4g}us    # [T] gpu_collective: "
-                     f"{program.replace('_', ' ', 1)}, graph {graph_us:.3g} us less {steps} steps")
+                     f"{program.replace('_', ' ', 1)}, graph {graph_us:.3g} us less {steps} "
+                     f"step{'s' if steps != 1 else ''}")
     return "\n".join(lines) + "\n"
 
 
