@@ -51,7 +51,8 @@ struct Step {
   std::vector<Message> messages;  // kKick (a chain, in order), kPut (one, the caller waits)
   int peer = 0;                   // kNotify: destination; kWait: source
   int slot = 0;                   // kNotify, kWait
-  std::string name;  // phases; kDeviceCall: resident, resident_start, launch or ""; kDeviceWork
+  // phases; kDeviceCall: resident, resident_start, launch or ""; kDeviceWork: "allgather_ring", ...
+  std::string name;
 };
 
 using Program = std::vector<Step>;
