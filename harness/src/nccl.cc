@@ -2,9 +2,13 @@
 // Copyright (c) the tca authors
 #include "tca_harness/nccl.h"
 
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <memory>
+#include <vector>
 
 #include "tca_harness/check.h"
 #include "tca_harness/ranks.h"
@@ -41,6 +45,44 @@ template <typename Function>
 bool resolve(void* library, const char* name, Function* function) {
   *function = reinterpret_cast<Function>(dlsym(library, name));
   return *function != nullptr;
+}
+
+// This rank's GPU: its host's name and its PCI bus id (empty where CUDA cannot say).
+struct GpuPlace {
+  char host[64] = {};
+  char bus[32] = {};
+};
+
+GpuPlace gpu_place() {
+  GpuPlace place;
+  if (gethostname(place.host, sizeof place.host - 1) != 0) place.host[0] = '\0';
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetPCIBusId(place.bus, sizeof place.bus, device) != cudaSuccess) {
+    cudaGetLastError();
+    place.bus[0] = '\0';
+  }
+  return place;
+}
+
+// Collective: the first two ranks that share a GPU, named (the same text on every rank), or "".
+// NCCL refuses a communicator with two ranks on one GPU, but only on the ranks that see the
+// other one on theirs: the ranks it lets in would then wait for the others until they time out.
+std::string shared_gpu(const Control& control) {
+  const GpuPlace mine = gpu_place();
+  std::vector<GpuPlace> all(static_cast<size_t>(control.size));
+  control.allgather(&mine, all.data(), sizeof mine);
+  for (int a = 0; a < control.size; ++a)
+    for (int b = a + 1; b < control.size; ++b) {
+      const GpuPlace& x = all[a];
+      const GpuPlace& y = all[b];
+      if (x.bus[0] == '\0' || std::strncmp(x.bus, y.bus, sizeof x.bus) != 0 ||
+          std::strncmp(x.host, y.host, sizeof x.host) != 0)
+        continue;
+      return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " share the GPU " +
+             std::string(x.bus, strnlen(x.bus, sizeof x.bus)) + " (NCCL needs a GPU per rank)";
+    }
+  return "";
 }
 
 }  // namespace
@@ -93,6 +135,8 @@ std::string Nccl::connect(const Control& control) {
 std::string Nccl::open(const Control& control, const std::string& library) {
   if (comm_ != nullptr || !failure_.empty()) return failure_;  // decided before
   failure_ = agreed_reason(load(library), control, library + " cannot be used on another rank");
+  if (!failure_.empty()) return failure_;
+  failure_ = shared_gpu(control);
   if (!failure_.empty()) return failure_;
   failure_ = agreed_reason(connect(control), control, "NCCL refused another rank");
   if (!failure_.empty() && comm_ != nullptr) {  // this rank got in, another did not

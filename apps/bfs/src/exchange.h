@@ -4,7 +4,9 @@
 //
 // Three exchanges, as in the PEACH3 paper's BFS:
 //  - COMM.OUT  (gather_frontier): every rank's block of the next frontier bitmap to every rank,
-//              each level (an allgather, in place);
+//              each level (an allgather, in place; where tca maps every peer's GPU memory, the
+//              GPU engine's pipelined levels store it into the peers' copies themselves:
+//              PushedFrontiers);
 //  - COMM.FLAG (reduce_counts):   the level's "anything new?" flag, carried as two counts (new
 //              vertices, their arcs; the direction heuristic needs both), summed over the
 //              ranks and brought to the host, each level (an allreduce);
@@ -62,6 +64,21 @@ class Exchange {
   int32_t* levels_ = nullptr;
 };
 
+// Frontiers that the level's kernels store straight into every rank's copy (tca's mappings of
+// the peers' GPU memory), with no gather: kPushedBuffers global bitmaps (partition.padded()
+// bits each) taken in turn. A level reads one, writes its block of the next into every copy and
+// clears its own copy of the one after; every rank's write into a copy thus follows its owner's
+// last read of it (which came before the owner's part in the counts' allreduce of the level
+// before), and the clearing before the owner's part in the level's allreduce.
+constexpr int kPushedBuffers = 3;
+struct PushedFrontiers {
+  int ranks = 0;
+  uint32_t* local[kPushedBuffers] = {};  // this rank's copies
+  // GPU memory, kPushedBuffers x ranks: rank r's copy of bitmap b, as this rank's kernels
+  // address it, at [b * ranks + r] (this rank's own copies among them).
+  uint32_t* const* views = nullptr;
+};
+
 // Exchanges of GPU ranks whose calls only enqueue work in the engine's stream (tca, nccl): a
 // whole level, exchanges included, can then be captured in one CUDA graph.
 class StreamOrdered {
@@ -86,6 +103,9 @@ class StreamOrdered {
   virtual void enqueue_reduce() = 0;
   // kCountWords int64 in GPU memory: the summed counts once the allreduce has run.
   virtual const int64_t* device_sums() const = 0;
+  // Frontiers the levels store into the peers' copies themselves (pipelined levels), where every
+  // rank's kernels reach every rank's GPU memory; null (on every rank alike) where not.
+  virtual const PushedFrontiers* pushed_frontiers() const { return nullptr; }
 };
 
 struct ExchangeSetup {

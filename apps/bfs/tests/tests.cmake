@@ -70,6 +70,10 @@ tca_mpi_test(bfs_s10_np2_json 2 300 "mpi;apps;bfs" tca-bfs --scale 10 --nbfs 4 -
 tca_mpi_test(bfs_s14_np2_in_turn 2 300 "mpi;apps;bfs" tca-bfs --scale 14 --comm tca --comm nccl
              --nbfs 16)
 set_property(TEST bfs_s14_np2_in_turn APPEND PROPERTY ENVIRONMENT TCA_BFS_EARLY=0)
+# GPU ranks whose pipelined levels gather the frontier (TCA_BFS_PUSH=0; by default they store it
+# into the peers' copies where tca maps them), at 3 ranks, every search validated.
+tca_mpi_test(bfs_s13_np3_gathered 3 300 "mpi;apps;bfs" tca-bfs --scale 13 --comm tca --nbfs 16)
+set_property(TEST bfs_s13_np3_gathered APPEND PROPERTY ENVIRONMENT TCA_BFS_PUSH=0)
 # --levels: the per-level spread of the ranks' compute and its total.
 add_test(NAME bfs_s10_np2_levels_spread
          COMMAND sh ${TCA_APPS_EXPECT_NOTE} "^compute_slowest_rank_time: [0-9]" ${MPIEXEC_EXECUTABLE}

@@ -31,8 +31,10 @@ __global__ void generate_kernel(KroneckerGenerator generator, uint64_t first, ui
 // The engine's settings from the environment: TCA_BFS_LANES (lanes per vertex in bottom-up
 // steps: 1, 2, 4, 8, 16 or 32), TCA_BFS_GRAPHS (0: levels launched call by call) and
 // TCA_BFS_AHEAD (pipelined levels launched ahead of the host: 1 or 2; 0: the host chooses each
-// level's direction after a round trip) and TCA_BFS_EARLY (1, the default: the levels' kernels
-// launched while the one before them runs, on compute capability 9.0 and up; 0: in turn).
+// level's direction after a round trip), TCA_BFS_EARLY (1, the default: the levels' kernels
+// launched while the one before them runs, on compute capability 9.0 and up; 0: in turn) and
+// TCA_BFS_PUSH (1, the default: pipelined levels store the frontier into every rank's copy where
+// the exchange maps the peers' memory; 0: they gather it).
 EngineTuning engine_tuning() {
   EngineTuning tuning;
   if (const char* text = std::getenv("TCA_BFS_LANES")) {
@@ -57,6 +59,11 @@ EngineTuning engine_tuning() {
     const std::string value(text);
     if (value != "0" && value != "1") throw Error("TCA_BFS_EARLY=" + value + ": 0 or 1");
     tuning.early = value == "1";
+  }
+  if (const char* text = std::getenv("TCA_BFS_PUSH")) {
+    const std::string value(text);
+    if (value != "0" && value != "1") throw Error("TCA_BFS_PUSH=" + value + ": 0 or 1");
+    tuning.push = value == "1";
   }
   return tuning;
 }

@@ -23,13 +23,27 @@ struct StepArgs {
   uint64_t words;         // 32-bit words of this rank's block
   uint64_t global_words;  // 32-bit words of the gathered frontier
   bool gated;             // pipelined levels: the kernels run only in the direction the GPU chose
+  // Pushed frontiers (pipelined levels, exchange.h): the level reads bitmap scalars[kInput] and
+  // writes its block of the next one into every rank's copy; frontier and next are then unused.
+  bool pushed;
+  int rank, ranks;
+  uint32_t* buffers[kPushedBuffers];  // this rank's copies
+  uint32_t* const* views;             // every rank's copies, [b * ranks + r]
+  unsigned* blocks_done;              // publish_kernel's blocks that have stored (0 between)
+  uint64_t chunk_capacity;            // entries of the chunk table
 };
 
 namespace {
 
 constexpr unsigned kFull = 0xFFFFFFFFu;
 constexpr int kThreads = 256;
-constexpr uint64_t kChunkArcs = 256;  // arcs of a top-down chunk (one warp's work item)
+// Arcs of a top-down chunk (one warp's work item): kChunkArcs, or kSmallChunkArcs in pipelined
+// levels whose frontier has fewer than kSmallChunkMaxArcs arcs (a warp then takes its chunk in one
+// round, and a frontier of a few vertices with thousands of arcs is spread over more warps; on
+// 4 H200s at scale 24 that took a level from 26.5 to 20.3 us, while larger frontiers lost 5%).
+constexpr uint64_t kChunkArcs = 256;
+constexpr uint64_t kSmallChunkArcs = 32;
+constexpr uint64_t kSmallChunkMaxArcs = 1 << 18;  // about one chunk per warp a GPU holds
 
 // scalars_ words. The level loop's state (pipelined levels) from kDirection on: the direction
 // of the level being run, whether the search is done, the frontier the level starts from (its
@@ -51,6 +65,8 @@ enum Scalar {
   kStarted = 11,
   kStepping = 12,
   kStepped = 13,
+  kInput = 14,      // pushed frontiers: the bitmap the level reads (the next: + 1, mod 3)
+  kPublished = 15,  // pushed frontiers: the end of the level's stores into the peers' copies
   kScalars = 16
 };
 
@@ -59,6 +75,23 @@ __device__ __forceinline__ uint64_t global_thread() {
 }
 __device__ __forceinline__ uint64_t global_threads() {
   return static_cast<uint64_t>(gridDim.x) * blockDim.x;
+}
+
+// Pushed frontiers: bitmap b of this rank's copies (b < kPushedBuffers; no dynamic indexing of a
+// kernel's parameters).
+__device__ __forceinline__ uint32_t* pushed_buffer(const StepArgs& a, unsigned long long b) {
+  return b == 0 ? a.buffers[0] : b == 1 ? a.buffers[1] : a.buffers[2];
+}
+__device__ __forceinline__ unsigned long long buffer_after(unsigned long long b, int steps) {
+  return (b + steps) % kPushedBuffers;
+}
+// The frontier the level reads, and this rank's block of the one it writes.
+__device__ __forceinline__ const uint32_t* level_frontier(const StepArgs& a) {
+  return a.pushed ? pushed_buffer(a, a.scalars[kInput]) : a.frontier;
+}
+__device__ __forceinline__ uint32_t* level_next(const StepArgs& a) {
+  return a.pushed ? pushed_buffer(a, buffer_after(a.scalars[kInput], 1)) + a.rank * a.words
+                  : a.next;
 }
 
 __device__ __forceinline__ bool in_bitmap(const uint32_t* bits, uint32_t v) {
@@ -70,6 +103,16 @@ __device__ __forceinline__ uint32_t valid_bits32(uint64_t word, uint64_t count) 
   if (first >= count) return 0;
   const uint64_t left = count - first;
   return left >= 32 ? kFull : (1u << left) - 1;
+}
+
+// The arcs of a top-down chunk in this level. Pipelined levels know their frontier's vertices and
+// arcs (over all ranks): a rank's chunks of the frontier number at most vertices + arcs / size.
+__device__ __forceinline__ uint64_t chunk_arcs(const StepArgs& a) {
+  if (!a.gated) return kChunkArcs;
+  const uint64_t vertices = a.scalars[kFrontier], arcs = a.scalars[kFrontierArcs];
+  return arcs < kSmallChunkMaxArcs && vertices + arcs / kSmallChunkArcs + 1 <= a.chunk_capacity
+             ? kSmallChunkArcs
+             : kChunkArcs;
 }
 
 // Pipelined levels: whether this direction's kernels sit out the level (the GPU chose the other
@@ -116,11 +159,15 @@ __global__ void prepare_kernel(unsigned long long* counts, unsigned long long* s
   if (advance) ++scalars[kLevel];
 }
 
-// Pipelined levels: the state of a search's first level (after root_kernel).
+// Pipelined levels: the state of a search's first level (after root_kernel). Pushed frontiers:
+// the root also goes into this rank's copy of the bitmap the first level reads (empty on every
+// rank between two searches).
 __global__ void init_kernel(unsigned long long* counts, unsigned long long* scalars,
-                            long long root_degree, long long unexplored, Heuristic h) {
+                            long long root_degree, long long unexplored, Heuristic h, StepArgs a,
+                            vertex_t root) {
   tca_apps::begin_dependent_kernel();
   scalars[kStarted] = globaltimer_ns();
+  if (a.pushed) pushed_buffer(a, scalars[kInput])[root >> 5] |= 1u << (root & 31);
   counts[0] = 0;
   counts[1] = 0;
   scalars[kChunkCount] = 0;
@@ -138,14 +185,19 @@ __global__ void init_kernel(unsigned long long* counts, unsigned long long* scal
 // Pipelined levels: the end of a level, after the counts' allreduce. Tells the host what the
 // level found and how it ran (slot: new vertices, their arcs, the level's direction, frontier and
 // frontier arcs, the level's clock readings in ns: its start, its step's start and end, and its
-// end (this kernel's), then the graph's sequence number last), then prepares the next level:
-// done if nothing was new, else the heuristic's direction and the next level number; counts
-// emptied.
+// end (this kernel's), then the graph's sequence number last; pushed frontiers: the end of the
+// stores into the peers at 10), then prepares the next level: done if nothing was new, else the
+// heuristic's direction and the next level number; counts emptied. Pushed frontiers: a level
+// run (the last one too) moves the bitmap read on to the one it wrote, which the last level left
+// empty everywhere: the next search's first level reads it.
 __global__ void finish_kernel(const long long* sums, unsigned long long* counts,
-                              unsigned long long* scalars, volatile long long* slot, Heuristic h) {
+                              unsigned long long* scalars, volatile long long* slot, Heuristic h,
+                              bool pushed) {
   tca_apps::begin_dependent_kernel();
   const long long found = sums[0], arcs = sums[1];
   const bool done = scalars[kDone] != 0 || found == 0;
+  if (pushed && scalars[kDone] == 0) scalars[kInput] = buffer_after(scalars[kInput], 1);
+  slot[10] = static_cast<long long>(scalars[kPublished]);
   slot[0] = done ? 0 : found;
   slot[1] = done ? 0 : arcs;
   slot[2] = static_cast<long long>(scalars[kDirection]);
@@ -196,6 +248,8 @@ __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
   const int group = lane / kLanes, member = lane % kLanes;
   const uint32_t group_bits = (kLanes == 32 ? kFull : ((1u << kLanes) - 1)) << (group * kLanes);
   const int level = static_cast<int>(a.scalars[kLevel]);
+  const uint32_t* frontier = level_frontier(a);
+  uint32_t* next = level_next(a);
   const uint64_t warp = global_thread() >> 5, warps = global_threads() >> 5;
   unsigned long long vertices = 0, arcs = 0;
   for (uint64_t word = warp; word < a.words; word += warps) {
@@ -218,7 +272,7 @@ __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
         uint32_t u = 0;
         if (searching && base + member < end) {
           u = a.columns[base + member];
-          hit = in_bitmap(a.frontier, u);
+          hit = in_bitmap(frontier, u);
         }
         const uint32_t hits = __ballot_sync(kFull, hit) & group_bits;
         const uint32_t first = __shfl_sync(kFull, u, hits != 0 ? __ffs(hits) - 1 : lane);
@@ -242,7 +296,7 @@ __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
       found |= __reduce_or_sync(kFull, joins ? 1u << bit : 0u);
     }
     if (lane == 0) {
-      a.next[word] = found;
+      next[word] = found;
       if (found != 0) a.visited[word] = seen | found;
     }
   }
@@ -252,23 +306,29 @@ __global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
 
 // The gathered frontier as chunks of at most kChunkArcs top-down arcs: (vertex << 32) | index.
 // Pipelined levels also empty this rank's block of the next frontier here (top_down_kernel sets
-// its bits; the levels called by the host clear it with a memset instead). It is a pipelined
-// step's first kernel: its block 0 notes the step's start.
+// its bits; the levels called by the host clear it with a memset instead; a pushed next frontier
+// is empty already). It is a pipelined step's first kernel: its block 0 notes the step's start
+// (and, where the frontier was pushed, the level's: no gather comes first).
 __global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
   tca_apps::begin_dependent_kernel();
-  if (a.gated && blockIdx.x == 0 && threadIdx.x == 0) a.scalars[kStepping] = globaltimer_ns();
+  if (a.gated && blockIdx.x == 0 && threadIdx.x == 0) {
+    const unsigned long long now = globaltimer_ns();
+    a.scalars[kStepping] = now;
+    if (a.pushed && a.scalars[kDone] == 0 && a.scalars[kLevel] != 0) a.scalars[kStarted] = now;
+  }
   if (sits_out(a, Direction::kTopDown)) return;
-  if (a.gated)
+  if (a.gated && !a.pushed)
     for (uint64_t i = global_thread(); i < a.words; i += global_threads()) a.next[i] = 0;
+  const uint32_t* frontier = level_frontier(a);
+  const uint64_t size = chunk_arcs(a);
   const int lane = threadIdx.x & 31;
   for (uint64_t base = global_thread() - lane; base < a.global_words; base += global_threads()) {
     const uint64_t word = base + lane;
-    const uint32_t bits = word < a.global_words ? a.frontier[word] : 0;
+    const uint32_t bits = word < a.global_words ? frontier[word] : 0;
     uint32_t mine = 0;
     for (uint32_t rest = bits; rest != 0; rest &= rest - 1) {
       const uint64_t u = word * 32 + (__ffs(rest) - 1);
-      mine += static_cast<uint32_t>((a.td_offsets[u + 1] - a.td_offsets[u] + kChunkArcs - 1) /
-                                    kChunkArcs);
+      mine += static_cast<uint32_t>((a.td_offsets[u + 1] - a.td_offsets[u] + size - 1) / size);
     }
     uint32_t inclusive = mine;
     for (int offset = 1; offset < 32; offset *= 2) {
@@ -281,8 +341,10 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
     at = __shfl_sync(kFull, at, 0) + (inclusive - mine);
     for (uint32_t rest = bits; rest != 0; rest &= rest - 1) {
       const uint64_t u = word * 32 + (__ffs(rest) - 1);
-      const uint64_t chunks = (a.td_offsets[u + 1] - a.td_offsets[u] + kChunkArcs - 1) / kChunkArcs;
-      for (uint64_t k = 0; k < chunks; ++k) a.chunks[at++] = (u << 32) | k;
+      const uint64_t chunks = (a.td_offsets[u + 1] - a.td_offsets[u] + size - 1) / size;
+      // The table holds every chunk of a frontier (chunk_arcs); the test only keeps a wrong
+      // count from writing past it (the search would then fail its validation).
+      for (uint64_t k = 0; k < chunks && at < a.chunk_capacity; ++k) a.chunks[at++] = (u << 32) | k;
     }
   }
 }
@@ -292,13 +354,15 @@ __global__ void __launch_bounds__(kThreads) top_down_kernel(StepArgs a) {
   if (sits_out(a, Direction::kTopDown)) return;
   const int lane = threadIdx.x & 31;
   const int level = static_cast<int>(a.scalars[kLevel]);
-  const uint64_t count = a.scalars[kChunkCount];
+  const uint64_t count = min(static_cast<uint64_t>(a.scalars[kChunkCount]), a.chunk_capacity);
+  uint32_t* next = level_next(a);
+  const uint64_t size = chunk_arcs(a);
   unsigned long long vertices = 0, arcs = 0;
   for (uint64_t c = global_thread() >> 5; c < count; c += global_threads() >> 5) {
     const uint64_t entry = a.chunks[c];
     const uint64_t u = entry >> 32;
-    const uint64_t begin = a.td_offsets[u] + (entry & 0xFFFFFFFFu) * kChunkArcs;
-    const uint64_t end = min(a.td_offsets[u + 1], begin + kChunkArcs);
+    const uint64_t begin = a.td_offsets[u] + (entry & 0xFFFFFFFFu) * size;
+    const uint64_t end = min(a.td_offsets[u + 1], begin + size);
     for (uint64_t i = begin + lane; i < end; i += 32) {
       const vertex_t w = a.td_columns[i];
       const uint32_t bit = 1u << (w & 31);
@@ -306,7 +370,7 @@ __global__ void __launch_bounds__(kThreads) top_down_kernel(StepArgs a) {
       if (atomicOr(a.visited + (w >> 5), bit) & bit) continue;
       a.parents[w] = static_cast<int64_t>(u);
       a.levels[w] = level + 1;
-      atomicOr(a.next + (w >> 5), bit);
+      atomicOr(next + (w >> 5), bit);
       ++vertices;
       arcs += a.row_offsets[w + 1] - a.row_offsets[w];
     }
@@ -323,6 +387,44 @@ __global__ void root_kernel(uint32_t* frontier, vertex_t root, int64_t local_roo
   parents[local_root] = root;
   levels[local_root] = 0;
   visited[local_root >> 5] |= 1u << (local_root & 31);
+}
+
+// Pushed frontiers: the level's end of its step. Stores every non-empty 16 bytes of this rank's
+// block of the next frontier into each peer's copy (the peers' copies of the block are empty:
+// they were cleared before it was written), clears this rank's copy of the bitmap after the next
+// (read two levels ago, written by the peers only after the level's counts' allreduce), and
+// then, in the grid's last block, orders every block's stores before what follows in the stream
+// (the counts' allreduce, whose arrival at the peers publishes them) and notes the time.
+__global__ void __launch_bounds__(kThreads) publish_kernel(StepArgs a) {
+  tca_apps::begin_dependent_kernel();
+  if (a.scalars[kDone] != 0) return;
+  const unsigned long long next = buffer_after(a.scalars[kInput], 1);
+  const uint64_t first = static_cast<uint64_t>(a.rank) * a.words;  // 32-bit words
+  const uint4* block = reinterpret_cast<const uint4*>(pushed_buffer(a, next) + first);
+  const uint64_t groups = a.words / 4;  // a rank's block is whole 64-byte lines
+  for (uint64_t i = global_thread(); i < groups; i += global_threads()) {
+    const uint4 v = block[i];
+    if ((v.x | v.y | v.z | v.w) == 0) continue;
+    for (int r = 0; r < a.ranks; ++r) {
+      if (r == a.rank) continue;
+      uint4* copy = reinterpret_cast<uint4*>(a.views[next * a.ranks + r] + first);
+      copy[i] = v;
+    }
+  }
+  uint4* after = reinterpret_cast<uint4*>(pushed_buffer(a, buffer_after(next, 1)));
+  for (uint64_t i = global_thread(); i < a.global_words / 4; i += global_threads())
+    after[i] = make_uint4(0, 0, 0, 0);
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(a.blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence_system();  // every block's stores (they arrived before this one), then on
+  *a.blocks_done = 0;
+  a.scalars[kPublished] = globaltimer_ns();
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -356,12 +458,16 @@ CudaEngine::CudaEngine(const DeviceGraph& graph, Exchange& exchange, cudaStream_
       scalars_(kScalars),
       sum_host_(1),
       slots_((1 + kCopies) * kSlotWords),
-      timeline_(stream) {
+      timeline_(stream),
+      blocks_done_(1) {
   check_cuda(cudaMemset(scalars_.data(), 0, scalars_.bytes()), "cudaMemset");
+  check_cuda(cudaMemset(blocks_done_.data(), 0, blocks_done_.bytes()), "cudaMemset");
   for (size_t i = 0; i < slots_.size(); ++i) slots_.data()[i] = 0;
   check_cuda(cudaHostGetDevicePointer(reinterpret_cast<void**>(&slots_device_), slots_.data(), 0),
              "cudaHostGetDevicePointer");
   ordered_ = tuning.graphs ? dynamic_cast<StreamOrdered*>(&exchange) : nullptr;
+  if (ordered_ != nullptr && tuning.ahead > 0 && tuning.push)
+    pushed_ = ordered_->pushed_frontiers();  // the same answer on every rank
   // Pipelined levels capture their graphs at the first search, which brings the heuristic.
   if (ordered_ == nullptr || tuning.ahead > 0) return;
   try {
@@ -444,8 +550,9 @@ bool CudaEngine::capture_pipeline(const Heuristic& h) {
     g = LevelGraph{};
   }
   // The levels' times come from the kernels' clock readings where the gather's start is one of
-  // them (tca), else from events recorded in the graphs (nccl).
-  stamped_ = ordered_->stamps_gather();
+  // them (tca) or no gather comes first (pushed frontiers), else from events recorded in the
+  // graphs (nccl).
+  stamped_ = pushed_ != nullptr || ordered_->stamps_gather();
   try {
     for (int copy = 0; copy <= kCopies; ++copy) {
       // Copy 0 runs level 0 (no gather: every rank set the root itself); copy c > 0 runs the
@@ -456,16 +563,22 @@ bool CudaEngine::capture_pipeline(const Heuristic& h) {
       capture(
           pipeline_[copy], !stamped_,
           [&] {
-            if (gathers)
+            if (gathers && pushed_ == nullptr)
               ordered_->enqueue_gather(parity, scalars_.data() + kDone, scalars_.data() + kStarted);
           },
-          [&] { enqueue_gated_step(parity); },
+          [&] {
+            enqueue_gated_step(parity);
+            if (pushed_ == nullptr) return;
+            const StepArgs a = step_args(parity, true);
+            launch_kernel(tuning_.early, "publish_kernel", publish_kernel,
+                          grid_for(a.global_words / 4, kThreads), kThreads, stream_, a);
+          },
           [&] {
             ordered_->enqueue_reduce();
             launch_kernel(tuning_.early, "finish_kernel", finish_kernel, 1, 1, stream_,
                           reinterpret_cast<const long long*>(ordered_->device_sums()),
                           reinterpret_cast<unsigned long long*>(exchange_.counts()),
-                          scalars_.data(), slot, h);
+                          scalars_.data(), slot, h, pushed_ != nullptr);
           });
     }
   } catch (const Error& e) {
@@ -476,6 +589,7 @@ bool CudaEngine::capture_pipeline(const Heuristic& h) {
     }
     cudaGetLastError();
     pipeline_failed_ = true;
+    pushed_ = nullptr;
     if (graph_.rank == 0)
       std::fprintf(stderr, "# levels chosen by the host: capturing pipelined levels failed (%s)\n",
                    e.what());
@@ -486,7 +600,22 @@ bool CudaEngine::capture_pipeline(const Heuristic& h) {
   return true;
 }
 
+long long CudaEngine::record_level(int level, std::vector<LevelRecord>& records) {
+  const volatile long long* told = slot(level);
+  LevelRecord record;
+  record.direction = told[2] != 0 ? Direction::kBottomUp : Direction::kTopDown;
+  record.frontier = told[3];
+  record.frontier_arcs = told[4];
+  records.push_back(record);
+  if (stamped_)
+    add_stamped_times(told, level);
+  else
+    add_level_times(pipelined(level), level);
+  return told[0];
+}
+
 void CudaEngine::begin_search(vertex_t root) {
+  root_ = root;
   const uint64_t per = graph_.partition.per_rank();
   check_cuda(cudaMemsetAsync(visited_.data(), 0, visited_.bytes(), stream_), "cudaMemsetAsync");
   check_cuda(cudaMemsetAsync(parents_, 0xFF, per * sizeof(int64_t), stream_), "cudaMemsetAsync");
@@ -525,6 +654,13 @@ StepArgs CudaEngine::step_args(int parity, bool gated) const {
   a.words = block_words_;
   a.global_words = g.partition.padded() / 32;
   a.gated = gated;
+  a.pushed = gated && pushed_ != nullptr;
+  a.rank = g.rank;
+  a.ranks = g.partition.ranks();
+  for (int b = 0; b < kPushedBuffers; ++b) a.buffers[b] = a.pushed ? pushed_->local[b] : nullptr;
+  a.views = a.pushed ? pushed_->views : nullptr;
+  a.blocks_done = blocks_done_.data();
+  a.chunk_capacity = chunks_.size();
   return a;
 }
 
@@ -604,8 +740,21 @@ void CudaEngine::add_level_times(const LevelGraph& g, int level) {
 
 void CudaEngine::add_stamped_times(const volatile long long* told, int level) {
   // As add_level_times, from the level's clock readings (ns): its start (level 0: the start of
-  // the search's levels), its step's start and end, and its end.
+  // the search's levels), its step's start and end, and its end. Pushed frontiers: no gather
+  // starts a level; the level's own stores into the peers (publish_kernel) are its output.
   const long long started = told[6], stepping = told[7], stepped = told[8], ended = told[9];
+  if (pushed_ != nullptr) {
+    const long long published = told[10];
+    if (level > 0)
+      timeline_.add(Phase::kFlag, level - 1, (started - previous_end_ns_) * 1e-9);
+    else
+      timeline_.add(Phase::kCompute, 0, (stepping - started) * 1e-9);
+    timeline_.add(Phase::kCompute, level, (stepped - stepping) * 1e-9);
+    timeline_.add(Phase::kOut, level, (published - stepped) * 1e-9);
+    timeline_.add(Phase::kFlag, level, (ended - published) * 1e-9);
+    previous_end_ns_ = ended;
+    return;
+  }
   if (level > 0) {
     timeline_.add(Phase::kFlag, level - 1, (started - previous_end_ns_) * 1e-9);
     timeline_.add(Phase::kOut, level - 1, (stepping - started) * 1e-9);
@@ -653,7 +802,8 @@ bool CudaEngine::run_levels(Exchange& exchange, const LoopStart& start,
   const long long unexplored =
       static_cast<long long>(start.total_arcs) - static_cast<long long>(start.root_degree);
   init_kernel<<<1, 1, 0, stream_>>>(reinterpret_cast<unsigned long long*>(exchange_.counts()),
-                                    scalars_.data(), start.root_degree, unexplored, h);
+                                    scalars_.data(), start.root_degree, unexplored, h,
+                                    step_args(0, true), root_);
   check_cuda(cudaGetLastError(), "init_kernel");
   previous_end_ = timeline_.last_event();
   const unsigned long long first = launches_;  // the sequence number of level 0's graph, less 1
@@ -669,17 +819,7 @@ bool CudaEngine::run_levels(Exchange& exchange, const LoopStart& start,
     const LevelGraph& g = pipelined(level);
     if (!stamped_) check_cuda(cudaEventSynchronize(g.marks[3]), "cudaEventSynchronize");
     wait_for_slot(level, static_cast<long long>(first + level + 1));
-    const volatile long long* told = slot(level);
-    LevelRecord record;
-    record.direction = told[2] != 0 ? Direction::kBottomUp : Direction::kTopDown;
-    record.frontier = told[3];
-    record.frontier_arcs = told[4];
-    const long long found = told[0];
-    records.push_back(record);
-    if (stamped_)
-      add_stamped_times(told, level);
-    else
-      add_level_times(g, level);
+    const long long found = record_level(level, records);
     last = level;
     if (found == 0) break;
     reached += found;

@@ -32,6 +32,13 @@
 // kernel of ours (nccl), CUDA events recorded in the graph time the phases, as call-by-call
 // levels do.
 //
+// Pushed frontiers (tca, pipelined levels, more than one rank, TCA_BFS_PUSH=1): no gather. The
+// level reads the bitmap the GPU keeps as current (of three, exchange.h's PushedFrontiers), its
+// step writes this rank's block of the next one, and publish_kernel stores that block's
+// non-empty 16-byte pieces into every peer's copy and clears this rank's copy of the third
+// bitmap, before the counts' allreduce publishes the stores. The level's COMM.OUT is then
+// publish_kernel's time (its last block's clock reading), after the step.
+//
 // TCA_BFS_AHEAD=0: the host chooses each level's direction from the counts of the level before,
 // which come to the host at the end of each level (one synchronization per level); eight graphs
 // (direction x frontier parity x whether the level gathers first).
@@ -53,6 +60,8 @@ struct EngineTuning {
   bool graphs = true;  // levels as CUDA graphs where the exchange allows
   int ahead = 1;       // pipelined levels launched before the host reads a level's counts (0: none)
   bool early = true;   // the levels' kernels launched while the one before runs (TCA_BFS_EARLY)
+  bool push = true;    // pipelined levels store the frontier into the peers' copies where the
+                       // exchange allows (TCA_BFS_PUSH)
 };
 
 // The direction heuristic's parameters, as the GPU's kernels take them.
@@ -110,6 +119,8 @@ class CudaEngine final : public Engine {
   const volatile long long* slot(int level) const {
     return slots_.data() + (level == 0 ? 0 : 1 + (level - 1) % kCopies) * kSlotWords;
   }
+  // Adds the level's record and times from its slot; returns the vertices it found.
+  long long record_level(int level, std::vector<LevelRecord>& records);
   // The times of a level's graph, and the turn since the level before, on the timeline.
   void add_level_times(const LevelGraph& graph, int level);
   // The same from a pipelined level's slot, where the kernels' clock readings time it.
@@ -136,6 +147,9 @@ class CudaEngine final : public Engine {
   LevelGraph graphs_[2][2][2];  // [direction][parity][gathers]
   LevelGraph pipeline_[1 + kCopies];
   long long* slots_device_ = nullptr;
+  const PushedFrontiers* pushed_ = nullptr;  // pipelined levels push the frontier (else gather)
+  DeviceArray<unsigned> blocks_done_;        // publish_kernel's count of blocks, 0 between
+  vertex_t root_ = 0;                        // the search's root
   Heuristic captured_;
   bool pipeline_ready_ = false, pipeline_failed_ = false;
   bool stamped_ = false;             // pipelined levels timed by their kernels' clock readings

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <string>
 #include <tca/tca_coll_device.cuh>
+#include <vector>
 
 #include "agree.h"
 #include "control.h"
@@ -136,12 +138,15 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
       frontier_blocks_[parity] = blocks;
       frontier_threads_[parity] = std::max(min_threads, ll != 0 ? 512 : 1024);
     }
+    set_up_pushed(layout.frontier_bytes);
   }
 
   ~TcaDeviceExchange() override {
     for (tcaColl c :
          {frontier_coll_[0], frontier_coll_[1], counts_coll_, parents_coll_, levels_coll_})
       if (c != nullptr) tcaCollFree(c);
+    if (pushed_handle_made_) tcaDestroyHandle(&pushed_handle_);
+    if (pushed_base_ != nullptr) tcaFree(pushed_base_);
     if (base_ != nullptr) tcaFree(base_);
   }
 
@@ -171,6 +176,9 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
     check_tca(tcaCollStartStream(counts_coll_, stream_), "tcaCollStartStream (counts)");
   }
   const int64_t* device_sums() const override { return sums_; }
+  const PushedFrontiers* pushed_frontiers() const override {
+    return pushed_.views != nullptr ? &pushed_ : nullptr;
+  }
   void gather_tree() override {
     // Iterations run by our kernels report a failure (a peer's timeout) at the next host call.
     for (int parity = 0; parity < 2; ++parity) {
@@ -185,7 +193,53 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
   }
 
  private:
+  // The pushed frontiers: kPushedBuffers bitmaps in one region registered with tca, every
+  // rank's views of every rank's copies. Collective; leaves pushed_.views null on every rank
+  // where some rank cannot map some peer's region (ranks on other hosts), and on one rank (with
+  // no peer to store into, the gather is a kernel that does nothing, a little cheaper than the
+  // clearing the pushed levels need).
+  void set_up_pushed(size_t bitmap_bytes) {
+    const int ranks = setup_.partition.ranks();
+    if (ranks == 1) return;
+    check_tca(tcaMalloc(&pushed_base_, kPushedBuffers * bitmap_bytes, TCA_MEM_GPU), "tcaMalloc");
+    check_cuda(cudaMemset(pushed_base_, 0, kPushedBuffers * bitmap_bytes), "cudaMemset");
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    check_tca(
+        tcaCreateHandle(&pushed_handle_, pushed_base_, kPushedBuffers * bitmap_bytes, TCA_MEM_GPU),
+        "tcaCreateHandle (pushed frontiers)");
+    pushed_handle_made_ = true;
+    std::vector<tcaHandle> all(ranks);
+    check_tca(tcaAllgatherHandles(&pushed_handle_, all.data()), "tcaAllgatherHandles");
+    std::vector<uint32_t*> views(static_cast<size_t>(kPushedBuffers) * ranks, nullptr);
+    std::string reason;
+    for (int r = 0; r < ranks && reason.empty(); ++r)
+      for (int b = 0; b < kPushedBuffers && reason.empty(); ++b) {
+        void* view = nullptr;
+        if (tcaDevicePointer(&view, &all[r], b * bitmap_bytes, bitmap_bytes) != TCA_SUCCESS)
+          reason = "rank " + std::to_string(setup_.rank) + " cannot map rank " + std::to_string(r) +
+                   "'s frontiers (" + tcaGetLastErrorMessage() + ")";
+        views[static_cast<size_t>(b) * ranks + r] = static_cast<uint32_t*>(view);
+      }
+    if (!tca_harness::agreed_reason(reason, tca_apps::harness_control(), "a rank cannot map")
+             .empty())
+      return;
+    views_.resize(views.size());
+    check_cuda(cudaMemcpy(views_.data(), views.data(), views.size() * sizeof(uint32_t*),
+                          cudaMemcpyHostToDevice),
+               "cudaMemcpy");
+    pushed_.ranks = ranks;
+    for (int b = 0; b < kPushedBuffers; ++b)
+      pushed_.local[b] =
+          reinterpret_cast<uint32_t*>(static_cast<unsigned char*>(pushed_base_) + b * bitmap_bytes);
+    pushed_.views = views_.data();
+  }
+
   void* base_ = nullptr;
+  void* pushed_base_ = nullptr;
+  tcaHandle pushed_handle_{};
+  bool pushed_handle_made_ = false;
+  DeviceArray<uint32_t*> views_;
+  PushedFrontiers pushed_;
   tcaDeviceColl frontier_device_[2] = {nullptr, nullptr};
   int frontier_blocks_[2] = {0, 0}, frontier_threads_[2] = {0, 0};
   tcaColl frontier_coll_[2] = {nullptr, nullptr};
