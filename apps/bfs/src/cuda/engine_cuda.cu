@@ -6,444 +6,6 @@
 
 namespace bfs {
 
-struct StepArgs {
-  const uint64_t* row_offsets;  // the graph's rows (local vertices)
-  const vertex_t* columns;
-  const uint64_t* td_offsets;  // the top-down index (global vertex -> local neighbours)
-  const vertex_t* td_columns;
-  const uint32_t* frontier;  // the gathered frontier, all ranks
-  uint32_t* next;            // this rank's block of the next frontier
-  uint32_t* visited;         // this rank's vertices
-  int64_t* parents;          // this rank's blocks of the tree
-  int32_t* levels;
-  unsigned long long* counts;  // the level's new vertices and their arcs
-  uint64_t* chunks;            // top-down work items
-  unsigned long long* scalars;
-  uint64_t local_vertices;
-  uint64_t words;         // 32-bit words of this rank's block
-  uint64_t global_words;  // 32-bit words of the gathered frontier
-  bool gated;             // pipelined levels: the kernels run only in the direction the GPU chose
-  // Pushed frontiers (pipelined levels, exchange.h): the level reads bitmap scalars[kInput] and
-  // writes its block of the next one into every rank's copy; frontier and next are then unused.
-  bool pushed;
-  int rank, ranks;
-  uint32_t* buffers[kPushedBuffers];  // this rank's copies
-  uint32_t* const* views;             // every rank's copies, [b * ranks + r]
-  unsigned* blocks_done;              // publish_kernel's blocks that have stored (0 between)
-  uint64_t chunk_capacity;            // entries of the chunk table
-};
-
-namespace {
-
-constexpr unsigned kFull = 0xFFFFFFFFu;
-constexpr int kThreads = 256;
-// Arcs of a top-down chunk (one warp's work item): kChunkArcs, or kSmallChunkArcs in pipelined
-// levels whose frontier has fewer than kSmallChunkMaxArcs arcs (a warp then takes its chunk in one
-// round, and a frontier of a few vertices with thousands of arcs is spread over more warps; on
-// 4 H200s at scale 24 that took a level from 26.5 to 20.3 us, while larger frontiers lost 5%).
-constexpr uint64_t kChunkArcs = 256;
-constexpr uint64_t kSmallChunkArcs = 32;
-constexpr uint64_t kSmallChunkMaxArcs = 1 << 18;  // about one chunk per warp a GPU holds
-
-// scalars_ words. The level loop's state (pipelined levels) from kDirection on: the direction
-// of the level being run, whether the search is done, the frontier the level starts from (its
-// vertices and arcs), the frontier before it, the arcs not yet explored, and the count of
-// pipelined graphs run. Then the GPU's clock (globaltimer_ns) at three points of the pipelined
-// level being run: the start of its gather (of the search's levels at the first level, which
-// gathers nothing), the start of its step, and the end of its step (the latest block's end).
-enum Scalar {
-  kChunkCount = 0,
-  kLevel = 1,
-  kTupleEnds = 2,  // and 3 (add_counts writes two words)
-  kDirection = 4,
-  kDone = 5,
-  kFrontier = 6,
-  kPrevious = 7,
-  kFrontierArcs = 8,
-  kUnexplored = 9,
-  kSequence = 10,
-  kStarted = 11,
-  kStepping = 12,
-  kStepped = 13,
-  kInput = 14,      // pushed frontiers: the bitmap the level reads (the next: + 1, mod 3)
-  kPublished = 15,  // pushed frontiers: the end of the level's stores into the peers' copies
-  kScalars = 16
-};
-
-__device__ __forceinline__ uint64_t global_thread() {
-  return blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
-}
-__device__ __forceinline__ uint64_t global_threads() {
-  return static_cast<uint64_t>(gridDim.x) * blockDim.x;
-}
-
-// Pushed frontiers: bitmap b of this rank's copies (b < kPushedBuffers; no dynamic indexing of a
-// kernel's parameters).
-__device__ __forceinline__ uint32_t* pushed_buffer(const StepArgs& a, unsigned long long b) {
-  return b == 0 ? a.buffers[0] : b == 1 ? a.buffers[1] : a.buffers[2];
-}
-__device__ __forceinline__ unsigned long long buffer_after(unsigned long long b, int steps) {
-  return (b + steps) % kPushedBuffers;
-}
-// The frontier the level reads, and this rank's block of the one it writes.
-__device__ __forceinline__ const uint32_t* level_frontier(const StepArgs& a) {
-  return a.pushed ? pushed_buffer(a, a.scalars[kInput]) : a.frontier;
-}
-__device__ __forceinline__ uint32_t* level_next(const StepArgs& a) {
-  return a.pushed ? pushed_buffer(a, buffer_after(a.scalars[kInput], 1)) + a.rank * a.words
-                  : a.next;
-}
-
-__device__ __forceinline__ bool in_bitmap(const uint32_t* bits, uint32_t v) {
-  return (__ldg(bits + (v >> 5)) >> (v & 31)) & 1u;
-}
-
-__device__ __forceinline__ uint32_t valid_bits32(uint64_t word, uint64_t count) {
-  const uint64_t first = word * 32;
-  if (first >= count) return 0;
-  const uint64_t left = count - first;
-  return left >= 32 ? kFull : (1u << left) - 1;
-}
-
-// The arcs of a top-down chunk in this level. Pipelined levels know their frontier's vertices and
-// arcs (over all ranks): a rank's chunks of the frontier number at most vertices + arcs / size.
-__device__ __forceinline__ uint64_t chunk_arcs(const StepArgs& a) {
-  if (!a.gated) return kChunkArcs;
-  const uint64_t vertices = a.scalars[kFrontier], arcs = a.scalars[kFrontierArcs];
-  return arcs < kSmallChunkMaxArcs && vertices + arcs / kSmallChunkArcs + 1 <= a.chunk_capacity
-             ? kSmallChunkArcs
-             : kChunkArcs;
-}
-
-// Pipelined levels: whether this direction's kernels sit out the level (the GPU chose the other
-// direction, or the search is done). Every thread reads the same words, so whole grids leave.
-__device__ __forceinline__ bool sits_out(const StepArgs& a, Direction direction) {
-  return a.gated && (a.scalars[kDone] != 0 ||
-                     a.scalars[kDirection] != static_cast<unsigned long long>(direction));
-}
-
-// Adds the block's counts to the level's (every thread of the block calls it once).
-__device__ void add_counts(unsigned long long* counts, unsigned long long vertices,
-                           unsigned long long arcs) {
-  __shared__ unsigned long long partial[2][kThreads / 32];
-  for (int offset = 16; offset > 0; offset /= 2) {
-    vertices += __shfl_down_sync(kFull, vertices, offset);
-    arcs += __shfl_down_sync(kFull, arcs, offset);
-  }
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) {
-    partial[0][warp] = vertices;
-    partial[1][warp] = arcs;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long v = 0, a = 0;
-    for (int w = 0; w < kThreads / 32; ++w) {
-      v += partial[0][w];
-      a += partial[1][w];
-    }
-    if (v != 0) {
-      atomicAdd(counts, v);
-      atomicAdd(counts + 1, a);
-    }
-  }
-}
-
-// The start of a level: its counts and chunk table empty, its number moved on.
-__global__ void prepare_kernel(unsigned long long* counts, unsigned long long* scalars,
-                               bool advance) {
-  tca_apps::begin_dependent_kernel();
-  counts[0] = 0;
-  counts[1] = 0;
-  scalars[kChunkCount] = 0;
-  if (advance) ++scalars[kLevel];
-}
-
-// Pipelined levels: the state of a search's first level (after root_kernel). Pushed frontiers:
-// the root also goes into this rank's copy of the bitmap the first level reads (empty on every
-// rank between two searches).
-__global__ void init_kernel(unsigned long long* counts, unsigned long long* scalars,
-                            long long root_degree, long long unexplored, Heuristic h, StepArgs a,
-                            vertex_t root) {
-  tca_apps::begin_dependent_kernel();
-  scalars[kStarted] = globaltimer_ns();
-  if (a.pushed) pushed_buffer(a, scalars[kInput])[root >> 5] |= 1u << (root & 31);
-  counts[0] = 0;
-  counts[1] = 0;
-  scalars[kChunkCount] = 0;
-  scalars[kLevel] = 0;
-  scalars[kDone] = 0;
-  scalars[kFrontier] = 1;
-  scalars[kPrevious] = 0;
-  scalars[kFrontierArcs] = static_cast<unsigned long long>(root_degree);
-  scalars[kUnexplored] = static_cast<unsigned long long>(unexplored);
-  scalars[kDirection] = static_cast<unsigned long long>(
-      next_direction(Direction::kTopDown, static_cast<DirectionMode>(h.mode), h.alpha, h.beta, 1, 0,
-                     root_degree, unexplored, h.vertices));
-}
-
-// Pipelined levels: the end of a level, after the counts' allreduce. Tells the host what the
-// level found and how it ran (slot: new vertices, their arcs, the level's direction, frontier and
-// frontier arcs, the level's clock readings in ns: its start, its step's start and end, and its
-// end (this kernel's), then the graph's sequence number last; pushed frontiers: the end of the
-// stores into the peers at 10), then prepares the next level: done if nothing was new, else the
-// heuristic's direction and the next level number; counts emptied. Pushed frontiers: a level
-// run (the last one too) moves the bitmap read on to the one it wrote, which the last level left
-// empty everywhere: the next search's first level reads it.
-__global__ void finish_kernel(const long long* sums, unsigned long long* counts,
-                              unsigned long long* scalars, volatile long long* slot, Heuristic h,
-                              bool pushed) {
-  tca_apps::begin_dependent_kernel();
-  const long long found = sums[0], arcs = sums[1];
-  const bool done = scalars[kDone] != 0 || found == 0;
-  if (pushed && scalars[kDone] == 0) scalars[kInput] = buffer_after(scalars[kInput], 1);
-  slot[10] = static_cast<long long>(scalars[kPublished]);
-  slot[0] = done ? 0 : found;
-  slot[1] = done ? 0 : arcs;
-  slot[2] = static_cast<long long>(scalars[kDirection]);
-  slot[3] = static_cast<long long>(scalars[kFrontier]);
-  slot[4] = static_cast<long long>(scalars[kFrontierArcs]);
-  slot[6] = static_cast<long long>(scalars[kStarted]);
-  slot[7] = static_cast<long long>(scalars[kStepping]);
-  slot[8] = static_cast<long long>(scalars[kStepped]);
-  slot[9] = static_cast<long long>(globaltimer_ns());
-  __threadfence_system();
-  slot[5] = static_cast<long long>(++scalars[kSequence]);
-  counts[0] = 0;
-  counts[1] = 0;
-  scalars[kChunkCount] = 0;
-  if (done) {
-    scalars[kDone] = 1;
-    return;
-  }
-  const long long frontier = static_cast<long long>(scalars[kFrontier]);
-  const long long unexplored = static_cast<long long>(scalars[kUnexplored]) - arcs;
-  scalars[kPrevious] = static_cast<unsigned long long>(frontier);
-  scalars[kFrontier] = static_cast<unsigned long long>(found);
-  scalars[kFrontierArcs] = static_cast<unsigned long long>(arcs);
-  scalars[kUnexplored] = static_cast<unsigned long long>(unexplored);
-  scalars[kDirection] = static_cast<unsigned long long>(next_direction(
-      static_cast<Direction>(scalars[kDirection]), static_cast<DirectionMode>(h.mode), h.alpha,
-      h.beta, found, frontier, arcs, unexplored, h.vertices));
-  ++scalars[kLevel];
-}
-
-// Pipelined levels: the bottom-up kernel is the step's last, so its blocks note when they end
-// (scalars[kStepped] keeps the latest; the clock only moves on, so no level's reading is older
-// than the level before's). Where it sits out only its last block notes it: every block returns
-// at once, and the last one is scheduled last (one atomic per block would queue them).
-__device__ __forceinline__ void note_step_end(const StepArgs& a) {
-  if (a.gated && threadIdx.x == 0) atomicMax(a.scalars + kStepped, globaltimer_ns());
-}
-
-template <int kLanes>
-__global__ void __launch_bounds__(kThreads) bottom_up_kernel(StepArgs a) {
-  tca_apps::begin_dependent_kernel();
-  if (sits_out(a, Direction::kBottomUp)) {
-    if (blockIdx.x == gridDim.x - 1) note_step_end(a);
-    return;
-  }
-  constexpr int kGroups = 32 / kLanes;
-  const int lane = threadIdx.x & 31;
-  const int group = lane / kLanes, member = lane % kLanes;
-  const uint32_t group_bits = (kLanes == 32 ? kFull : ((1u << kLanes) - 1)) << (group * kLanes);
-  const int level = static_cast<int>(a.scalars[kLevel]);
-  const uint32_t* frontier = level_frontier(a);
-  uint32_t* next = level_next(a);
-  const uint64_t warp = global_thread() >> 5, warps = global_threads() >> 5;
-  unsigned long long vertices = 0, arcs = 0;
-  for (uint64_t word = warp; word < a.words; word += warps) {
-    const uint32_t seen = a.visited[word];
-    uint32_t unvisited = ~seen & valid_bits32(word, a.local_vertices);
-    uint32_t found = 0;
-    while (unvisited != 0) {
-      // Group g takes the (g+1)-th unvisited vertex of the word.
-      const int pending = __popc(unvisited);
-      const int bit = group < pending ? static_cast<int>(__fns(unvisited, 0, group + 1)) : -1;
-      for (int taken = 0; taken < kGroups && unvisited != 0; ++taken) unvisited &= unvisited - 1;
-      const uint64_t w = word * 32 + (bit < 0 ? 0 : bit);
-      const uint64_t begin = bit < 0 ? 0 : a.row_offsets[w];
-      const uint64_t end = bit < 0 ? 0 : a.row_offsets[w + 1];
-      uint64_t base = begin;
-      bool searching = base < end, joins = false;
-      uint32_t parent = 0;
-      while (__any_sync(kFull, searching)) {
-        bool hit = false;
-        uint32_t u = 0;
-        if (searching && base + member < end) {
-          u = a.columns[base + member];
-          hit = in_bitmap(frontier, u);
-        }
-        const uint32_t hits = __ballot_sync(kFull, hit) & group_bits;
-        const uint32_t first = __shfl_sync(kFull, u, hits != 0 ? __ffs(hits) - 1 : lane);
-        if (searching) {
-          if (hits != 0) {
-            parent = first;
-            joins = member == 0;
-            searching = false;
-          } else {
-            base += kLanes;
-            searching = base < end;
-          }
-        }
-      }
-      if (joins) {
-        a.parents[w] = parent;
-        a.levels[w] = level + 1;
-        ++vertices;
-        arcs += end - begin;
-      }
-      found |= __reduce_or_sync(kFull, joins ? 1u << bit : 0u);
-    }
-    if (lane == 0) {
-      next[word] = found;
-      if (found != 0) a.visited[word] = seen | found;
-    }
-  }
-  add_counts(a.counts, vertices, arcs);  // every thread of the block is done past its barrier
-  note_step_end(a);
-}
-
-// The gathered frontier as chunks of at most kChunkArcs top-down arcs: (vertex << 32) | index.
-// Pipelined levels also empty this rank's block of the next frontier here (top_down_kernel sets
-// its bits; the levels called by the host clear it with a memset instead; a pushed next frontier
-// is empty already). It is a pipelined step's first kernel: its block 0 notes the step's start
-// (and, where the frontier was pushed, the level's: no gather comes first).
-__global__ void __launch_bounds__(kThreads) chunk_kernel(StepArgs a) {
-  tca_apps::begin_dependent_kernel();
-  if (a.gated && blockIdx.x == 0 && threadIdx.x == 0) {
-    const unsigned long long now = globaltimer_ns();
-    a.scalars[kStepping] = now;
-    if (a.pushed && a.scalars[kDone] == 0 && a.scalars[kLevel] != 0) a.scalars[kStarted] = now;
-  }
-  if (sits_out(a, Direction::kTopDown)) return;
-  if (a.gated && !a.pushed)
-    for (uint64_t i = global_thread(); i < a.words; i += global_threads()) a.next[i] = 0;
-  const uint32_t* frontier = level_frontier(a);
-  const uint64_t size = chunk_arcs(a);
-  const int lane = threadIdx.x & 31;
-  for (uint64_t base = global_thread() - lane; base < a.global_words; base += global_threads()) {
-    const uint64_t word = base + lane;
-    const uint32_t bits = word < a.global_words ? frontier[word] : 0;
-    uint32_t mine = 0;
-    for (uint32_t rest = bits; rest != 0; rest &= rest - 1) {
-      const uint64_t u = word * 32 + (__ffs(rest) - 1);
-      mine += static_cast<uint32_t>((a.td_offsets[u + 1] - a.td_offsets[u] + size - 1) / size);
-    }
-    uint32_t inclusive = mine;
-    for (int offset = 1; offset < 32; offset *= 2) {
-      const uint32_t before = __shfl_up_sync(kFull, inclusive, offset);
-      if (lane >= offset) inclusive += before;
-    }
-    const uint32_t total = __shfl_sync(kFull, inclusive, 31);
-    unsigned long long at = 0;
-    if (lane == 0 && total > 0) at = atomicAdd(a.scalars + kChunkCount, total);
-    at = __shfl_sync(kFull, at, 0) + (inclusive - mine);
-    for (uint32_t rest = bits; rest != 0; rest &= rest - 1) {
-      const uint64_t u = word * 32 + (__ffs(rest) - 1);
-      const uint64_t chunks = (a.td_offsets[u + 1] - a.td_offsets[u] + size - 1) / size;
-      // The table holds every chunk of a frontier (chunk_arcs); the test only keeps a wrong
-      // count from writing past it (the search would then fail its validation).
-      for (uint64_t k = 0; k < chunks && at < a.chunk_capacity; ++k) a.chunks[at++] = (u << 32) | k;
-    }
-  }
-}
-
-__global__ void __launch_bounds__(kThreads) top_down_kernel(StepArgs a) {
-  tca_apps::begin_dependent_kernel();
-  if (sits_out(a, Direction::kTopDown)) return;
-  const int lane = threadIdx.x & 31;
-  const int level = static_cast<int>(a.scalars[kLevel]);
-  const uint64_t count = min(static_cast<uint64_t>(a.scalars[kChunkCount]), a.chunk_capacity);
-  uint32_t* next = level_next(a);
-  const uint64_t size = chunk_arcs(a);
-  unsigned long long vertices = 0, arcs = 0;
-  for (uint64_t c = global_thread() >> 5; c < count; c += global_threads() >> 5) {
-    const uint64_t entry = a.chunks[c];
-    const uint64_t u = entry >> 32;
-    const uint64_t begin = a.td_offsets[u] + (entry & 0xFFFFFFFFu) * size;
-    const uint64_t end = min(a.td_offsets[u + 1], begin + size);
-    for (uint64_t i = begin + lane; i < end; i += 32) {
-      const vertex_t w = a.td_columns[i];
-      const uint32_t bit = 1u << (w & 31);
-      if (*reinterpret_cast<volatile uint32_t*>(a.visited + (w >> 5)) & bit) continue;
-      if (atomicOr(a.visited + (w >> 5), bit) & bit) continue;
-      a.parents[w] = static_cast<int64_t>(u);
-      a.levels[w] = level + 1;
-      atomicOr(next + (w >> 5), bit);
-      ++vertices;
-      arcs += a.row_offsets[w + 1] - a.row_offsets[w];
-    }
-  }
-  add_counts(a.counts, vertices, arcs);
-}
-
-__global__ void root_kernel(uint32_t* frontier, vertex_t root, int64_t local_root, int64_t* parents,
-                            int32_t* levels, uint32_t* visited, unsigned long long* scalars) {
-  tca_apps::begin_dependent_kernel();
-  scalars[kLevel] = 0;
-  frontier[root >> 5] |= 1u << (root & 31);
-  if (local_root < 0) return;
-  parents[local_root] = root;
-  levels[local_root] = 0;
-  visited[local_root >> 5] |= 1u << (local_root & 31);
-}
-
-// Pushed frontiers: the level's end of its step. Stores every non-empty 16 bytes of this rank's
-// block of the next frontier into each peer's copy (the peers' copies of the block are empty:
-// they were cleared before it was written), clears this rank's copy of the bitmap after the next
-// (read two levels ago, written by the peers only after the level's counts' allreduce), and
-// then, in the grid's last block, orders every block's stores before what follows in the stream
-// (the counts' allreduce, whose arrival at the peers publishes them) and notes the time.
-__global__ void __launch_bounds__(kThreads) publish_kernel(StepArgs a) {
-  tca_apps::begin_dependent_kernel();
-  if (a.scalars[kDone] != 0) return;
-  const unsigned long long next = buffer_after(a.scalars[kInput], 1);
-  const uint64_t first = static_cast<uint64_t>(a.rank) * a.words;  // 32-bit words
-  const uint4* block = reinterpret_cast<const uint4*>(pushed_buffer(a, next) + first);
-  const uint64_t groups = a.words / 4;  // a rank's block is whole 64-byte lines
-  for (uint64_t i = global_thread(); i < groups; i += global_threads()) {
-    const uint4 v = block[i];
-    if ((v.x | v.y | v.z | v.w) == 0) continue;
-    for (int r = 0; r < a.ranks; ++r) {
-      if (r == a.rank) continue;
-      uint4* copy = reinterpret_cast<uint4*>(a.views[next * a.ranks + r] + first);
-      copy[i] = v;
-    }
-  }
-  uint4* after = reinterpret_cast<uint4*>(pushed_buffer(a, buffer_after(next, 1)));
-  for (uint64_t i = global_thread(); i < a.global_words / 4; i += global_threads())
-    after[i] = make_uint4(0, 0, 0, 0);
-  __shared__ bool last;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(a.blocks_done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last || threadIdx.x != 0) return;
-  __threadfence_system();  // every block's stores (they arrived before this one), then on
-  *a.blocks_done = 0;
-  a.scalars[kPublished] = globaltimer_ns();
-}
-
-__global__ void __launch_bounds__(kThreads)
-    tuple_ends_kernel(const int64_t* parents, const uint32_t* tuple_ends, uint64_t count,
-                      unsigned long long* sum) {
-  unsigned long long mine = 0;
-  for (uint64_t v = global_thread(); v < count; v += global_threads())
-    if (parents[v] != -1) mine += tuple_ends[v];
-  add_counts(sum, mine, 0);
-}
-
-template <int kLanes>
-void launch_bottom_up(const StepArgs& a, bool early, cudaStream_t stream) {
-  launch_kernel(early, "bottom_up_kernel", bottom_up_kernel<kLanes>,
-                grid_for(a.words * 32, kThreads), kThreads, stream, a);
-}
-
-}  // namespace
-
 CudaEngine::CudaEngine(const DeviceGraph& graph, Exchange& exchange, cudaStream_t stream,
                        EngineTuning tuning)
     : graph_(graph),
@@ -569,16 +131,13 @@ bool CudaEngine::capture_pipeline(const Heuristic& h) {
           [&] {
             enqueue_gated_step(parity);
             if (pushed_ == nullptr) return;
-            const StepArgs a = step_args(parity, true);
-            launch_kernel(tuning_.early, "publish_kernel", publish_kernel,
-                          grid_for(a.global_words / 4, kThreads), kThreads, stream_, a);
+            launch_publish(step_args(parity, true), tuning_.early, stream_);
           },
           [&] {
             ordered_->enqueue_reduce();
-            launch_kernel(tuning_.early, "finish_kernel", finish_kernel, 1, 1, stream_,
-                          reinterpret_cast<const long long*>(ordered_->device_sums()),
+            launch_finish(reinterpret_cast<const long long*>(ordered_->device_sums()),
                           reinterpret_cast<unsigned long long*>(exchange_.counts()),
-                          scalars_.data(), slot, h, pushed_ != nullptr);
+                          scalars_.data(), slot, h, pushed_ != nullptr, tuning_.early, stream_);
           });
     }
   } catch (const Error& e) {
@@ -625,10 +184,8 @@ void CudaEngine::begin_search(vertex_t root) {
   const bool mine = graph_.partition.owner(root) == graph_.rank;
   const int64_t local_root =
       mine ? static_cast<int64_t>(root - graph_.partition.first(graph_.rank)) : -1;
-  root_kernel<<<1, 1, 0, stream_>>>(reinterpret_cast<uint32_t*>(exchange_.frontier(0)), root,
-                                    local_root, parents_, levels_, visited_.data(),
-                                    scalars_.data());
-  check_cuda(cudaGetLastError(), "root_kernel");
+  launch_root(reinterpret_cast<uint32_t*>(exchange_.frontier(0)), root, local_root, parents_,
+              levels_, visited_.data(), scalars_.data(), stream_);
 }
 
 void CudaEngine::step(Direction direction, int level, int parity) {
@@ -664,44 +221,9 @@ StepArgs CudaEngine::step_args(int parity, bool gated) const {
   return a;
 }
 
-namespace {
-
-void launch_bottom_up_lanes(int lanes, const StepArgs& a, bool early, cudaStream_t stream) {
-  switch (lanes) {
-    case 1:
-      launch_bottom_up<1>(a, early, stream);
-      break;
-    case 2:
-      launch_bottom_up<2>(a, early, stream);
-      break;
-    case 8:
-      launch_bottom_up<8>(a, early, stream);
-      break;
-    case 16:
-      launch_bottom_up<16>(a, early, stream);
-      break;
-    case 32:
-      launch_bottom_up<32>(a, early, stream);
-      break;
-    default:
-      launch_bottom_up<4>(a, early, stream);
-      break;
-  }
-}
-
-void launch_top_down(const StepArgs& a, bool early, cudaStream_t stream) {
-  const int grid = grid_for(SIZE_MAX / 2, kThreads);  // every multiprocessor: sizes are on the GPU
-  launch_kernel(early, "chunk_kernel", chunk_kernel, grid_for(a.global_words, kThreads), kThreads,
-                stream, a);
-  launch_kernel(early, "top_down_kernel", top_down_kernel, grid, kThreads, stream, a);
-}
-
-}  // namespace
-
 void CudaEngine::enqueue_step(Direction direction, int parity, bool advance) {
   const StepArgs a = step_args(parity, false);
-  launch_kernel(tuning_.early, "prepare_kernel", prepare_kernel, 1, 1, stream_, a.counts, a.scalars,
-                advance);
+  launch_prepare(a, advance, tuning_.early, stream_);
   if (direction == Direction::kBottomUp) {
     launch_bottom_up_lanes(tuning_.lanes, a, tuning_.early, stream_);
     return;
@@ -801,10 +323,7 @@ bool CudaEngine::run_levels(Exchange& exchange, const LoopStart& start,
   if ((!pipeline_ready_ || !(h == captured_)) && !capture_pipeline(h)) return false;
   const long long unexplored =
       static_cast<long long>(start.total_arcs) - static_cast<long long>(start.root_degree);
-  init_kernel<<<1, 1, 0, stream_>>>(reinterpret_cast<unsigned long long*>(exchange_.counts()),
-                                    scalars_.data(), start.root_degree, unexplored, h,
-                                    step_args(0, true), root_);
-  check_cuda(cudaGetLastError(), "init_kernel");
+  launch_init(step_args(0, true), start.root_degree, unexplored, h, root_, stream_);
   previous_end_ = timeline_.last_event();
   const unsigned long long first = launches_;  // the sequence number of level 0's graph, less 1
   int launched = -1;
@@ -841,9 +360,7 @@ void CudaEngine::synchronize() {
 uint64_t CudaEngine::visited_tuple_ends() {
   unsigned long long* sum = scalars_.data() + kTupleEnds;
   check_cuda(cudaMemsetAsync(sum, 0, 2 * sizeof(unsigned long long), stream_), "cudaMemsetAsync");
-  tuple_ends_kernel<<<grid_for(graph_.local_vertices, kThreads), kThreads, 0, stream_>>>(
-      parents_, graph_.tuple_ends.data(), graph_.local_vertices, sum);
-  check_cuda(cudaGetLastError(), "tuple_ends_kernel");
+  launch_tuple_ends(parents_, graph_.tuple_ends.data(), graph_.local_vertices, sum, stream_);
   check_cuda(cudaMemcpyAsync(sum_host_.data(), sum, sizeof(unsigned long long),
                              cudaMemcpyDeviceToHost, stream_),
              "cudaMemcpyAsync");

@@ -50,6 +50,7 @@
 
 #include "cuda/cuda_util.h"
 #include "cuda/device_graph.h"
+#include "cuda/level_kernels.h"
 #include "cuda/timeline_cuda.h"
 #include "engine.h"
 
@@ -63,18 +64,6 @@ struct EngineTuning {
   bool push = true;    // pipelined levels store the frontier into the peers' copies where the
                        // exchange allows (TCA_BFS_PUSH)
 };
-
-// The direction heuristic's parameters, as the GPU's kernels take them.
-struct Heuristic {
-  double alpha = 0, beta = 0;
-  int mode = 0;  // DirectionMode
-  uint64_t vertices = 0;
-  bool operator==(const Heuristic& o) const {
-    return alpha == o.alpha && beta == o.beta && mode == o.mode && vertices == o.vertices;
-  }
-};
-
-struct StepArgs;  // what a step's kernels take (engine_cuda.cu)
 
 class CudaEngine final : public Engine {
  public:

@@ -204,14 +204,17 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
     check_tca(tcaMalloc(&pushed_base_, kPushedBuffers * bitmap_bytes, TCA_MEM_GPU), "tcaMalloc");
     check_cuda(cudaMemset(pushed_base_, 0, kPushedBuffers * bitmap_bytes), "cudaMemset");
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    check_tca(
-        tcaCreateHandle(&pushed_handle_, pushed_base_, kPushedBuffers * bitmap_bytes, TCA_MEM_GPU),
-        "tcaCreateHandle (pushed frontiers)");
-    pushed_handle_made_ = true;
+    std::string reason;
+    if (tcaCreateHandle(&pushed_handle_, pushed_base_, kPushedBuffers * bitmap_bytes,
+                        TCA_MEM_GPU) == TCA_SUCCESS)
+      pushed_handle_made_ = true;
+    else
+      reason = "rank " + std::to_string(setup_.rank) + " cannot register its frontiers (" +
+               tcaGetLastErrorMessage() + ")";
+    // Every rank takes part, whatever it holds: another's unregistered handle fails to map below.
     std::vector<tcaHandle> all(ranks);
     check_tca(tcaAllgatherHandles(&pushed_handle_, all.data()), "tcaAllgatherHandles");
     std::vector<uint32_t*> views(static_cast<size_t>(kPushedBuffers) * ranks, nullptr);
-    std::string reason;
     for (int r = 0; r < ranks && reason.empty(); ++r)
       for (int b = 0; b < kPushedBuffers && reason.empty(); ++b) {
         void* view = nullptr;
