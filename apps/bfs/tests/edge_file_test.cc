@@ -170,7 +170,8 @@ TEST(EdgeFiles, FileInputGivesTheNedgeOfTheGeneratedGraph) {
         ASSERT_TRUE(generated.search(key.vertex, test::reference_comm()));
         ASSERT_TRUE(from_file.search(key.vertex, test::reference_comm()));
         EXPECT_EQ(from_file.nedge(), generated.nedge()) << "search key " << key.vertex;
-        EXPECT_TRUE(from_file.validate(key.vertex).ok());
+        const Validation v = from_file.validate(key.vertex);
+        EXPECT_TRUE(v.ok()) << device << ", search key " << key.vertex << ": " << v.detail;
       }
     }
   }

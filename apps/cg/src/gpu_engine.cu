@@ -545,18 +545,25 @@ class GpuEngine final : public Engine {
   }
 
  private:
+  // Zeroes GPU memory in the engine's stream, complete on return: a plain cudaMemset runs in the
+  // legacy stream, unordered with this non-blocking one.
+  void zero(void* block, size_t bytes) {
+    check_cuda(cudaMemsetAsync(block, 0, bytes, stream_), "cudaMemsetAsync");
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
   double* allocate(int64_t count) {
     double* block = allocator_.allocate(static_cast<size_t>(count));
     if (!block)
       throw std::runtime_error("out of GPU memory for " + std::to_string(count) + " doubles");
     owned_.push_back(block);
-    check_cuda(cudaMemset(block, 0, count * sizeof(double)), "cudaMemset");
+    zero(block, count * sizeof(double));
     return block;
   }
   double* device_vector(int64_t count) {
     double* block = device_alloc<double>(count);
     device_blocks_.push_back(block);
-    check_cuda(cudaMemset(block, 0, count * sizeof(double)), "cudaMemset");
+    zero(block, count * sizeof(double));
     return block;
   }
   template <class T>
@@ -643,8 +650,7 @@ class GpuEngine final : public Engine {
     tile_starts_ = upload_array(tiles.starts);
     slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
     device_blocks_.push_back(slab_partial_);
-    check_cuda(cudaMemset(slab_partial_, 0, static_cast<size_t>(slabs_) * rows_ * sizeof(double)),
-               "cudaMemset");
+    zero(slab_partial_, static_cast<size_t>(slabs_) * rows_ * sizeof(double));
     tile_blocks_ = tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
   }
 

@@ -96,6 +96,15 @@ inline void copy_sync(void* to, const void* from, size_t bytes, cudaMemcpyKind k
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
+// `bytes` of GPU memory set to zero in `stream`'s order, complete when it returns. A plain
+// cudaMemset runs in the legacy stream, unordered with the non-blocking streams the engines
+// use: under load it could land after their first kernels' stores.
+inline void zero_sync(void* to, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  check_cuda(cudaMemsetAsync(to, 0, bytes, stream), "cudaMemsetAsync");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
 // Blocks for a grid-stride loop over `items`: enough to fill the GPU, no more than needed.
 int grid_for(size_t items, int threads_per_block);
 

@@ -94,6 +94,10 @@ class CudaEngine final : public Engine {
   static constexpr int kCopies = 4;
   static constexpr int kSlotWords = 16;  // what a pipelined level tells the host (finish_kernel)
 
+  // The search's start in stream order: the per-search arrays set back, the root set.
+  void enqueue_begin();
+  // Pipelined levels: the same as the first nodes of level 0's graph (the root from start_host_).
+  void enqueue_pipelined_start(const Heuristic& heuristic);
   // Enqueues a step; `advance`: the level number moves on first (every level but the first).
   void enqueue_step(Direction direction, int parity, bool advance);
   // Enqueues both directions' step kernels, each doing nothing unless the GPU chose its direction.
@@ -139,6 +143,10 @@ class CudaEngine final : public Engine {
   const PushedFrontiers* pushed_ = nullptr;  // pipelined levels push the frontier (else gather)
   DeviceArray<unsigned> blocks_done_;        // publish_kernel's count of blocks, 0 between
   vertex_t root_ = 0;                        // the search's root
+  // The search's start is left to the first pipelined graph (begin_search), until run_levels.
+  bool begin_pending_ = false;
+  PinnedArray<long long> start_host_;  // the root's words start_kernel reads (kRoot ..)
+  long long* start_device_ = nullptr;
   Heuristic captured_;
   bool pipeline_ready_ = false, pipeline_failed_ = false;
   bool stamped_ = false;             // pipelined levels timed by their kernels' clock readings

@@ -107,7 +107,7 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
     void* base = nullptr;
     check_tca(tcaMalloc(&base, layout.bytes(), TCA_MEM_GPU), "tcaMalloc");
     base_ = base;
-    check_cuda(cudaMemset(base_, 0, layout.bytes()), "cudaMemset");
+    zero_sync(base_, layout.bytes(), stream_);
     layout.carve(static_cast<unsigned char*>(base_), frontier_, counts_, sums_, parents_, levels_);
     tcaCollConfig config{};
     config.memory = TCA_MEM_GPU;
@@ -202,8 +202,7 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
     const int ranks = setup_.partition.ranks();
     if (ranks == 1) return;
     check_tca(tcaMalloc(&pushed_base_, kPushedBuffers * bitmap_bytes, TCA_MEM_GPU), "tcaMalloc");
-    check_cuda(cudaMemset(pushed_base_, 0, kPushedBuffers * bitmap_bytes), "cudaMemset");
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    zero_sync(pushed_base_, kPushedBuffers * bitmap_bytes, stream_);
     std::string reason;
     if (tcaCreateHandle(&pushed_handle_, pushed_base_, kPushedBuffers * bitmap_bytes,
                         TCA_MEM_GPU) == TCA_SUCCESS)
@@ -282,7 +281,7 @@ class MpiDeviceExchange final : public DeviceExchange {
         levels_host_(setup.partition.padded()) {
     if (per_ > static_cast<uint64_t>(INT_MAX))
       throw Error("--comm mpi: a rank's share of the vertices exceeds MPI's int count");
-    check_cuda(cudaMemset(memory_.data(), 0, memory_.bytes()), "cudaMemset");
+    zero_sync(memory_.data(), memory_.bytes(), stream_);
     DeviceLayout(setup.partition)
         .carve(memory_.data(), frontier_, counts_, sums_, parents_, levels_);
   }
@@ -355,7 +354,7 @@ class NcclDeviceExchange final : public DeviceExchange, public StreamOrdered {
       : DeviceExchange(setup),
         nccl_(std::move(nccl)),
         memory_(DeviceLayout(setup.partition).bytes()) {
-    check_cuda(cudaMemset(memory_.data(), 0, memory_.bytes()), "cudaMemset");
+    zero_sync(memory_.data(), memory_.bytes(), stream_);
     DeviceLayout(setup.partition)
         .carve(memory_.data(), frontier_, counts_, sums_, parents_, levels_);
   }

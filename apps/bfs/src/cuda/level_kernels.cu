@@ -99,14 +99,48 @@ __global__ void prepare_kernel(unsigned long long* counts, unsigned long long* s
   if (advance) ++scalars[kLevel];
 }
 
-// Pipelined levels: the state of a search's first level (after root_kernel). Pushed frontiers:
-// the root also goes into this rank's copy of the bitmap the first level reads (empty on every
-// rank between two searches).
-__global__ void init_kernel(unsigned long long* counts, unsigned long long* scalars,
-                            long long root_degree, long long unexplored, Heuristic h, StepArgs a,
-                            vertex_t root) {
+// Pipelined levels, the first kernel of a search: stamps the start of the search's levels, takes
+// the root and start from the host's words and sets every region back (16-byte stores where
+// aligned, the words around them one by one), the whole grid striding over each region.
+__global__ void start_kernel(SearchStart s, unsigned long long* scalars) {
+  const uint64_t lane = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  const uint64_t lanes = gridDim.x * static_cast<uint64_t>(blockDim.x);
+  if (lane == 0) {
+    scalars[kStarted] = globaltimer_ns();
+    for (int i = 0; i < 4; ++i) scalars[kRoot + i] = static_cast<unsigned long long>(s.start[i]);
+  }
+  for (int f = 0; f < kStartFills; ++f) {
+    const Fill fill = s.fills[f];
+    const uint64_t misaligned = (reinterpret_cast<uintptr_t>(fill.data) & 15) / 4;
+    const uint64_t head =
+        misaligned == 0 ? 0 : (4 - misaligned < fill.words ? 4 - misaligned : fill.words);
+    const uint64_t units = (fill.words - head) / 4;
+    const uint4 value = make_uint4(fill.pattern, fill.pattern, fill.pattern, fill.pattern);
+    uint4* body = reinterpret_cast<uint4*>(fill.data + head);
+    for (uint64_t i = lane; i < units; i += lanes) body[i] = value;
+    const uint64_t tail = head + units * 4;
+    if (lane < head) fill.data[lane] = fill.pattern;
+    if (lane < fill.words - tail) fill.data[tail + lane] = fill.pattern;
+  }
+}
+
+// Pipelined levels: the state of a search's first level (after start_kernel): the root in the
+// frontier the level reads and in the tree on its owner, as root_kernel sets them. Pushed
+// frontiers: the root also goes into this rank's copy of the bitmap the first level reads (empty
+// on every rank between two searches).
+__global__ void init_kernel(unsigned long long* counts, unsigned long long* scalars, Heuristic h,
+                            StepArgs a) {
   tca_apps::begin_dependent_kernel();
-  scalars[kStarted] = globaltimer_ns();
+  const vertex_t root = static_cast<vertex_t>(scalars[kRoot]);
+  const long long local_root = static_cast<long long>(scalars[kLocalRoot]);
+  const long long root_degree = static_cast<long long>(scalars[kRootDegree]);
+  const long long unexplored = static_cast<long long>(scalars[kUnexploredAtStart]);
+  const_cast<uint32_t*>(a.frontier)[root >> 5] |= 1u << (root & 31);
+  if (local_root >= 0) {
+    a.parents[local_root] = static_cast<int64_t>(root);
+    a.levels[local_root] = 0;
+    a.visited[local_root >> 5] |= 1u << (local_root & 31);
+  }
   if (a.pushed) pushed_buffer(a, scalars[kInput])[root >> 5] |= 1u << (root & 31);
   counts[0] = 0;
   counts[1] = 0;
@@ -396,9 +430,14 @@ void launch_root(uint32_t* frontier, vertex_t root, int64_t local_root, int64_t*
   check_cuda(cudaGetLastError(), "root_kernel");
 }
 
-void launch_init(const StepArgs& a, long long root_degree, long long unexplored, const Heuristic& h,
-                 vertex_t root, cudaStream_t stream) {
-  init_kernel<<<1, 1, 0, stream>>>(a.counts, a.scalars, root_degree, unexplored, h, a, root);
+void launch_start(const SearchStart& s, unsigned long long* scalars, cudaStream_t stream) {
+  constexpr unsigned kStartBlocks = 1024;  // one wave of kThreads-thread blocks on an H100 / H200
+  start_kernel<<<kStartBlocks, kThreads, 0, stream>>>(s, scalars);
+  check_cuda(cudaGetLastError(), "start_kernel");
+}
+
+void launch_init(const StepArgs& a, const Heuristic& h, cudaStream_t stream) {
+  init_kernel<<<1, 1, 0, stream>>>(a.counts, a.scalars, h, a);
   check_cuda(cudaGetLastError(), "init_kernel");
 }
 

@@ -45,7 +45,29 @@ enum Scalar {
   kStepped = 13,
   kInput = 14,      // pushed frontiers: the bitmap the level reads (the next: + 1, mod 3)
   kPublished = 15,  // pushed frontiers: the end of the level's stores into the peers' copies
-  kScalars = 16
+  kRoot = 16,       // pipelined levels: the search's root, its index on this rank (-1 elsewhere),
+  kLocalRoot = 17,  // its degree and the arcs left to explore after it, as the host set them
+  kRootDegree = 18,
+  kUnexploredAtStart = 19,
+  kScalars = 20
+};
+
+// A region a search starts over: `words` 32-bit words at `data` (4-byte aligned), each set to
+// `pattern`.
+struct Fill {
+  uint32_t* data = nullptr;
+  uint64_t words = 0;
+  uint32_t pattern = 0;
+};
+
+// Pipelined levels: what the first node of a search's first level does before the level's
+// state is set: the regions filled (visited bits, parents, levels, the frontier the level reads),
+// and the search's root and start taken from `start` (mapped host memory: root, local root, root
+// degree, unexplored arcs) into the scalars kRoot .. kUnexploredAtStart.
+constexpr int kStartFills = 4;
+struct SearchStart {
+  Fill fills[kStartFills];
+  const volatile long long* start = nullptr;
 };
 
 // The direction heuristic's parameters, as the GPU's kernels take them.
@@ -93,10 +115,11 @@ void launch_prepare(const StepArgs& a, bool advance, bool early, cudaStream_t st
 void launch_root(uint32_t* frontier, vertex_t root, int64_t local_root, int64_t* parents,
                  int32_t* levels, uint32_t* visited, unsigned long long* scalars,
                  cudaStream_t stream);
-// Pipelined levels: the state of the search's first level; the end of a level (after the
+// Pipelined levels: the search's start (the level's start stamped, the regions filled, the
+// root read), then the state of its first level with the root set; the end of a level (after the
 // counts' allreduce) that tells the host at `slot`; the pushed frontier's stores.
-void launch_init(const StepArgs& a, long long root_degree, long long unexplored, const Heuristic& h,
-                 vertex_t root, cudaStream_t stream);
+void launch_start(const SearchStart& s, unsigned long long* scalars, cudaStream_t stream);
+void launch_init(const StepArgs& a, const Heuristic& h, cudaStream_t stream);
 void launch_finish(const long long* sums, unsigned long long* counts, unsigned long long* scalars,
                    long long* slot, const Heuristic& h, bool pushed, bool early,
                    cudaStream_t stream);
