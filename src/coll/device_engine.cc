@@ -140,7 +140,10 @@ class Engine final : public DeviceEngine {
     return !served_call_ ? "launch" : server_started_for_call_ ? "resident_start" : "resident";
   }
   tcaResult copy(void* dst, const void* src, size_t bytes) override {
+    // A device-to-device cudaMemcpy may return before it lands: the caller's result must be
+    // there for work on any stream once the call returns.
     TCA_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
     return TCA_SUCCESS;
   }
   tcaResult release() override;
@@ -340,6 +343,9 @@ tcaResult Engine::upload(const std::vector<Channel>& channel_table,
   program.segment = reinterpret_cast<const Segment*>(tables + channel_bytes + instruction_bytes);
   TCA_CUDA_CHECK(cudaMalloc(&program_.ptr, sizeof(Program)));
   TCA_CUDA_CHECK(cudaMemcpy(program_.ptr, &program, sizeof(Program), cudaMemcpyHostToDevice));
+  // From pageable memory the copies may return before they land, and the program may be
+  // started in a stream that does not follow the legacy one.
+  TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   program_host_ = program;
   return TCA_SUCCESS;
 }

@@ -173,7 +173,8 @@ class TcaComm final : public Comm {
         void* block = nullptr;
         if (cudaMalloc(&block, sizeof(ReducePlan)) != cudaSuccess ||
             cudaMemcpy(block, &reduce_mailbox_, sizeof(ReducePlan), cudaMemcpyHostToDevice) !=
-                cudaSuccess)
+                cudaSuccess ||
+            cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess)  // landed before any use
           throw std::runtime_error("--tca-exchange fused: copying the allreduce plan failed");
         device_plan_ = block;
         fused_allreduce_ = engine.fuse_allreduce(static_cast<const ReducePlan*>(device_plan_));

@@ -570,8 +570,12 @@ class GpuEngine final : public Engine {
   T* upload_array(std::vector<T>& host) {
     T* block = device_alloc<T>(host.size());
     device_blocks_.push_back(block);
-    check_cuda(cudaMemcpy(block, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
-               "cudaMemcpy");
+    // In the engine's stream and waited for: from pageable memory a cudaMemcpy may return
+    // before it lands, unordered with this non-blocking stream.
+    check_cuda(cudaMemcpyAsync(block, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice,
+                               stream_),
+               "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     std::vector<T>().swap(host);
     return block;
   }

@@ -226,9 +226,8 @@ class TcaDeviceExchange final : public DeviceExchange, public StreamOrdered {
              .empty())
       return;
     views_.resize(views.size());
-    check_cuda(cudaMemcpy(views_.data(), views.data(), views.size() * sizeof(uint32_t*),
-                          cudaMemcpyHostToDevice),
-               "cudaMemcpy");
+    copy_sync(views_.data(), views.data(), views.size() * sizeof(uint32_t*), cudaMemcpyHostToDevice,
+              stream_);
     pushed_.ranks = ranks;
     for (int b = 0; b < kPushedBuffers; ++b)
       pushed_.local[b] =
