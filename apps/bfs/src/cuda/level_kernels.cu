@@ -99,6 +99,17 @@ __global__ void prepare_kernel(unsigned long long* counts, unsigned long long* s
   if (advance) ++scalars[kLevel];
 }
 
+// The search's root in the frontier the first level reads, and in the tree on its owner
+// (local_root >= 0: its index there).
+__device__ void place_root(uint32_t* frontier, vertex_t root, int64_t local_root, int64_t* parents,
+                           int32_t* levels, uint32_t* visited) {
+  frontier[root >> 5] |= 1u << (root & 31);
+  if (local_root < 0) return;
+  parents[local_root] = static_cast<int64_t>(root);
+  levels[local_root] = 0;
+  visited[local_root >> 5] |= 1u << (local_root & 31);
+}
+
 // Pipelined levels, the first kernel of a search: stamps the start of the search's levels, takes
 // the root and start from the host's words and sets every region back (16-byte stores where
 // aligned, the words around them one by one), the whole grid striding over each region.
@@ -135,12 +146,7 @@ __global__ void init_kernel(unsigned long long* counts, unsigned long long* scal
   const long long local_root = static_cast<long long>(scalars[kLocalRoot]);
   const long long root_degree = static_cast<long long>(scalars[kRootDegree]);
   const long long unexplored = static_cast<long long>(scalars[kUnexploredAtStart]);
-  const_cast<uint32_t*>(a.frontier)[root >> 5] |= 1u << (root & 31);
-  if (local_root >= 0) {
-    a.parents[local_root] = static_cast<int64_t>(root);
-    a.levels[local_root] = 0;
-    a.visited[local_root >> 5] |= 1u << (local_root & 31);
-  }
+  place_root(const_cast<uint32_t*>(a.frontier), root, local_root, a.parents, a.levels, a.visited);
   if (a.pushed) pushed_buffer(a, scalars[kInput])[root >> 5] |= 1u << (root & 31);
   counts[0] = 0;
   counts[1] = 0;
@@ -356,11 +362,7 @@ __global__ void root_kernel(uint32_t* frontier, vertex_t root, int64_t local_roo
                             int32_t* levels, uint32_t* visited, unsigned long long* scalars) {
   tca_apps::begin_dependent_kernel();
   scalars[kLevel] = 0;
-  frontier[root >> 5] |= 1u << (root & 31);
-  if (local_root < 0) return;
-  parents[local_root] = root;
-  levels[local_root] = 0;
-  visited[local_root >> 5] |= 1u << (local_root & 31);
+  place_root(frontier, root, local_root, parents, levels, visited);
 }
 
 // Pushed frontiers: the level's end of its step. Stores every non-empty 16 bytes of this rank's
