@@ -94,14 +94,31 @@ inline tcaResult make_device_memory(size_t bytes, DeviceMemory* out) {
   return TCA_SUCCESS;
 }
 
-// Copies `bytes` from the host into new device memory (tables the kernels read). Waits for the
-// copy itself: from pageable memory cudaMemcpy may return first, and the kernels reading the
-// table may run on a stream that does not follow the legacy default stream.
+// Copies `bytes` (host or device memory, either way) in a private non-blocking stream and waits
+// for that copy alone. Complete on return, where a cudaMemcpy from pageable memory may return
+// first; and held up by no other stream's work, where a wait on the legacy default stream waits
+// for every blocking stream, among them kernels that wait for a peer.
+inline tcaResult copy_and_wait(void* dst, const void* src, size_t bytes) {
+  CudaStream stream;
+  TCA_CHECK(make_stream(cudaStreamNonBlocking, &stream));
+  TCA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream.get()));
+  TCA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  return TCA_SUCCESS;
+}
+
+// Zeroes `bytes` of device memory the same way: complete on return, waiting for nothing else.
+inline tcaResult zero_and_wait(void* dst, size_t bytes) {
+  CudaStream stream;
+  TCA_CHECK(make_stream(cudaStreamNonBlocking, &stream));
+  TCA_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream.get()));
+  TCA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  return TCA_SUCCESS;
+}
+
+// Copies `bytes` from the host into new device memory (tables the kernels read), landed on return.
 inline tcaResult make_device_copy(const void* data, size_t bytes, DeviceMemory* out) {
   TCA_CHECK(make_device_memory(bytes, out));
-  TCA_CUDA_CHECK(cudaMemcpy(out->get(), data, bytes, cudaMemcpyHostToDevice));
-  TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
-  return TCA_SUCCESS;
+  return copy_and_wait(out->get(), data, bytes);
 }
 
 }  // namespace tca

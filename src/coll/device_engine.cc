@@ -140,10 +140,11 @@ class Engine final : public DeviceEngine {
     return !served_call_ ? "launch" : server_started_for_call_ ? "resident_start" : "resident";
   }
   tcaResult copy(void* dst, const void* src, size_t bytes) override {
-    // A device-to-device cudaMemcpy may return before it lands: the caller's result must be
-    // there for work on any stream once the call returns.
-    TCA_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
-    TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+    // In the engine's stream (blocking: after the caller's default-stream work and this
+    // engine's kernels), waited for: the result is there for work on any stream on return, and
+    // no other engine's kernel, which may wait for a peer, holds the call up.
+    TCA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_));
+    TCA_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return TCA_SUCCESS;
   }
   tcaResult release() override;
@@ -313,14 +314,14 @@ tcaResult Engine::upload(const std::vector<Channel>& channel_table,
   TCA_CUDA_CHECK(
       cudaMalloc(&tables_.ptr, channel_bytes + instruction_bytes + segment_bytes + counter_bytes));
   auto* tables = static_cast<unsigned char*>(tables_.ptr);
-  TCA_CUDA_CHECK(cudaMemcpy(tables, channel_table.data(), channel_table.size() * sizeof(Channel),
-                            cudaMemcpyHostToDevice));
-  TCA_CUDA_CHECK(cudaMemcpy(tables + channel_bytes, instructions.data(),
-                            instructions.size() * sizeof(Instruction), cudaMemcpyHostToDevice));
-  TCA_CUDA_CHECK(cudaMemcpy(tables + channel_bytes + instruction_bytes, segments.data(),
-                            segments.size() * sizeof(Segment), cudaMemcpyHostToDevice));
+  // Each copy landed on return (the program may start in a stream that follows no other).
+  TCA_CHECK(copy_and_wait(tables, channel_table.data(), channel_table.size() * sizeof(Channel)));
+  TCA_CHECK(copy_and_wait(tables + channel_bytes, instructions.data(),
+                          instructions.size() * sizeof(Instruction)));
+  TCA_CHECK(copy_and_wait(tables + channel_bytes + instruction_bytes, segments.data(),
+                          segments.size() * sizeof(Segment)));
   unsigned char* counters = tables + channel_bytes + instruction_bytes + segment_bytes;
-  TCA_CUDA_CHECK(cudaMemset(counters, 0, counter_bytes));
+  TCA_CHECK(zero_and_wait(counters, counter_bytes));
   TCA_CUDA_CHECK(
       cudaHostAlloc(reinterpret_cast<void**>(&error_.ptr), sizeof(int), cudaHostAllocMapped));
   *error_.ptr = 0;
@@ -342,10 +343,7 @@ tcaResult Engine::upload(const std::vector<Channel>& channel_table,
   program.instruction = reinterpret_cast<const Instruction*>(tables + channel_bytes);
   program.segment = reinterpret_cast<const Segment*>(tables + channel_bytes + instruction_bytes);
   TCA_CUDA_CHECK(cudaMalloc(&program_.ptr, sizeof(Program)));
-  TCA_CUDA_CHECK(cudaMemcpy(program_.ptr, &program, sizeof(Program), cudaMemcpyHostToDevice));
-  // From pageable memory the copies may return before they land, and the program may be
-  // started in a stream that does not follow the legacy one.
-  TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  TCA_CHECK(copy_and_wait(program_.ptr, &program, sizeof(Program)));
   program_host_ = program;
   return TCA_SUCCESS;
 }

@@ -169,14 +169,20 @@ class TcaComm final : public Comm {
         if (layout_.partition == Partition::kTwoD) fused_reduce_ = fuse_reduce(engine);
       }
       if (fuse_dots_) {
-        // The plan in device memory, read by the engine's kernels.
+        // The plan in device memory, read by the engine's kernels: copied in a stream of its
+        // own and waited for, landed before any use and held up by no other stream's kernels.
         void* block = nullptr;
-        if (cudaMalloc(&block, sizeof(ReducePlan)) != cudaSuccess ||
-            cudaMemcpy(block, &reduce_mailbox_, sizeof(ReducePlan), cudaMemcpyHostToDevice) !=
-                cudaSuccess ||
-            cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess)  // landed before any use
+        cudaStream_t stream = nullptr;
+        const bool copied =
+            cudaMalloc(&block, sizeof(ReducePlan)) == cudaSuccess &&
+            cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess &&
+            cudaMemcpyAsync(block, &reduce_mailbox_, sizeof(ReducePlan), cudaMemcpyHostToDevice,
+                            stream) == cudaSuccess &&
+            cudaStreamSynchronize(stream) == cudaSuccess;
+        if (stream != nullptr) cudaStreamDestroy(stream);
+        device_plan_ = block;  // freed with the object, copied or not
+        if (!copied)
           throw std::runtime_error("--tca-exchange fused: copying the allreduce plan failed");
-        device_plan_ = block;
         fused_allreduce_ = engine.fuse_allreduce(static_cast<const ReducePlan*>(device_plan_));
       }
       return;
