@@ -271,8 +271,9 @@ tcaResult Engine::register_own(const DeviceBuffers& buffers, size_t scratch_byte
   void* scratch = nullptr;
   TCA_CHECK(tcaMalloc(&scratch, scratch_bytes, TCA_MEM_GPU));
   scratch_ = static_cast<unsigned char*>(scratch);
-  TCA_CUDA_CHECK(cudaMemset(scratch_, 0, scratch_bytes));
-  TCA_CUDA_CHECK(cudaDeviceSynchronize());
+  // Zeroed before a peer writes; waiting for this alone (a device-wide wait would wait for
+  // other collectives' kernels, which may wait for a peer that is building this one).
+  TCA_CHECK(zero_and_wait(scratch_, scratch_bytes));
   TCA_CHECK(tcaCreateHandle(&scratch_handle_, scratch_, scratch_bytes, TCA_MEM_GPU));
   TCA_CHECK(tcaCreateHandle(&recv_handle_, buffers.recv, buffers.recv_bytes, TCA_MEM_GPU));
   recv_registered_ = true;

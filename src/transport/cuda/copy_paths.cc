@@ -443,8 +443,8 @@ class SmChain final : public GpuChain {
       TCA_CHECK(make_device_copy(notifies.data(), notifies.size() * sizeof(NotifyTarget),
                                  &phase.notifies));
       TCA_CHECK(make_device_memory(sizeof(unsigned int), &phase.blocks_done));
-      TCA_CUDA_CHECK(cudaMemset(phase.blocks_done.get(), 0, sizeof(unsigned int)));
-      TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));  // before any stream's launch
+      // Zero before any stream's launch.
+      TCA_CHECK(zero_and_wait(phase.blocks_done.get(), sizeof(unsigned int)));
     }
     phase.params.pieces = static_cast<const SmPiece*>(phase.pieces.get());
     phase.params.first_piece = sm_pieces.front();

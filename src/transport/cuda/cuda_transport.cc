@@ -125,8 +125,8 @@ tcaResult CudaTransportImpl::set_up_device() {
   limits_.write_value_ops = device_has_write_value_ops(device_);
 
   TCA_CHECK(make_device_memory(sizeof(uint64_t) * TCA_DEVICE_SIGNALS, &signals_));
-  TCA_CUDA_CHECK(cudaMemset(signals_.get(), 0, sizeof(uint64_t) * TCA_DEVICE_SIGNALS));
-  TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));  // zero before a peer signals
+  // Zero before a peer signals.
+  TCA_CHECK(zero_and_wait(signals_.get(), sizeof(uint64_t) * TCA_DEVICE_SIGNALS));
   // A blocking stream: host kicks follow the work the application put on the legacy default
   // stream before them (a cudaMemcpy from pageable memory may return before its copy lands).
   TCA_CHECK(make_stream(cudaStreamDefault, &dma_stream_));

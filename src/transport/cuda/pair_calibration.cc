@@ -76,9 +76,7 @@ tcaResult fill_random(void* device, size_t bytes) {
     state ^= state << 17;
     word = state;
   }
-  TCA_CUDA_CHECK(cudaMemcpy(device, words.data(), bytes, cudaMemcpyHostToDevice));
-  TCA_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
-  return TCA_SUCCESS;
+  return copy_and_wait(device, words.data(), bytes);
 }
 
 tcaResult measure_pingpong(const PingPongSide& side, const DeviceLimits& limits,
