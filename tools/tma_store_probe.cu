@@ -114,6 +114,20 @@ __device__ void lsu_copy(unsigned char* dst, const unsigned char* src, size_t by
   for (size_t i = threadIdx.x; i < units; i += lanes) to[i] = from[i];
 }
 
+// Waits for round `value`'s flag; the message's first and last words carry the round (stamped
+// by the sender), any other value counts as an error.
+template <Mode kMode>
+__device__ void receive(const Side& s, uint64_t value) {
+  if (threadIdx.x == 0) {
+    while (load_acquire(s.own_flag) < value) {
+    }
+    const uint64_t* got = reinterpret_cast<const uint64_t*>(s.own_dst);
+    if (kMode != kFlag && (got[0] != value || got[s.bytes / 8 - 1] != value))
+      atomicAdd(s.errors, 1ull);
+  }
+  __syncthreads();
+}
+
 template <Mode kMode>
 __global__ void pingpong(Side s, int stages, uint32_t chunk) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -131,17 +145,7 @@ __global__ void pingpong(Side s, int stages, uint32_t chunk) {
   const size_t words = s.bytes / 8;
   for (int round = 1; round <= s.rounds; ++round) {
     const uint64_t value = static_cast<uint64_t>(round);
-    if (!s.initiator) {
-      if (threadIdx.x == 0) {
-        while (load_acquire(s.own_flag) < value) {
-        }
-        // The message's first and last words carry the round (stamped by the sender).
-        const uint64_t* got = reinterpret_cast<const uint64_t*>(s.own_dst);
-        if (kMode != kFlag && (got[0] != value || got[words - 1] != value))
-          atomicAdd(s.errors, 1ull);
-      }
-      __syncthreads();
-    }
+    if (!s.initiator) receive<kMode>(s, value);
     if (kMode != kFlag) {
       if (threadIdx.x == 0) {
         uint64_t* w = reinterpret_cast<uint64_t*>(s.src);
@@ -162,16 +166,7 @@ __global__ void pingpong(Side s, int stages, uint32_t chunk) {
       fence_sys();
       store_relaxed(s.peer_flag, value);
     }
-    if (s.initiator) {
-      if (threadIdx.x == 0) {
-        while (load_acquire(s.own_flag) < value) {
-        }
-        const uint64_t* got = reinterpret_cast<const uint64_t*>(s.own_dst);
-        if (kMode != kFlag && (got[0] != value || got[words - 1] != value))
-          atomicAdd(s.errors, 1ull);
-      }
-      __syncthreads();
-    }
+    if (s.initiator) receive<kMode>(s, value);
   }
 }
 

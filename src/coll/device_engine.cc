@@ -315,14 +315,20 @@ tcaResult Engine::upload(const std::vector<Channel>& channel_table,
   TCA_CUDA_CHECK(
       cudaMalloc(&tables_.ptr, channel_bytes + instruction_bytes + segment_bytes + counter_bytes));
   auto* tables = static_cast<unsigned char*>(tables_.ptr);
-  // Each copy landed on return (the program may start in a stream that follows no other).
-  TCA_CHECK(copy_and_wait(tables, channel_table.data(), channel_table.size() * sizeof(Channel)));
-  TCA_CHECK(copy_and_wait(tables + channel_bytes, instructions.data(),
-                          instructions.size() * sizeof(Instruction)));
-  TCA_CHECK(copy_and_wait(tables + channel_bytes + instruction_bytes, segments.data(),
-                          segments.size() * sizeof(Segment)));
+  // The copies go through a stream of their own, waited for at the end: landed on return (the
+  // program may start in a stream that follows no other), held up by no other stream's work.
+  CudaStream stream;
+  TCA_CHECK(make_stream(cudaStreamNonBlocking, &stream));
+  const auto copy = [&stream](void* dst, const void* src, size_t bytes) {
+    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream.get());
+  };
+  TCA_CUDA_CHECK(copy(tables, channel_table.data(), channel_table.size() * sizeof(Channel)));
+  TCA_CUDA_CHECK(
+      copy(tables + channel_bytes, instructions.data(), instructions.size() * sizeof(Instruction)));
+  TCA_CUDA_CHECK(copy(tables + channel_bytes + instruction_bytes, segments.data(),
+                      segments.size() * sizeof(Segment)));
   unsigned char* counters = tables + channel_bytes + instruction_bytes + segment_bytes;
-  TCA_CHECK(zero_and_wait(counters, counter_bytes));
+  TCA_CUDA_CHECK(cudaMemsetAsync(counters, 0, counter_bytes, stream.get()));
   TCA_CUDA_CHECK(
       cudaHostAlloc(reinterpret_cast<void**>(&error_.ptr), sizeof(int), cudaHostAllocMapped));
   *error_.ptr = 0;
@@ -344,7 +350,8 @@ tcaResult Engine::upload(const std::vector<Channel>& channel_table,
   program.instruction = reinterpret_cast<const Instruction*>(tables + channel_bytes);
   program.segment = reinterpret_cast<const Segment*>(tables + channel_bytes + instruction_bytes);
   TCA_CUDA_CHECK(cudaMalloc(&program_.ptr, sizeof(Program)));
-  TCA_CHECK(copy_and_wait(program_.ptr, &program, sizeof(Program)));
+  TCA_CUDA_CHECK(copy(program_.ptr, &program, sizeof(Program)));
+  TCA_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   program_host_ = program;
   return TCA_SUCCESS;
 }
