@@ -678,6 +678,39 @@ TEST_P(CollGpuAlgorithmTest, TwoObjectsAlternateAndOverlap) {
   ASSERT_TCA_OK(tcaCollFree(coll_b));
 }
 
+// A collective made while another's stream-ordered iteration waits for a peer on this rank's
+// GPU: rank 0 enqueues A's iteration on a blocking stream, then makes B; the others make B
+// first and only then enqueue their iteration of A. Making B must not wait for A's kernel
+// (a device-wide or legacy-stream wait there would hold rank 0 until A's wait timed out).
+TEST_P(CollGpuAlgorithmTest, MadeWhileAnotherWaitsForAPeerOnAStream) {
+  const CollCase a = make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 4099, false);
+  const CollCase b = make_case(TCA_COLL_ALLGATHER, TCA_INT32, TCA_SUM, 1000, true);
+  KindRegion send_a(a.send_bytes(), TCA_MEM_GPU);
+  KindRegion recv_a(a.recv_bytes(size_), TCA_MEM_GPU);
+  KindRegion send_b(b.send_bytes(), TCA_MEM_GPU);
+  KindRegion recv_b(b.recv_bytes(size_), TCA_MEM_GPU);
+  ASSERT_TRUE(send_a.ok() && recv_a.ok() && send_b.ok() && recv_b.ok());
+  CaseBuffers buffers_a(a, send_a, recv_a);
+  CaseBuffers buffers_b(b, send_b, recv_b);
+  tcaColl coll_a = nullptr;
+  tcaColl coll_b = nullptr;
+  ASSERT_TCA_OK(buffers_a.make(&coll_a));
+  StreamRounds rounds = stream_rounds(buffers_a, 0, 1);
+  Stream stream(cudaStreamDefault);
+  if (rank_ == 0) {
+    ASSERT_NO_FATAL_FAILURE(enqueue_round(coll_a, buffers_a, *rounds[0], stream.get()));
+    ASSERT_TCA_OK(buffers_b.make(&coll_b));
+  } else {
+    ASSERT_TCA_OK(buffers_b.make(&coll_b));
+    ASSERT_NO_FATAL_FAILURE(enqueue_round(coll_a, buffers_a, *rounds[0], stream.get()));
+  }
+  ASSERT_CUDA_OK(cudaStreamSynchronize(stream.get()));
+  check_rounds(buffers_a, rounds);
+  ASSERT_NO_FATAL_FAILURE(host_iteration(coll_b, buffers_b, 0, false));
+  ASSERT_TCA_OK(tcaCollFree(coll_b));
+  ASSERT_TCA_OK(tcaCollFree(coll_a));
+}
+
 // ---- errors ----
 
 class CollGpuErrorTest : public CollGpuTest {};

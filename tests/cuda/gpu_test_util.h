@@ -33,7 +33,10 @@ class KindRegion : public SharedRegion {
 // A stream owned by a test.
 class Stream {
  public:
-  Stream() { EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  // Non-blocking unless told: cudaStreamDefault makes one that follows the legacy stream.
+  explicit Stream(unsigned flags = cudaStreamNonBlocking) {
+    EXPECT_CUDA_OK(cudaStreamCreateWithFlags(&stream_, flags));
+  }
   ~Stream() { cudaStreamDestroy(stream_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
