@@ -5,7 +5,9 @@
 // registry, collective schedules and (CUDA builds) the engine calibration's picks and the GPU
 // programs' lowering.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "base/handle.h"
 #include "base/region.h"
 #include "base/settings.h"
+#include "base/trace.h"
 #include "coll/schedule.h"
 #include "transport/registry.h"
 #include "tuning/transport_choice.h"
@@ -304,6 +307,48 @@ struct ScopedEnv {
   std::string old_;
   bool had_ = false;
 };
+
+// ---- traces ----
+
+int g_close_hook_calls = 0;
+void write_gpu_timed_iteration() {
+  ++g_close_hook_calls;
+  const uint64_t now = trace::now_ns();
+  trace::stream_collective(now - 5000, now - 1000, "allreduce", "ring", 8, 2, "ll", 1);
+}
+
+// What is written at tcaFinalize after the fact (GPU-timed stream iterations) comes before the
+// last line, with its own (earlier) times and timed=gpu; a hook added twice runs once.
+TEST(Trace, CloseHooksWriteGpuTimedIterationsBeforeTheEnd) {
+  char folder[] = "/tmp/tca-trace-test-XXXXXX";
+  ASSERT_NE(mkdtemp(folder), nullptr);
+  {
+    ScopedEnv traced("TCA_TRACE", folder);
+    ASSERT_EQ(trace::open(0, 2, 0xaa), TCA_SUCCESS);
+  }
+  trace::on_close(write_gpu_timed_iteration);
+  trace::on_close(write_gpu_timed_iteration);
+  trace::phase(true, "A");
+  trace::phase(false, "A");
+  trace::close();
+  EXPECT_EQ(g_close_hook_calls, 1);
+  const std::string path = std::string(folder) + "/rank-0.trace";
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 6u);
+  const auto time_of = [](const std::string& line) { return std::stoull(line); };
+  EXPECT_NE(lines[3].find(" coll_begin op=allreduce algorithm=ring bytes=8 ranks=2 memory=gpu "
+                          "steps=device protocol=ll channels=1 call=stream timed=gpu"),
+            std::string::npos)
+      << lines[3];
+  EXPECT_NE(lines[4].find(" coll_end timed=gpu"), std::string::npos) << lines[4];
+  EXPECT_NE(lines[5].find(" end"), std::string::npos) << lines[5];
+  EXPECT_LT(time_of(lines[3]), time_of(lines[2]));  // earlier than the line before it
+  EXPECT_EQ(time_of(lines[4]) - time_of(lines[3]), 4000u);
+  std::remove(path.c_str());
+  rmdir(folder);
+}
 
 TEST(Settings, DefaultsParseAndBadValuesAreRefusedWithTheirName) {
   unsetenv("TCA_TIMEOUT_MS");

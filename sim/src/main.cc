@@ -137,6 +137,8 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
   report.set("waits", tj.waits);
   report.set("device_collectives", tj.device_collectives);
   report.set("device_unlabelled", tj.device_unlabelled);
+  report.set("gpu_timed", tj.gpu_timed);
+  report.set("gpu_overlaps", tj.gpu_overlaps);
   report.set("device_program_unset", fabric->device_program_unset());
   std::vector<std::string> work_unset;
   for (const std::string& program : tj.device_programs)
@@ -168,6 +170,12 @@ int run_replay(const std::string& dir, const std::string& trace_dir, const std::
     table.comment(std::to_string(tj.device_unlabelled) +
                   " GPU iterations without protocol, channels and call (a trace from before "
                   "them): device_call each, no bound of their blocks");
+  if (tj.gpu_timed > 0)
+    table.comment(std::to_string(tj.gpu_timed) +
+                  " stream-ordered GPU iterations timed on the GPU (call=stream)" +
+                  (tj.gpu_overlaps > 0 ? ": " + std::to_string(tj.gpu_overlaps) +
+                                             " host events inside their spans placed after them"
+                                       : std::string()));
   table.comment(tj.common_clock ? "ranks on one host: aligned on the steady clock"
                                 : "ranks on several hosts: each starts at its first event");
   table.set_columns({{"part", 40, Align::kLeft},

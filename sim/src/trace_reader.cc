@@ -58,6 +58,40 @@ namespace words = tca::trace_format;  // spelled as the writer spells them
 
 }  // namespace
 
+// Puts the GPU-timed pairs (coll_begin, coll_end) into the host's events by time: each pair
+// whole before the first host event after its begin (a kick and its xfer lines share a time, so
+// no kick is split). One line of time per rank cannot hold a host call while the GPU runs a
+// collective: host events inside a pair's span come after it, and a pair that begins inside an
+// earlier one's after that; each such event counts in `moved`.
+void merge_gpu_timed(std::vector<TraceEvent>& events, std::vector<TraceEvent>& gpu_timed,
+                     long* moved) {
+  if (gpu_timed.empty()) return;
+  std::vector<size_t> begins;  // of the pairs, by begin time
+  for (size_t i = 0; i + 1 < gpu_timed.size(); i += 2) begins.push_back(i);
+  std::stable_sort(begins.begin(), begins.end(),
+                   [&](size_t a, size_t b) { return gpu_timed[a].t < gpu_timed[b].t; });
+  std::vector<TraceEvent> merged;
+  merged.reserve(events.size() + gpu_timed.size());
+  size_t h = 0;
+  uint64_t last_end = 0;
+  for (const size_t b : begins) {
+    const TraceEvent& begin = gpu_timed[b];
+    while (h < events.size() && events[h].t <= begin.t && events[h].kind != words::kEnd) {
+      if (events[h].t < last_end && events[h].kind != words::kXfer) ++*moved;
+      merged.push_back(std::move(events[h++]));
+    }
+    if (begin.t < last_end) ++*moved;
+    merged.push_back(begin);
+    merged.push_back(gpu_timed[b + 1]);
+    last_end = std::max(last_end, gpu_timed[b + 1].t);
+  }
+  while (h < events.size()) {
+    if (events[h].t < last_end && events[h].kind != words::kXfer) ++*moved;
+    merged.push_back(std::move(events[h++]));
+  }
+  events = std::move(merged);
+}
+
 RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
   RankTrace trace;
   trace.file = file;
@@ -88,6 +122,7 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
   }
   size_t expect_xfers = 0;
   bool ended = false;
+  std::vector<TraceEvent> gpu_timed;  // lines with timed=gpu, in pairs
   while (std::getline(in, raw)) {
     ++line;
     if (raw.empty()) continue;
@@ -110,6 +145,20 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
       fail(file, line, "kick announced " + std::to_string(expect_xfers) + " more xfer lines");
     }
     if (e.kind == words::kKick) expect_xfers = to_u64(need(e, "n", file), file, line, "n");
+    const auto timed = e.fields.find(words::kTimedKey);
+    if (timed != e.fields.end()) {  // written after the fact: put in place below
+      if (timed->second != words::kTimedGpu)
+        fail(file, line, "timed='" + timed->second + "' is not " + words::kTimedGpu);
+      if (e.kind != words::kCollBegin && e.kind != words::kCollEnd)
+        fail(file, line, "only coll_begin and coll_end are timed on the GPU");
+      if (e.kind == words::kCollEnd &&
+          (gpu_timed.empty() || gpu_timed.back().kind != words::kCollBegin))
+        fail(file, line, "a GPU-timed coll_end without its coll_begin before it");
+      if (e.kind == words::kCollEnd && e.t < gpu_timed.back().t)
+        fail(file, line, "a GPU-timed coll_end before its coll_begin");
+      gpu_timed.push_back(std::move(e));
+      continue;
+    }
     if (!trace.events.empty() && e.t < trace.events.back().t && e.kind != words::kXfer)
       fail(file, line, "time goes backwards");
     if (e.kind == words::kEnd) ended = true;
@@ -117,6 +166,9 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
   }
   if (expect_xfers != 0) fail(file, line, "the file ends inside a kick's xfer lines");
   if (!ended) fail(file, line, "the trace has no 'end' line (was tcaFinalize called?)");
+  if (!gpu_timed.empty() && gpu_timed.back().kind != words::kCollEnd)
+    fail(file, gpu_timed.back().line, "a GPU-timed coll_begin without its coll_end");
+  merge_gpu_timed(trace.events, gpu_timed, &trace.gpu_overlaps);
   return trace;
 }
 
@@ -221,8 +273,10 @@ DeviceIteration device_iteration(const TraceEvent& e, const std::string& file) {
   }
   const auto call = e.fields.find("call");
   if (call != e.fields.end()) {
-    if (call->second != "resident" && call->second != "resident_start" && call->second != "launch")
-      fail(file, e.line, "call='" + call->second + "' is not resident, resident_start or launch");
+    if (call->second != "resident" && call->second != "resident_start" &&
+        call->second != "launch" && call->second != "stream")
+      fail(file, e.line,
+           "call='" + call->second + "' is not resident, resident_start, launch or stream");
     out.call = call->second;
   }
   return out;
@@ -329,6 +383,7 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
   }
   for (int r = 0; r < world; ++r) {
     const RankTrace& trace = traces[r];
+    out.gpu_overlaps += trace.gpu_overlaps;
     Program& program = out.job.ranks[r];
     if (trace.events.empty()) continue;
     uint64_t cursor = out.common_clock ? origin - trace.start : trace.events.front().t;
@@ -447,6 +502,7 @@ TraceJob job_from_traces(const std::vector<RankTrace>& traces, bool segments) {
         out.device_programs.insert(append_device_steps(e, r, world, trace.file, program));
         ++out.device_collectives;
         if (e.fields.count("call") == 0) ++out.device_unlabelled;
+        if (e.fields.count(words::kTimedKey) != 0) ++out.gpu_timed;
         device_collective = true;
       }
       // The call's own duration is the model's to predict (kick cost, wait, drain, barrier).

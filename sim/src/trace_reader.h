@@ -26,8 +26,11 @@ struct RankTrace {
   std::string file;
   int rank = 0, world = 0;
   std::string host;
-  uint64_t start = 0;  // steady clock, ns
-  std::vector<TraceEvent> events;
+  uint64_t start = 0;              // steady clock, ns
+  std::vector<TraceEvent> events;  // by time; GPU-timed collectives put in place
+  // Host events that fell inside a GPU-timed collective's span (and GPU-timed collectives that
+  // began inside another's), placed after it: one line of time per rank holds one at a time.
+  long gpu_overlaps = 0;
 };
 
 // Parses one file's text; errors name file:line.
@@ -47,6 +50,8 @@ struct TraceJob {
   long transfers = 0, waits = 0, kicks = 0;
   long device_collectives = 0;  // collectives a GPU program ran: their steps are modelled
   long device_unlabelled = 0;   // ... of which without protocol, channels and call (older traces)
+  long gpu_timed = 0;           // ... of which stream-ordered, timed on the GPU (call=stream)
+  long gpu_overlaps = 0;        // RankTrace::gpu_overlaps, summed
   std::set<std::string> device_programs;  // their "op_algorithm" names (Step::kDeviceWork)
 };
 

@@ -59,6 +59,7 @@ TEST(DeviceProgramTest, ParametersAreOptionalAndChecked) {
   EXPECT_DOUBLE_EQ(all->device_call(""), 5e-6);  // a trace that does not say: the doorbell's
   EXPECT_DOUBLE_EQ(all->device_call("launch"), 11e-6);
   EXPECT_DOUBLE_EQ(all->device_call("resident_start"), 11e-6);
+  EXPECT_EQ(all->device_call("stream"), 0);  // timed on the GPU from the stream's arrival
   EXPECT_DOUBLE_EQ(all->device_step(), 1.5e-6);
   // `unmeasured` is the same as leaving the key out.
   const auto marked = host("device_call = unmeasured\ndevice_step = unmeasured\n");
@@ -195,13 +196,99 @@ TEST(DeviceProgramTest, ProgramWorkByCollectiveAndAlgorithm) {
             std::string::npos);
 }
 
+// Stream-ordered iterations, timed on the GPU and written after the host's later lines: put in
+// place by time, replayed as their steps without a call's cost; the host's time around them
+// stays as recorded.
+TEST(DeviceProgramTest, GpuTimedStreamIterationsArePutInPlace) {
+  const std::string fields =
+      "op=allreduce algorithm=recursive_doubling bytes=8 ranks=2 memory=gpu steps=device "
+      "protocol=ll channels=1 call=stream timed=gpu";
+  std::vector<RankTrace> traces;
+  for (int r = 0; r < 2; ++r) {
+    // Host phases at 0.1 and 0.9 ms; the GPU ran the iteration from 0.5 to 0.52 ms, written
+    // after the second phase began (as tca writes it once its events have completed).
+    const std::string text = "tca-trace 1 rank=" + std::to_string(r) +
+                             " world=2 host=00000000000000aa clock=steady_ns start=1000 pid=7\n"
+                             "100000 phase_begin name=A\n"
+                             "110000 phase_end name=A\n"
+                             "900000 phase_begin name=B\n"
+                             "500000 coll_begin " +
+                             fields +
+                             "\n"
+                             "520000 coll_end timed=gpu\n"
+                             "910000 phase_end name=B\n"
+                             "1000000 end\n";
+    traces.push_back(parse_rank_trace(text, "rank-" + std::to_string(r) + ".trace"));
+  }
+  std::vector<std::string> order;
+  for (const TraceEvent& e : traces[0].events) order.push_back(e.kind);
+  EXPECT_EQ(order, (std::vector<std::string>{"phase_begin", "phase_end", "coll_begin", "coll_end",
+                                             "phase_begin", "phase_end", "end"}));
+  EXPECT_EQ(traces[0].gpu_overlaps, 0);
+  const TraceJob tj = job_from_traces(traces);
+  EXPECT_EQ(tj.device_collectives, 2);
+  EXPECT_EQ(tj.gpu_timed, 2);
+  EXPECT_NEAR(tj.measured_phases.at("coll.allreduce").seconds, 2 * 20e-6, 1e-12);
+  const auto fabric = host(kDevice, 2);
+  const Result r = simulate(*fabric, tj.job);
+  // One step of recursive doubling on 2 ranks: the flag, the program's work and 8 bytes at one
+  // block's inline rate (half of 2 GB/s); no call.
+  const double modelled = 0.8e-6 + 1.5e-6 + 8 / 1e9;
+  EXPECT_NEAR(r.phases.at("coll.allreduce").max_seconds, modelled, 3e-9);
+  EXPECT_NEAR(r.makespan, 1e-3 - 100e-6 - 20e-6 + modelled, 3e-9);
+}
+
+// A host call inside a GPU-timed span (the host ran ahead of its stream) comes after it: one
+// line of time per rank; counted.
+TEST(DeviceProgramTest, HostEventsInsideAGpuTimedSpanComeAfterIt) {
+  const std::string text =
+      "tca-trace 1 rank=0 world=1 host=00000000000000aa clock=steady_ns start=1000 pid=7\n"
+      "100 phase_begin name=A\n"
+      "300 phase_end name=A\n"
+      "200 coll_begin op=allreduce algorithm=ring bytes=8 ranks=1 memory=gpu steps=device "
+      "call=stream timed=gpu\n"
+      "400 coll_end timed=gpu\n"
+      "500 end\n";
+  const RankTrace t = parse_rank_trace(text, "r.trace");
+  std::vector<std::string> order;
+  for (const TraceEvent& e : t.events) order.push_back(e.kind);
+  EXPECT_EQ(order, (std::vector<std::string>{"phase_begin", "coll_begin", "coll_end", "phase_end",
+                                             "end"}));
+  EXPECT_EQ(t.gpu_overlaps, 1);
+}
+
+TEST(DeviceProgramTest, BadGpuTimedLinesNameTheLine) {
+  const std::string h =
+      "tca-trace 1 rank=0 world=1 host=00000000000000aa clock=steady_ns start=1000 pid=7\n";
+  const std::string begin =
+      "op=allreduce algorithm=ring bytes=8 ranks=1 memory=gpu steps=device call=stream";
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {h + "10 coll_begin " + begin + " timed=cpu\n", "r.trace:2: timed='cpu' is not gpu"},
+           {h + "10 drain dur=1 timed=gpu\n",
+            "r.trace:2: only coll_begin and coll_end are timed on the GPU"},
+           {h + "10 coll_end timed=gpu\n", "r.trace:2: a GPU-timed coll_end without its"},
+           {h + "10 coll_begin " + begin + " timed=gpu\n5 coll_end timed=gpu\n20 end\n",
+            "r.trace:3: a GPU-timed coll_end before its coll_begin"},
+           {h + "10 coll_begin " + begin + " timed=gpu\n20 end\n",
+            "r.trace:2: a GPU-timed coll_begin without its coll_end"},
+       }) {
+    try {
+      parse_rank_trace(text, "r.trace");
+      FAIL() << text << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+    }
+  }
+}
+
 TEST(DeviceProgramTest, BadIterationFieldsNameTheLine) {
   const std::string shape = "op=allreduce algorithm=ring bytes=8 ranks=1 memory=gpu steps=device";
   for (const auto& [fields, message] : std::vector<std::pair<std::string, std::string>>{
            {shape + " protocol=fast", "protocol='fast' is not ll or simple"},
            {shape + " channels=0", "channels=0 is not >= 1"},
            {shape + " channels=two", "channels 'two'"},
-           {shape + " call=doorbell", "call='doorbell' is not resident, resident_start or launch"},
+           {shape + " call=doorbell",
+            "call='doorbell' is not resident, resident_start, launch or stream"},
        }) {
     try {
       job_from_traces({parse_rank_trace(trace_of(0, 1, fields, 1), "b.trace")});

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -38,6 +39,7 @@ struct Writer {
   uint64_t kicks = 0;
   // (peer, slot) -> when the first failed test of a wait happened.
   std::map<std::pair<int, int>, uint64_t> pending;
+  std::vector<void (*)()> close_hooks;  // run by close(), outside the lock
 };
 
 Writer& writer() {
@@ -145,8 +147,23 @@ tcaResult open(int rank, int world, uint64_t host_hash) {
   return TCA_SUCCESS;
 }
 
+void on_close(void (*hook)()) {
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (std::find(w.close_hooks.begin(), w.close_hooks.end(), hook) == w.close_hooks.end())
+    w.close_hooks.push_back(hook);
+}
+
 void close() {
   Writer& w = writer();
+  if (g_enabled) {
+    std::vector<void (*)()> hooks;
+    {
+      std::lock_guard<std::mutex> lock(w.mutex);
+      hooks = w.close_hooks;
+    }
+    for (void (*hook)() : hooks) hook();  // they write lines of their own
+  }
   std::lock_guard<std::mutex> lock(w.mutex);
   g_enabled = false;
   if (w.file == nullptr) return;
@@ -254,5 +271,18 @@ void device_collective_begin(uint64_t begin, const char* kind, const char* algor
 }
 
 void collective_end() { emit(now_ns(), trace_format::kCollEnd, ""); }
+
+void stream_collective(uint64_t begin, uint64_t end, const char* kind, const char* algorithm,
+                       uint64_t bytes, int ranks, const char* protocol, int channels) {
+  Writer& w = writer();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.file == nullptr) return;
+  line(w, begin, trace_format::kCollBegin,
+       " op={} algorithm={} bytes={} ranks={} memory=gpu steps=device protocol={} channels={} "
+       "call=stream {}={}",
+       path_word(kind), path_word(algorithm), bytes, ranks, path_word(protocol), channels,
+       trace_format::kTimedKey, trace_format::kTimedGpu);
+  line(w, end, trace_format::kCollEnd, " {}={}", trace_format::kTimedKey, trace_format::kTimedGpu);
+}
 
 }  // namespace tca::trace

@@ -81,6 +81,14 @@ void device_collective_begin(uint64_t begin, const char* kind, const char* algor
                              uint64_t bytes, int ranks, const char* protocol, int channels,
                              const char* call);
 void collective_end();
+// A GPU program's stream-ordered iteration (tcaCollStartStream), timed on the GPU: `begin` and
+// `end` on the steady clock, written when known, after lines with later times; both lines carry
+// timed=gpu (call=stream) and readers put them in place.
+void stream_collective(uint64_t begin, uint64_t end, const char* kind, const char* algorithm,
+                       uint64_t bytes, int ranks, const char* protocol, int channels);
+// Runs `hook` in close() before the last line is written (once however often it is added):
+// what is still to be written, such as GPU-timed iterations, is written then.
+void on_close(void (*hook)());
 
 const char* kind_name(tcaMemKind kind);
 

@@ -28,6 +28,11 @@ inline constexpr char kCollBegin[] = "coll_begin";
 inline constexpr char kCollEnd[] = "coll_end";
 inline constexpr char kEnd[] = "end";  // the last line of a whole trace
 
+// A field that lines written after the fact carry: their times were taken on the GPU and put
+// on the steady clock, so they may come after lines with later times; readers put them in place.
+inline constexpr char kTimedKey[] = "timed";
+inline constexpr char kTimedGpu[] = "gpu";
+
 // Every event, as a reader accepts them.
 inline constexpr const char* kEvents[] = {kKick,       kXfer,     kPut,       kGet,     kNotify,
                                           kWait,       kDrain,    kPio,       kFence,   kBarrier,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // The C API of tca/tca_coll_cuda.h: GPU collectives enqueued on streams or run by kernels.
+#include "base/trace.h"
 #include "coll/collective.h"
 #include "coll/status.h"
+#include "coll/stream_trace.h"
 #include "core/reserved.h"
 #include "tca/tca_coll_cuda.h"
 
@@ -30,6 +32,13 @@ tcaResult gpu_program(tcaColl coll, bool to_run, tca::coll::DeviceEngine** engin
   return TCA_SUCCESS;
 }
 
+// Whether `stream` is being captured into a CUDA graph (a failed query counts as not).
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) cudaGetLastError();
+  return capture != cudaStreamCaptureStatusNone;
+}
+
 }  // namespace
 
 extern "C" {
@@ -38,13 +47,16 @@ tcaResult tcaCollStartStream(tcaColl coll, cudaStream_t stream) {
   tca::ReservedScope reserved;  // collectives use tca's own slots and channel
   tca::coll::DeviceEngine* engine = nullptr;
   TCA_CHECK(gpu_program(coll, true, &engine));
-  if (!coll->host_scheduled()) return engine != nullptr ? engine->enqueue(stream) : TCA_SUCCESS;
+  if (!coll->host_scheduled()) {
+    if (engine == nullptr) return TCA_SUCCESS;
+    if (tca::trace::enabled() && !capturing(stream))
+      return tca::coll::enqueue_traced(*coll, stream);
+    return engine->enqueue(stream);
+  }
   // The host runs this schedule: it waits for the stream's earlier work, then runs the whole
   // iteration, so that work the caller enqueues after this call finds its result. That cannot
   // be recorded into a CUDA graph (a graph's host function may not call CUDA).
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) cudaGetLastError();
-  if (capture != cudaStreamCaptureStatusNone)
+  if (capturing(stream))
     TCA_FAIL(TCA_ERROR_UNSUPPORTED,
              "collective {} spans ranks that CUDA IPC does not reach (other hosts): the host runs "
              "each iteration, which a stream being captured into a CUDA graph cannot hold",

@@ -367,6 +367,15 @@ tcaResult tcaColl_st::build_iterations(const Schedule& schedule,
   return TCA_SUCCESS;
 }
 
+tcaColl_st::DeviceTraceFields tcaColl_st::device_trace_fields() const {
+  return {recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
+          tcaCollAlgorithmName(algorithm_),
+          recv_bytes_,
+          ranks_,
+          device_->inline_protocol() ? "ll" : "simple",
+          device_->channels()};
+}
+
 tcaResult tcaColl_st::start() {
   if (failed_)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
@@ -386,11 +395,11 @@ tcaResult tcaColl_st::start() {
                                    tcaCollAlgorithmName(algorithm_), recv_bytes_);
   if (device_program) {  // GPU programs have their own signals
     if (device_ != nullptr) TCA_CHECK(finish_or_fail(device_->start()));
-    if (device_ != nullptr && tca::trace::enabled())
-      tca::trace::device_collective_begin(
-          traced_at, recv_bytes_ == send_bytes_ ? "allreduce" : "allgather",
-          tcaCollAlgorithmName(algorithm_), recv_bytes_, ranks_,
-          device_->inline_protocol() ? "ll" : "simple", device_->channels(), device_->call_form());
+    if (device_ != nullptr && tca::trace::enabled()) {
+      const DeviceTraceFields f = device_trace_fields();
+      tca::trace::device_collective_begin(traced_at, f.op, f.algorithm, f.bytes, f.ranks,
+                                          f.protocol, f.channels, device_->call_form());
+    }
     running_ = true;
     return TCA_SUCCESS;
   }

@@ -83,6 +83,16 @@ struct tcaColl_st {
   // A GPU collective whose schedule the host runs as chains through the transports (some rank is
   // out of CUDA IPC's reach, e.g. on another host) instead of a GPU program.
   bool host_scheduled() const { return host_scheduled_; }
+  // What a trace records of an iteration of the GPU program (device() not null).
+  struct DeviceTraceFields {
+    const char* op;
+    const char* algorithm;
+    uint64_t bytes;
+    int ranks;
+    const char* protocol;
+    int channels;
+  };
+  DeviceTraceFields device_trace_fields() const;
 
  private:
   tcaColl_st() = default;
