@@ -14,14 +14,6 @@
 namespace tca::coll {
 namespace {
 
-// One timed iteration waiting for its events.
-struct Pending {
-  int device = 0;
-  cudaEvent_t begin = nullptr;
-  cudaEvent_t end = nullptr;
-  tcaColl_st::DeviceTraceFields fields{};
-};
-
 // A device's reference: an event that completed at `host_ns` on the steady clock (the middle
 // of the host's wait for it, which bounds the error by half that wait).
 struct Reference {
@@ -29,11 +21,24 @@ struct Reference {
   uint64_t host_ns = 0;
 };
 
+// A new reference after this long: CUDA gives event times apart as a float of milliseconds,
+// whose resolution coarsens with the distance (0.06 us at 1 s).
+constexpr uint64_t kReferenceNs = 1000000000;
+
+// One timed iteration waiting for its events.
+struct Pending {
+  Reference reference;
+  cudaEvent_t begin = nullptr;
+  cudaEvent_t end = nullptr;
+  tcaColl_st::DeviceTraceFields fields{};
+};
+
 struct State {
   std::mutex mutex;
-  std::deque<Pending> pending;           // in enqueue order
-  std::vector<cudaEvent_t> free_events;  // completed ones, reused
-  std::map<int, Reference> references;   // by device
+  std::deque<Pending> pending;              // in enqueue order
+  std::vector<cudaEvent_t> free_events;     // completed ones, reused
+  std::map<int, Reference> references;      // the latest, by device
+  std::vector<cudaEvent_t> old_references;  // destroyed at tcaFinalize (pending ones use them)
   bool hooked = false;
 };
 
@@ -56,10 +61,15 @@ cudaEvent_t take_event(State& s) {
   return event;
 }
 
-// The device's reference, recorded on a stream of its own the first time.
+// The device's reference, recorded on a stream of its own the first time and again once it is
+// kReferenceNs old.
 const Reference* reference(State& s, int device) {
   const auto known = s.references.find(device);
-  if (known != s.references.end()) return &known->second;
+  if (known != s.references.end()) {
+    if (trace::now_ns() - known->second.host_ns < kReferenceNs) return &known->second;
+    s.old_references.push_back(known->second.event);
+    s.references.erase(known);
+  }
   cudaStream_t stream = nullptr;
   Reference r;
   r.event = take_event(s);
@@ -79,16 +89,26 @@ const Reference* reference(State& s, int device) {
   return &s.references.emplace(device, r).first->second;
 }
 
-// `event`'s time on the steady clock through the reference; false where CUDA cannot tell.
-bool host_time(const Reference& r, cudaEvent_t event, uint64_t* ns) {
+// Nanoseconds from event `from` to event `to` (both completed); false where CUDA cannot tell.
+bool between(cudaEvent_t from, cudaEvent_t to, double* ns) {
   float ms = 0;
-  if (cudaEventElapsedTime(&ms, r.event, event) != cudaSuccess) {
+  if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
-  const double offset = static_cast<double>(ms) * 1e6;
-  *ns = offset >= 0 ? r.host_ns + static_cast<uint64_t>(offset)
-                    : r.host_ns - static_cast<uint64_t>(-offset);
+  *ns = static_cast<double>(ms) * 1e6;
+  return true;
+}
+
+// The iteration's span on the steady clock: its start through the reference, its length from
+// its own two events (the finer figure).
+bool host_span(const Pending& p, uint64_t* begin, uint64_t* end) {
+  double offset = 0, length = 0;
+  if (!between(p.reference.event, p.begin, &offset) || !between(p.begin, p.end, &length))
+    return false;
+  *begin = offset >= 0 ? p.reference.host_ns + static_cast<uint64_t>(offset)
+                       : p.reference.host_ns - static_cast<uint64_t>(-offset);
+  *end = *begin + static_cast<uint64_t>(length > 0 ? length : 0);
   return true;
 }
 
@@ -101,9 +121,7 @@ void write_completed(State& s, bool all) {
     const cudaError_t done = cudaEventQuery(p.end);
     if (done == cudaErrorNotReady && !all) break;
     uint64_t begin = 0, end = 0;
-    const auto r = s.references.find(p.device);
-    if (done == cudaSuccess && r != s.references.end() && host_time(r->second, p.begin, &begin) &&
-        host_time(r->second, p.end, &end)) {
+    if (done == cudaSuccess && host_span(p, &begin, &end)) {
       const tcaColl_st::DeviceTraceFields& f = p.fields;
       trace::stream_collective(begin, end, f.op, f.algorithm, f.bytes, f.ranks, f.protocol,
                                f.channels);
@@ -133,6 +151,8 @@ void close_hook() {
   s.free_events.clear();
   for (auto& [device, r] : s.references) cudaEventDestroy(r.event);
   s.references.clear();
+  for (cudaEvent_t event : s.old_references) cudaEventDestroy(event);
+  s.old_references.clear();
   cudaGetLastError();
 }
 
@@ -150,6 +170,7 @@ tcaResult enqueue_traced(tcaColl_st& coll, cudaStream_t stream) {
   Pending p;
   const Reference* r = cudaGetDevice(&device) == cudaSuccess ? reference(s, device) : nullptr;
   if (r != nullptr) {
+    p.reference = *r;  // a copy: the map may move on while the lock is let go below
     p.begin = take_event(s);
     p.end = take_event(s);
   }
@@ -159,7 +180,6 @@ tcaResult enqueue_traced(tcaColl_st& coll, cudaStream_t stream) {
   const tcaResult enqueued = coll.device()->enqueue(stream);
   lock.lock();
   if (enqueued == TCA_SUCCESS && timed && cudaEventRecord(p.end, stream) == cudaSuccess) {
-    p.device = device;
     p.fields = coll.device_trace_fields();
     s.pending.push_back(p);
     return TCA_SUCCESS;
