@@ -625,19 +625,27 @@ TEST_P(CollGpuAlgorithmTest, HostCalledByAResidentKernel) {
   }
 }
 
+// A case on GPU buffers of its own.
+struct OwnBuffers {
+  OwnBuffers(const CollCase& c, int ranks)
+      : send(c.send_bytes(), TCA_MEM_GPU),
+        recv(c.recv_bytes(ranks), TCA_MEM_GPU),
+        buffers(c, send, recv) {}
+  bool ok() const { return send.ok() && recv.ok(); }
+  KindRegion send;
+  KindRegion recv;
+  CaseBuffers buffers;
+};
+
 // Two objects of different shapes: alternating, both host-called iterations in flight, and
 // stream-ordered iterations of both on two streams at once.
 TEST_P(CollGpuAlgorithmTest, TwoObjectsAlternateAndOverlap) {
   constexpr int kRounds = 4;
-  const CollCase a = make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 4099, false);
-  const CollCase b = make_case(TCA_COLL_ALLGATHER, TCA_INT32, TCA_SUM, 1000, true);
-  KindRegion send_a(a.send_bytes(), TCA_MEM_GPU);
-  KindRegion recv_a(a.recv_bytes(size_), TCA_MEM_GPU);
-  KindRegion send_b(b.send_bytes(), TCA_MEM_GPU);
-  KindRegion recv_b(b.recv_bytes(size_), TCA_MEM_GPU);
-  ASSERT_TRUE(send_a.ok() && recv_a.ok() && send_b.ok() && recv_b.ok());
-  CaseBuffers buffers_a(a, send_a, recv_a);
-  CaseBuffers buffers_b(b, send_b, recv_b);
+  OwnBuffers a(make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 4099, false), size_);
+  OwnBuffers b(make_case(TCA_COLL_ALLGATHER, TCA_INT32, TCA_SUM, 1000, true), size_);
+  ASSERT_TRUE(a.ok() && b.ok());
+  CaseBuffers& buffers_a = a.buffers;
+  CaseBuffers& buffers_b = b.buffers;
   tcaColl coll_a = nullptr;
   tcaColl coll_b = nullptr;
   ASSERT_TCA_OK(buffers_a.make(&coll_a));
@@ -683,15 +691,11 @@ TEST_P(CollGpuAlgorithmTest, TwoObjectsAlternateAndOverlap) {
 // first and only then enqueue their iteration of A. Making B must not wait for A's kernel
 // (a device-wide or legacy-stream wait there would hold rank 0 until A's wait timed out).
 TEST_P(CollGpuAlgorithmTest, MadeWhileAnotherWaitsForAPeerOnAStream) {
-  const CollCase a = make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 4099, false);
-  const CollCase b = make_case(TCA_COLL_ALLGATHER, TCA_INT32, TCA_SUM, 1000, true);
-  KindRegion send_a(a.send_bytes(), TCA_MEM_GPU);
-  KindRegion recv_a(a.recv_bytes(size_), TCA_MEM_GPU);
-  KindRegion send_b(b.send_bytes(), TCA_MEM_GPU);
-  KindRegion recv_b(b.recv_bytes(size_), TCA_MEM_GPU);
-  ASSERT_TRUE(send_a.ok() && recv_a.ok() && send_b.ok() && recv_b.ok());
-  CaseBuffers buffers_a(a, send_a, recv_a);
-  CaseBuffers buffers_b(b, send_b, recv_b);
+  OwnBuffers a(make_case(TCA_COLL_ALLREDUCE, TCA_DOUBLE, TCA_SUM, 4099, false), size_);
+  OwnBuffers b(make_case(TCA_COLL_ALLGATHER, TCA_INT32, TCA_SUM, 1000, true), size_);
+  ASSERT_TRUE(a.ok() && b.ok());
+  CaseBuffers& buffers_a = a.buffers;
+  CaseBuffers& buffers_b = b.buffers;
   tcaColl coll_a = nullptr;
   tcaColl coll_b = nullptr;
   ASSERT_TCA_OK(buffers_a.make(&coll_a));
