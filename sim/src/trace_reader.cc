@@ -154,6 +154,9 @@ RankTrace parse_rank_trace(const std::string& text, const std::string& file) {
       if (e.kind == words::kCollEnd &&
           (gpu_timed.empty() || gpu_timed.back().kind != words::kCollBegin))
         fail(file, line, "a GPU-timed coll_end without its coll_begin before it");
+      if (e.kind == words::kCollBegin && !gpu_timed.empty() &&
+          gpu_timed.back().kind == words::kCollBegin)
+        fail(file, line, "a GPU-timed coll_begin before the last one's coll_end");
       if (e.kind == words::kCollEnd && e.t < gpu_timed.back().t)
         fail(file, line, "a GPU-timed coll_end before its coll_begin");
       gpu_timed.push_back(std::move(e));

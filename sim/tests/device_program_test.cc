@@ -271,6 +271,8 @@ TEST(DeviceProgramTest, BadGpuTimedLinesNameTheLine) {
             "r.trace:3: a GPU-timed coll_end before its coll_begin"},
            {h + "10 coll_begin " + begin + " timed=gpu\n20 end\n",
             "r.trace:2: a GPU-timed coll_begin without its coll_end"},
+           {h + "10 coll_begin " + begin + " timed=gpu\n11 coll_begin " + begin + " timed=gpu\n",
+            "r.trace:3: a GPU-timed coll_begin before the last one's coll_end"},
        }) {
     try {
       parse_rank_trace(text, "r.trace");
