@@ -169,17 +169,13 @@ class TcaComm final : public Comm {
         if (layout_.partition == Partition::kTwoD) fused_reduce_ = fuse_reduce(engine);
       }
       if (fuse_dots_) {
-        // The plan in device memory, read by the engine's kernels: copied in a stream of its
-        // own and waited for, landed before any use and held up by no other stream's kernels.
+        // The plan in device memory, read by the engine's kernels: copied in the engine's
+        // stream and waited for, landed before any use and held up by no other stream's work.
         void* block = nullptr;
-        cudaStream_t stream = nullptr;
-        const bool copied =
-            cudaMalloc(&block, sizeof(ReducePlan)) == cudaSuccess &&
-            cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess &&
-            cudaMemcpyAsync(block, &reduce_mailbox_, sizeof(ReducePlan), cudaMemcpyHostToDevice,
-                            stream) == cudaSuccess &&
-            cudaStreamSynchronize(stream) == cudaSuccess;
-        if (stream != nullptr) cudaStreamDestroy(stream);
+        const bool copied = cudaMalloc(&block, sizeof(ReducePlan)) == cudaSuccess &&
+                            cudaMemcpyAsync(block, &reduce_mailbox_, sizeof(ReducePlan),
+                                            cudaMemcpyHostToDevice, stream()) == cudaSuccess &&
+                            cudaStreamSynchronize(stream()) == cudaSuccess;
         device_plan_ = block;  // freed with the object, copied or not
         if (!copied)
           throw std::runtime_error("--tca-exchange fused: copying the allreduce plan failed");
@@ -492,7 +488,9 @@ class TcaComm final : public Comm {
     void* block = nullptr;
     check_tca(tcaMalloc(&block, cell_bytes, TCA_MEM_GPU), "tcaMalloc");
     cells_ = block;
-    if (cudaMemset(cells_, 0, cell_bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+    // Zeroed in the engine's stream, waited for (no device-wide wait: nothing else's work).
+    if (cudaMemsetAsync(cells_, 0, cell_bytes, stream()) != cudaSuccess ||
+        cudaStreamSynchronize(stream()) != cudaSuccess)
       throw std::runtime_error("--tca-exchange push: clearing the signal cells failed");
     const uint64_t timeout = push_timeout_ns();
     const tcaHandle cell_handle = register_bytes(cells_, cell_bytes);

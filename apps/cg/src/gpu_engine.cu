@@ -172,8 +172,7 @@ class GpuEngine final : public Engine {
     const int most_blocks = std::max({vector_blocks_, spmv_blocks_, 4 * multiprocessors_});
     partials_ = device_alloc<double>(2 * static_cast<size_t>(most_blocks));
     counter_ = device_alloc<unsigned>(1);
-    check_cuda(cudaMemset(counter_, 0, sizeof(unsigned)), "cudaMemset");
-    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    zero(counter_, sizeof(unsigned));
   }
 
   ~GpuEngine() override {
