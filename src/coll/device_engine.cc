@@ -17,6 +17,7 @@
 #include "base/cuda_util.h"
 #include "coll/device_engine_lowering.h"
 #include "coll/device_engine_tuning.h"
+#include "coll/device_kernel.h"
 #include "coll/status.h"
 #include "coll/team.h"
 #include "tca/detail/coll_program.h"
@@ -24,14 +25,6 @@
 #include "tca/tca_cuda.h"
 
 namespace tca::coll {
-
-// Launches one iteration of `program`, a block of `threads` per channel (device_kernel.cu).
-cudaError_t launch_program(const tca_coll_program::Program& program, int threads,
-                           cudaStream_t stream);
-// Starts the resident kernel of host-called iterations of a one-channel `program`.
-cudaError_t launch_server(const tca_coll_program::Program& program, int threads,
-                          tca_coll_program::Doorbell* bell, uint64_t idle_ns, cudaStream_t stream);
-
 namespace {
 
 using namespace tca_coll_program;
@@ -123,9 +116,12 @@ class Engine final : public DeviceEngine {
       if (polls >= kSpins) sched_yield();
     }
   }
-  tcaResult enqueue(void* stream) override {
+  tcaResult enqueue(void* stream) override { return enqueue_stamped(stream, nullptr); }
+  tcaResult enqueue_stamped(void* stream, uint64_t* stamps) override {
     TCA_CHECK(check_no_failure());
-    TCA_CUDA_CHECK(launch_program(program_host_, threads_, static_cast<cudaStream_t>(stream)));
+    Program program = program_host_;
+    program.stamps = stamps;
+    TCA_CUDA_CHECK(launch_program(program, threads_, static_cast<cudaStream_t>(stream)));
     return TCA_SUCCESS;
   }
   tcaResult device_handle(void** program, int* blocks) override {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // The kernel of GPU collectives: every block runs its channel of the program.
+#include "coll/device_kernel.h"
 #include "tca/tca_coll_device.cuh"
 
 namespace tca::coll {
@@ -17,6 +18,9 @@ constexpr int kMaxThreads = 1024;
 // previous kernel has completed and its memory is visible. Back-to-back iterations (CUDA graph
 // replays) then overlap a launch, the iteration's number and the loading of the (unchanging)
 // program with the previous iteration instead of paying them after.
+//
+// A traced iteration (program.stamps) leaves each block's start (once the previous kernel has
+// ended) and end on the global timer, then a 1 the host polls for, all system-wide visible.
 __global__ void __launch_bounds__(kMaxThreads)
     run_program(const tca_coll_program::Program program) {
   __shared__ tca_coll_device_detail::ProgramCache cache;
@@ -24,7 +28,19 @@ __global__ void __launch_bounds__(kMaxThreads)
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   tca_coll_device_detail::prefetch(program, cache);
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  tca_coll_device_detail::run(program, cache);  // a failure is recorded in the program
+  const uint64_t started = program.stamps != nullptr ? tca_device_detail::global_time_ns() : 0;
+  tca_coll_device_detail::run(program, cache);          // a failure is recorded in the program
+  if (program.stamps != nullptr && threadIdx.x == 0) {  // run ends with the block's barrier
+    uint64_t* stamp = program.stamps + 3 * blockIdx.x;
+    tca_device_detail::store_cell(stamp, started);
+    tca_device_detail::store_cell(stamp + 1, tca_device_detail::global_time_ns());
+    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+    tca_device_detail::store_cell(stamp + 2, 1);
+  }
+}
+
+__global__ void read_clock(uint64_t* cell) {
+  tca_device_detail::store_cell(cell, tca_device_detail::global_time_ns());
 }
 
 // Thread 0 of the resident kernel: true once an iteration beyond `served` is asked for;
@@ -80,6 +96,11 @@ __global__ void __launch_bounds__(kMaxThreads)
 cudaError_t launch_server(const tca_coll_program::Program& program, int threads,
                           tca_coll_program::Doorbell* bell, uint64_t idle_ns, cudaStream_t stream) {
   serve_doorbell<<<1, threads, 0, stream>>>(program, bell, idle_ns);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_clock_read(uint64_t* cell, cudaStream_t stream) {
+  read_clock<<<1, 1, 0, stream>>>(cell);
   return cudaGetLastError();
 }
 

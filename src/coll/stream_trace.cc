@@ -2,6 +2,7 @@
 // Copyright (c) the tca authors
 #include "coll/stream_trace.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -10,35 +11,43 @@
 #include "base/log.h"
 #include "base/trace.h"
 #include "coll/device_engine.h"
+#include "coll/device_kernel.h"
 
 namespace tca::coll {
 namespace {
 
-// A device's reference: an event that completed at `host_ns` on the steady clock (the middle
-// of the host's wait for it, which bounds the error by half that wait).
+// A device's reference: its global timer read at `gpu_ns`, taken to be the host's steady
+// `host_ns` (the middle of the host's wait for the read, of the shortest of a few waits).
 struct Reference {
-  cudaEvent_t event = nullptr;
+  uint64_t gpu_ns = 0;
   uint64_t host_ns = 0;
 };
 
-// A new reference after this long: CUDA gives event times apart as a float of milliseconds,
-// whose resolution coarsens with the distance (0.06 us at 1 s).
+// A new reference after this long (the two clocks may drift apart).
 constexpr uint64_t kReferenceNs = 1000000000;
+constexpr int kReferenceTries = 3;
 
-// One timed iteration waiting for its events.
+// Completions are looked for once this many iterations wait (and at tcaFinalize).
+constexpr size_t kWriteBatch = 64;
+
+// Stamp areas (3 words per channel, Program::stamps) come in host-mapped chunks of this many.
+constexpr size_t kAreasPerChunk = 128;
+
+// One timed iteration waiting for its blocks' stamps.
 struct Pending {
   Reference reference;
-  cudaEvent_t begin = nullptr;
-  cudaEvent_t end = nullptr;
+  uint64_t* stamps = nullptr;  // host-mapped: the host's view; the GPU's pointer is the same
+  int channels = 0;
   tcaColl_st::DeviceTraceFields fields{};
 };
 
 struct State {
   std::mutex mutex;
-  std::deque<Pending> pending;              // in enqueue order
-  std::vector<cudaEvent_t> free_events;     // completed ones, reused
-  std::map<int, Reference> references;      // the latest, by device
-  std::vector<cudaEvent_t> old_references;  // destroyed at tcaFinalize (pending ones use them)
+  std::deque<Pending> pending;                       // in enqueue order
+  std::map<int, std::vector<uint64_t*>> free_areas;  // by channel count
+  std::vector<void*> chunks;                         // cudaFreeHost at tcaFinalize
+  std::map<int, Reference> references;               // the latest, by device
+  uint64_t* clock_cell = nullptr;                    // host-mapped, for the references
   bool hooked = false;
 };
 
@@ -47,112 +56,134 @@ State& state() {
   return *instance;
 }
 
-cudaEvent_t take_event(State& s) {
-  if (!s.free_events.empty()) {
-    cudaEvent_t event = s.free_events.back();
-    s.free_events.pop_back();
-    return event;
-  }
-  cudaEvent_t event = nullptr;
-  if (cudaEventCreate(&event) != cudaSuccess) {
+void* host_mapped(size_t bytes) {
+  void* block = nullptr;
+  if (cudaHostAlloc(&block, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
     cudaGetLastError();
     return nullptr;
   }
-  return event;
+  return block;
 }
 
-// The device's reference, recorded on a stream of its own the first time and again once it is
-// kReferenceNs old.
+// A zeroed stamp area for `channels` blocks (a new chunk where none is free), or nullptr.
+uint64_t* take_area(State& s, int channels) {
+  std::vector<uint64_t*>& free = s.free_areas[channels];
+  if (free.empty()) {
+    const size_t words = 3 * static_cast<size_t>(channels);
+    auto* chunk = static_cast<uint64_t*>(host_mapped(kAreasPerChunk * words * sizeof(uint64_t)));
+    if (chunk == nullptr) return nullptr;
+    s.chunks.push_back(chunk);
+    for (size_t a = 0; a < kAreasPerChunk; ++a) free.push_back(chunk + a * words);
+  }
+  uint64_t* area = free.back();
+  free.pop_back();
+  std::fill(area, area + 3 * static_cast<size_t>(channels), uint64_t{0});
+  return area;
+}
+
+// A word the GPU stores into host-mapped memory.
+uint64_t read_word(const uint64_t* word) { return __atomic_load_n(word, __ATOMIC_ACQUIRE); }
+
+// The device's reference, taken the first time and again once it is kReferenceNs old.
 const Reference* reference(State& s, int device) {
   const auto known = s.references.find(device);
-  if (known != s.references.end()) {
-    if (trace::now_ns() - known->second.host_ns < kReferenceNs) return &known->second;
-    s.old_references.push_back(known->second.event);
-    s.references.erase(known);
-  }
+  if (known != s.references.end() && trace::now_ns() - known->second.host_ns < kReferenceNs)
+    return &known->second;
+  if (s.clock_cell == nullptr) s.clock_cell = static_cast<uint64_t*>(host_mapped(8));
   cudaStream_t stream = nullptr;
-  Reference r;
-  r.event = take_event(s);
-  bool ok = r.event != nullptr &&
-            cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess;
-  const uint64_t before = trace::now_ns();
-  ok = ok && cudaEventRecord(r.event, stream) == cudaSuccess &&
-       cudaEventSynchronize(r.event) == cudaSuccess;
-  const uint64_t after = trace::now_ns();
-  if (stream != nullptr) cudaStreamDestroy(stream);
-  if (!ok) {
+  if (s.clock_cell == nullptr ||
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
     cudaGetLastError();
-    if (r.event != nullptr) cudaEventDestroy(r.event);
     return nullptr;
   }
-  r.host_ns = before + (after - before) / 2;
-  return &s.references.emplace(device, r).first->second;
-}
-
-// Nanoseconds from event `from` to event `to` (both completed); false where CUDA cannot tell.
-bool between(cudaEvent_t from, cudaEvent_t to, double* ns) {
-  float ms = 0;
-  if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
+  Reference best;
+  uint64_t best_wait = UINT64_MAX;
+  for (int i = 0; i < kReferenceTries; ++i) {
+    const uint64_t before = trace::now_ns();
+    if (launch_clock_read(s.clock_cell, stream) != cudaSuccess ||
+        cudaStreamSynchronize(stream) != cudaSuccess)
+      break;
+    const uint64_t after = trace::now_ns();
+    if (after - before < best_wait) {
+      best_wait = after - before;
+      best.gpu_ns = read_word(s.clock_cell);
+      best.host_ns = before + (after - before) / 2;
+    }
   }
-  *ns = static_cast<double>(ms) * 1e6;
+  cudaStreamDestroy(stream);
+  cudaGetLastError();
+  if (best_wait == UINT64_MAX) return nullptr;
+  s.references[device] = best;
+  return &s.references[device];
+}
+
+uint64_t to_host(const Reference& r, uint64_t gpu_ns) {
+  return gpu_ns >= r.gpu_ns ? r.host_ns + (gpu_ns - r.gpu_ns) : r.host_ns - (r.gpu_ns - gpu_ns);
+}
+
+// Whether every block has left its stamps; then the iteration's span on the steady clock: its
+// first block's start through its last block's end.
+bool completed_span(const Pending& p, uint64_t* begin, uint64_t* end) {
+  uint64_t first = UINT64_MAX, last = 0;
+  for (int c = 0; c < p.channels; ++c) {
+    const uint64_t* stamp = p.stamps + 3 * c;
+    if (read_word(stamp + 2) == 0) return false;
+    first = std::min(first, read_word(stamp));
+    last = std::max(last, read_word(stamp + 1));
+  }
+  *begin = to_host(p.reference, first);
+  *end = std::max(*begin, to_host(p.reference, last));
   return true;
 }
 
-// The iteration's span on the steady clock: its start through the reference, its length from
-// its own two events (the finer figure).
-bool host_span(const Pending& p, uint64_t* begin, uint64_t* end) {
-  double offset = 0, length = 0;
-  if (!between(p.reference.event, p.begin, &offset) || !between(p.begin, p.end, &length))
-    return false;
-  *begin = offset >= 0 ? p.reference.host_ns + static_cast<uint64_t>(offset)
-                       : p.reference.host_ns - static_cast<uint64_t>(-offset);
-  *end = *begin + static_cast<uint64_t>(length > 0 ? length : 0);
-  return true;
-}
-
-// Writes the completed iterations at the queue's head, in order; with `all`, also drops the
-// ones still running (counted). Called with the lock held.
+// Writes the completed iterations at the queue's head, in order; with `all`, drops the ones
+// still running (counted), whose stamp areas stay allocated (their blocks may yet write there).
+// Called with the lock held.
 void write_completed(State& s, bool all) {
   size_t dropped = 0;
   while (!s.pending.empty()) {
     Pending& p = s.pending.front();
-    const cudaError_t done = cudaEventQuery(p.end);
-    if (done == cudaErrorNotReady && !all) break;
     uint64_t begin = 0, end = 0;
-    if (done == cudaSuccess && host_span(p, &begin, &end)) {
+    if (completed_span(p, &begin, &end)) {
       const tcaColl_st::DeviceTraceFields& f = p.fields;
       trace::stream_collective(begin, end, f.op, f.algorithm, f.bytes, f.ranks, f.protocol,
                                f.channels);
-    } else {
-      cudaGetLastError();
+      s.free_areas[p.channels].push_back(p.stamps);
+    } else if (all) {
       ++dropped;
-    }
-    if (done != cudaErrorNotReady) {  // a running one's events stay theirs
-      s.free_events.push_back(p.begin);
-      s.free_events.push_back(p.end);
+    } else {
+      break;
     }
     s.pending.pop_front();
   }
   if (dropped != 0)
     TCA_WARN(
         "trace: {} stream-ordered collective iteration(s) not timed (still running at "
-        "tcaFinalize, or CUDA could not time them)",
+        "tcaFinalize)",
         dropped);
 }
 
-// At tcaFinalize: what has completed is written, the rest dropped; the events are freed.
+// At tcaFinalize: what has completed is written, the rest dropped. The chunks are freed unless
+// a dropped iteration may still write into one.
 void close_hook() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  const bool running = [&] {
+    for (const Pending& p : s.pending) {
+      uint64_t begin = 0, end = 0;
+      if (!completed_span(p, &begin, &end)) return true;
+    }
+    return false;
+  }();
   write_completed(s, true);
-  for (cudaEvent_t event : s.free_events) cudaEventDestroy(event);
-  s.free_events.clear();
-  for (auto& [device, r] : s.references) cudaEventDestroy(r.event);
+  if (!running) {
+    for (void* chunk : s.chunks) cudaFreeHost(chunk);
+    if (s.clock_cell != nullptr) cudaFreeHost(s.clock_cell);
+    s.clock_cell = nullptr;
+  }
+  s.chunks.clear();
+  s.free_areas.clear();
   s.references.clear();
-  for (cudaEvent_t event : s.old_references) cudaEventDestroy(event);
-  s.old_references.clear();
   cudaGetLastError();
 }
 
@@ -165,28 +196,24 @@ tcaResult enqueue_traced(tcaColl_st& coll, cudaStream_t stream) {
     trace::on_close(close_hook);
     s.hooked = true;
   }
-  write_completed(s, false);
+  if (s.pending.size() >= kWriteBatch) write_completed(s, false);
   int device = 0;
   Pending p;
   const Reference* r = cudaGetDevice(&device) == cudaSuccess ? reference(s, device) : nullptr;
   if (r != nullptr) {
-    p.reference = *r;  // a copy: the map may move on while the lock is let go below
-    p.begin = take_event(s);
-    p.end = take_event(s);
+    p.reference = *r;
+    p.channels = coll.device()->channels();
+    p.stamps = take_area(s, p.channels);
   }
-  const bool timed =
-      p.begin != nullptr && p.end != nullptr && cudaEventRecord(p.begin, stream) == cudaSuccess;
   lock.unlock();  // the launch itself outside the lock
-  const tcaResult enqueued = coll.device()->enqueue(stream);
+  const tcaResult enqueued = coll.device()->enqueue_stamped(stream, p.stamps);
   lock.lock();
-  if (enqueued == TCA_SUCCESS && timed && cudaEventRecord(p.end, stream) == cudaSuccess) {
+  if (enqueued == TCA_SUCCESS && p.stamps != nullptr) {
     p.fields = coll.device_trace_fields();
     s.pending.push_back(p);
-    return TCA_SUCCESS;
+  } else if (p.stamps != nullptr) {
+    s.free_areas[p.channels].push_back(p.stamps);
   }
-  if (enqueued == TCA_SUCCESS) cudaGetLastError();  // the timing's own failure, not the call's
-  for (cudaEvent_t event : {p.begin, p.end})
-    if (event != nullptr) s.free_events.push_back(event);
   return enqueued;
 }
 

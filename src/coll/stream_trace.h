@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // Stream-ordered iterations of GPU collectives in the trace (TCA_TRACE). The host only enqueues
-// them, so their times are taken on the GPU: two CUDA events around each iteration, written as
-// coll_begin / coll_end (call=stream, timed=gpu) once both have completed, on the host's steady
-// clock through a reference event. Completed iterations are written at the next traced
-// stream-ordered call and at tcaFinalize; ones still running then are left out (and counted in
-// the log). Iterations captured into a CUDA graph are not timed (a graph holds one event time).
+// them, so their times are taken on the GPU: each block of a traced iteration leaves its start
+// (once the kernel before it has ended) and its end on the GPU's global timer in host-mapped
+// memory, put on the host's steady clock through a reference read of that timer per GPU (anew
+// each second). Nothing is added to the stream between iterations, so back-to-back iterations
+// still overlap their launches (CUDA events between them would not). They are written as
+// coll_begin / coll_end (call=stream, timed=gpu) once completed, looked for when 64 wait and at
+// tcaFinalize; ones still running then are left out (and counted in the log). Iterations
+// captured into a CUDA graph are not timed.
 #pragma once
 
 #include <cuda_runtime_api.h>

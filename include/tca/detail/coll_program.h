@@ -75,6 +75,9 @@ struct Program {
   const Channel* channel;  // [channels]
   const Instruction* instruction;
   const Segment* segment;
+  // A traced stream-ordered iteration (else null): host-mapped, per channel the block's start
+  // and end on the GPU's global timer, then 1 once both are there.
+  uint64_t* stamps;
 };
 
 // The doorbell of a resident kernel that serves host-called iterations (device_kernel.cu), in
