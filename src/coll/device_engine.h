@@ -34,7 +34,7 @@ class DeviceEngine {
   // One iteration enqueued on a cudaStream_t.
   virtual tcaResult enqueue(void* stream) = 0;
   // The same, its blocks leaving their start and end in `stamps` (Program::stamps: host-mapped,
-  // 3 per channel, zeroed).
+  // 2 words per channel, zeroed).
   virtual tcaResult enqueue_stamped(void* stream, uint64_t* stamps) = 0;
   virtual tcaResult device_handle(void** program, int* blocks) = 0;
   virtual bool inline_protocol() const = 0;

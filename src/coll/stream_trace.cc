@@ -30,7 +30,7 @@ constexpr int kReferenceTries = 3;
 // Completions are looked for once this many iterations wait (and at tcaFinalize).
 constexpr size_t kWriteBatch = 64;
 
-// Stamp areas (3 words per channel, Program::stamps) come in host-mapped chunks of this many.
+// Stamp areas (2 words per channel, Program::stamps) come in host-mapped chunks of this many.
 constexpr size_t kAreasPerChunk = 128;
 
 // One timed iteration waiting for its blocks' stamps.
@@ -69,7 +69,7 @@ void* host_mapped(size_t bytes) {
 uint64_t* take_area(State& s, int channels) {
   std::vector<uint64_t*>& free = s.free_areas[channels];
   if (free.empty()) {
-    const size_t words = 3 * static_cast<size_t>(channels);
+    const size_t words = 2 * static_cast<size_t>(channels);
     auto* chunk = static_cast<uint64_t*>(host_mapped(kAreasPerChunk * words * sizeof(uint64_t)));
     if (chunk == nullptr) return nullptr;
     s.chunks.push_back(chunk);
@@ -77,7 +77,7 @@ uint64_t* take_area(State& s, int channels) {
   }
   uint64_t* area = free.back();
   free.pop_back();
-  std::fill(area, area + 3 * static_cast<size_t>(channels), uint64_t{0});
+  std::fill(area, area + 2 * static_cast<size_t>(channels), uint64_t{0});
   return area;
 }
 
@@ -121,15 +121,17 @@ uint64_t to_host(const Reference& r, uint64_t gpu_ns) {
   return gpu_ns >= r.gpu_ns ? r.host_ns + (gpu_ns - r.gpu_ns) : r.host_ns - (r.gpu_ns - gpu_ns);
 }
 
-// Whether every block has left its stamps; then the iteration's span on the steady clock: its
-// first block's start through its last block's end.
+// Whether every block has left its stamps (both words nonzero: a block stores them at once);
+// then the iteration's span on the steady clock: its first block's start through its last
+// block's end.
 bool completed_span(const Pending& p, uint64_t* begin, uint64_t* end) {
   uint64_t first = UINT64_MAX, last = 0;
   for (int c = 0; c < p.channels; ++c) {
-    const uint64_t* stamp = p.stamps + 3 * c;
-    if (read_word(stamp + 2) == 0) return false;
-    first = std::min(first, read_word(stamp));
-    last = std::max(last, read_word(stamp + 1));
+    const uint64_t started = read_word(p.stamps + 2 * c);
+    const uint64_t ended = read_word(p.stamps + 2 * c + 1);
+    if (started == 0 || ended == 0) return false;
+    first = std::min(first, started);
+    last = std::max(last, ended);
   }
   *begin = to_host(p.reference, first);
   *end = std::max(*begin, to_host(p.reference, last));

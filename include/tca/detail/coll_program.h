@@ -75,8 +75,8 @@ struct Program {
   const Channel* channel;  // [channels]
   const Instruction* instruction;
   const Segment* segment;
-  // A traced stream-ordered iteration (else null): host-mapped, per channel the block's start
-  // and end on the GPU's global timer, then 1 once both are there.
+  // A traced stream-ordered iteration (else null): host-mapped and 16-byte aligned, per channel
+  // the block's start and end on the GPU's global timer (one store; zero until then).
   uint64_t* stamps;
 };
 
