@@ -30,6 +30,7 @@
 #include "tuning/transport_choice.h"
 #ifdef TCA_HAVE_CUDA
 #include "coll/device_engine_lowering.h"
+#include "coll/stream_trace.h"
 #include "transport/cuda/pair_calibration.h"
 #endif
 
@@ -350,6 +351,32 @@ TEST(Trace, CloseHooksWriteGpuTimedIterationsBeforeTheEnd) {
   std::remove(path.c_str());
   rmdir(folder);
 }
+
+#ifdef TCA_HAVE_CUDA
+// A stream-ordered iteration's span from its blocks' GPU stamps: taken only once every block's
+// pair is whole (a pair half there, or a block missing, is still running); the first start to
+// the last end, put on the host's clock on either side of the reference's GPU time.
+TEST(Trace, GpuStampsMakeASpanOnlyOnceEveryBlockHasLeftItsPair) {
+  const coll::ClockReference reference{1000, 5000000};
+  uint64_t stamps[6] = {1100, 0, 0, 0, 0, 0};  // 3 blocks: (start, end) each
+  uint64_t begin = 7, end = 7;
+  EXPECT_FALSE(coll::stamped_span(stamps, 3, reference, &begin, &end));  // block 0 half there
+  stamps[1] = 4000;
+  stamps[2] = 1050;
+  stamps[3] = 4500;
+  EXPECT_FALSE(coll::stamped_span(stamps, 3, reference, &begin, &end));  // block 2 not yet
+  EXPECT_EQ(begin, 7u);
+  EXPECT_EQ(end, 7u);
+  stamps[4] = 900;  // before the reference's GPU time
+  stamps[5] = 3900;
+  ASSERT_TRUE(coll::stamped_span(stamps, 3, reference, &begin, &end));
+  EXPECT_EQ(begin, 5000000u - 100u);
+  EXPECT_EQ(end, 5000000u + 3500u);
+  EXPECT_TRUE(coll::stamped_span(stamps, 2, reference, &begin, &end));  // the first two alone
+  EXPECT_EQ(begin, 5000000u + 50u);
+  EXPECT_FALSE(coll::stamped_span(stamps, 0, reference, &begin, &end));
+}
+#endif
 
 TEST(Settings, DefaultsParseAndBadValuesAreRefusedWithTheirName) {
   unsetenv("TCA_TIMEOUT_MS");

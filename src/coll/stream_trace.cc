@@ -16,12 +16,9 @@
 namespace tca::coll {
 namespace {
 
-// A device's reference: its global timer read at `gpu_ns`, taken to be the host's steady
-// `host_ns` (the middle of the host's wait for the read, of the shortest of a few waits).
-struct Reference {
-  uint64_t gpu_ns = 0;
-  uint64_t host_ns = 0;
-};
+// A device's reference (ClockReference): host_ns is the middle of the host's wait for the
+// timer's read, the shortest of a few waits.
+using Reference = ClockReference;
 
 // A new reference after this long (the two clocks may drift apart).
 constexpr uint64_t kReferenceNs = 1000000000;
@@ -121,21 +118,8 @@ uint64_t to_host(const Reference& r, uint64_t gpu_ns) {
   return gpu_ns >= r.gpu_ns ? r.host_ns + (gpu_ns - r.gpu_ns) : r.host_ns - (r.gpu_ns - gpu_ns);
 }
 
-// Whether every block has left its stamps (both words nonzero: a block stores them at once);
-// then the iteration's span on the steady clock: its first block's start through its last
-// block's end.
 bool completed_span(const Pending& p, uint64_t* begin, uint64_t* end) {
-  uint64_t first = UINT64_MAX, last = 0;
-  for (int c = 0; c < p.channels; ++c) {
-    const uint64_t started = read_word(p.stamps + 2 * c);
-    const uint64_t ended = read_word(p.stamps + 2 * c + 1);
-    if (started == 0 || ended == 0) return false;
-    first = std::min(first, started);
-    last = std::max(last, ended);
-  }
-  *begin = to_host(p.reference, first);
-  *end = std::max(*begin, to_host(p.reference, last));
-  return true;
+  return stamped_span(p.stamps, p.channels, p.reference, begin, end);
 }
 
 // Writes the completed iterations at the queue's head, in order; with `all`, drops the ones
@@ -190,6 +174,22 @@ void close_hook() {
 }
 
 }  // namespace
+
+bool stamped_span(const uint64_t* stamps, int channels, const ClockReference& reference,
+                  uint64_t* begin, uint64_t* end) {
+  uint64_t first = UINT64_MAX, last = 0;
+  for (int c = 0; c < channels; ++c) {
+    const uint64_t started = read_word(stamps + 2 * c);  // a block stores the pair at once
+    const uint64_t ended = read_word(stamps + 2 * c + 1);
+    if (started == 0 || ended == 0) return false;
+    first = std::min(first, started);
+    last = std::max(last, ended);
+  }
+  if (channels <= 0) return false;
+  *begin = to_host(reference, first);
+  *end = std::max(*begin, to_host(reference, last));
+  return true;
+}
 
 tcaResult enqueue_traced(tcaColl_st& coll, cudaStream_t stream) {
   State& s = state();

@@ -13,10 +13,24 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "coll/collective.h"
 #include "tca/tca.h"
 
 namespace tca::coll {
+
+// A GPU's global timer read at `gpu_ns`, taken to be the host's steady `host_ns`.
+struct ClockReference {
+  uint64_t gpu_ns = 0;
+  uint64_t host_ns = 0;
+};
+
+// Whether each of `channels` blocks has left its (start, end) pair in `stamps` (both words
+// nonzero); then the iteration's span on the host's clock, from its first block's start to its
+// last block's end (never before the start).
+bool stamped_span(const uint64_t* stamps, int channels, const ClockReference& reference,
+                  uint64_t* begin, uint64_t* end);
 
 // Enqueues an iteration of `coll`'s GPU program on `stream`, timed as above. Tracing must be
 // on and `stream` not capturing; the iteration is enqueued even where the timing fails (the
