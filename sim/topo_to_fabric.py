@@ -9,8 +9,8 @@ Every value comes from a table of tca-topo (medians over the ordered pairs of ra
 h200x4-nvlink-sm.fabric was taken (docs/SIM.md, "Fabric descriptions"):
 
   endpoint_latency        half the bare flag store's one way (two link crossings)
-  endpoint_bandwidth      the SM stores' one-direction rate, halved: the inline protocol's
-                          8-byte stores carry 4 bytes of data
+  endpoint_bandwidth      the SM stores' one-direction rate (tca-sim sends the inline
+                          protocol's steps as their stores: 8 bytes for every 4 of data)
   device_call             host-called 8 B allreduce through the resident kernel, less the same
                           program replayed in a CUDA graph (median over the algorithms)
   device_launch_call      the same with a launch per call
@@ -146,19 +146,19 @@ def fabric_text(topo, name, date):
         "sockets = 1",
         "switches_per_socket = 1",
         f"endpoints_per_switch = {ranks}",
-        f"endpoint_bandwidth = {sm / 2:.3g}GB/s     # [T] SM stores one direction {sm:.4g} GB/s, "
-        "half of it data (inline protocol)",
+        f"endpoint_bandwidth = {sm:.4g}GB/s     # [T] SM stores one direction (an inline step: "
+        "twice its data)",
         f"endpoint_latency = {flag / 2:.3g}us         # [T] bare flag store one way {flag:.3g} us"
         f"{put_note}: two link crossings",
-        f"switch_bandwidth = {sm / 2:.3g}GB/s       # unused (one switch)",
+        f"switch_bandwidth = {sm:.4g}GB/s       # unused (one switch)",
         "switch_latency = 0.1us           # unused",
-        f"socket_bandwidth = {sm / 2:.3g}GB/s       # unused (one socket)",
+        f"socket_bandwidth = {sm:.4g}GB/s       # unused (one socket)",
         "socket_latency = 0.1us           # unused",
         "overhead = 0us                   # the inline store is the flag's flight",
         "synchronous = 0",
         "notify_overhead = 0us",
         "large_threshold = 1GiB",
-        f"large_bandwidth = {sm / 2:.3g}GB/s",
+        f"large_bandwidth = {sm:.4g}GB/s",
         f"device_call = {value('device_call', 'us')}    # [T] gpu_collective: resident less graph",
         f"device_launch_call = {value('device_launch_call', 'us')}    "
         "# [T] gpu_collective: launch less graph",

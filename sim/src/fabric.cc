@@ -237,13 +237,13 @@ std::vector<std::string> Fabric::device_program_unset() const {
   return unset;
 }
 
-// A step of a GPU program: its channels' blocks store the bytes, each at device_block_bandwidth
-// (the inline protocol's stores carry half data), so the step moves at most that much whatever
-// the links would give it.
+// A step of a GPU program: its channels' blocks store the bytes, each at device_block_bandwidth,
+// so the step moves at most that much whatever the links would give it (the engine sends an
+// inline step's stores, twice its data).
 void Fabric::plan_device_program(const Request& r, Plan* plan) const {
   const double block = optional("device_block_bandwidth");
   if (block <= 0 || r.channels <= 0) return;
-  plan->rate = r.channels * block * (r.inline_protocol ? 0.5 : 1.0);
+  plan->rate = r.channels * block;
 }
 
 int Fabric::add_link(const std::string& name, double bandwidth, double latency) {
