@@ -51,7 +51,7 @@ tcaResult tcaCollStartStream(tcaColl coll, cudaStream_t stream) {
     if (engine == nullptr) return TCA_SUCCESS;
     if (tca::trace::enabled() && !capturing(stream))
       return tca::coll::enqueue_traced(*coll, stream);
-    return engine->enqueue(stream);
+    return engine->enqueue(stream, nullptr);
   }
   // The host runs this schedule: it waits for the stream's earlier work, then runs the whole
   // iteration, so that work the caller enqueues after this call finds its result. That cannot

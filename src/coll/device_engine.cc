@@ -76,7 +76,7 @@ class Engine final : public DeviceEngine {
     if (running_) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "the collective is running: wait first");
     TCA_CHECK(ring_server(&served_call_));
     if (!served_call_) {
-      TCA_CHECK(enqueue(stream_));
+      TCA_CHECK(enqueue(stream_, nullptr));
       TCA_CUDA_CHECK(cudaEventRecord(done_, stream_));
     }
     running_ = true;
@@ -116,8 +116,7 @@ class Engine final : public DeviceEngine {
       if (polls >= kSpins) sched_yield();
     }
   }
-  tcaResult enqueue(void* stream) override { return enqueue_stamped(stream, nullptr); }
-  tcaResult enqueue_stamped(void* stream, uint64_t* stamps) override {
+  tcaResult enqueue(void* stream, uint64_t* stamps) override {
     TCA_CHECK(check_no_failure());
     Program program = program_host_;
     program.stamps = stamps;

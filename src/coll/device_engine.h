@@ -31,11 +31,9 @@ class DeviceEngine {
   virtual tcaResult start() = 0;
   virtual tcaResult test(bool* done) = 0;
   virtual tcaResult wait() = 0;
-  // One iteration enqueued on a cudaStream_t.
-  virtual tcaResult enqueue(void* stream) = 0;
-  // The same, its blocks leaving their start and end in `stamps` (Program::stamps: host-mapped,
-  // 2 words per channel, zeroed).
-  virtual tcaResult enqueue_stamped(void* stream, uint64_t* stamps) = 0;
+  // One iteration enqueued on a cudaStream_t; with `stamps` (else nullptr: Program::stamps,
+  // host-mapped, 2 words per channel, zeroed) its blocks leave their start and end there.
+  virtual tcaResult enqueue(void* stream, uint64_t* stamps) = 0;
   virtual tcaResult device_handle(void** program, int* blocks) = 0;
   virtual bool inline_protocol() const = 0;
   virtual int channels() const = 0;

@@ -208,7 +208,7 @@ tcaResult enqueue_traced(tcaColl_st& coll, cudaStream_t stream) {
     p.stamps = take_area(s, p.channels);
   }
   lock.unlock();  // the launch itself outside the lock
-  const tcaResult enqueued = coll.device()->enqueue_stamped(stream, p.stamps);
+  const tcaResult enqueued = coll.device()->enqueue(stream, p.stamps);
   lock.lock();
   if (enqueued == TCA_SUCCESS && p.stamps != nullptr) {
     p.fields = coll.device_trace_fields();
