@@ -12,6 +12,7 @@
 #include "early_launch.cuh"
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
+#include "slab_load.cuh"
 #include "tca_push.cuh"
 
 namespace tca_cg {
@@ -244,12 +245,15 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, 
 
   const int64_t first_col = static_cast<int64_t>(slab) * a.width;
   const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
+  uint64_t* barrier = slab_barrier(xs, a.width);
+  init_slab_barrier(barrier);
   begin_kernel(stamp);  // the loads above read only the matrix
   const unsigned long long since = push_device::global_time_ns();
   push_device::wait_for_p(a.wait);  // while the first rows' entries are on their way
   peers_waited(stamp, since);
-  for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = a.x[first_col + i];
-  __syncthreads();
+  __syncthreads();  // the barrier's set-up
+  uint32_t phase = 0;
+  load_slab(xs, a.x + first_col, width, barrier, phase);
 
   for (int64_t round = 0; round < rounds; ++round) {
     uint32_t after_begin, after_end;
@@ -368,6 +372,9 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, 
   constexpr int kWarps = kSlabThreads / kTileLanes;
   const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
   const int64_t end = a.tiles * (blockIdx.x + 1) / gridDim.x;
+  uint64_t* barrier = slab_barrier(xs, a.width);
+  init_slab_barrier(barrier);
+  uint32_t phase = 0;
   const unsigned long long since = push_device::global_time_ns();
   push_device::wait_for_p(a.wait);
   peers_waited(stamp, since);
@@ -377,9 +384,8 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, 
     const int64_t segment_end = min(end, __ldg(a.slab_tiles + slab + 1));
     const int64_t first_col = static_cast<int64_t>(slab) * a.width;
     const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
-    __syncthreads();  // the previous slab's x is no longer read
-    for (int i = threadIdx.x; i < width; i += blockDim.x) xs[i] = __ldg(a.x + first_col + i);
-    __syncthreads();
+    __syncthreads();  // the previous slab's x is no longer read (and the barrier is set up)
+    load_slab(xs, a.x + first_col, width, barrier, phase);
     double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
     for (int64_t tile = t + warp; tile < segment_end; tile += kWarps)
       spmv_tile(a, tile, xs, out, lane);
@@ -854,7 +860,7 @@ void for_each_slab_kernel(int lanes, bool prefetch, Visit&& visit) {
 
 void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunks,
                        cudaStream_t stream) {
-  const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
+  const size_t shared = slab_shared_bytes(args.width);
   const int blocks = args.slabs * chunks;
   for_each_slab_kernel(lanes, prefetch, [&](auto kernel) {
     launch("spmv_slab", kernel, blocks, kSlabThreads, shared, stream, args);
@@ -862,7 +868,7 @@ void launch_spmv_slabs(const SlabArgs& args, int lanes, bool prefetch, int chunk
 }
 
 int slab_blocks_per_multiprocessor(int width) {
-  const int shared = width * static_cast<int>(sizeof(double));
+  const int shared = static_cast<int>(slab_shared_bytes(width));
   int fewest = INT32_MAX;
   for (int lanes : {8, 16, 32}) {
     for (bool prefetch : {false, true}) {
@@ -881,17 +887,19 @@ int slab_width_limit() {
   int device = 0, bytes = 0;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  const int width = (bytes / static_cast<int>(sizeof(double))) / 32 * 32;
+  const int width =
+      ((bytes - static_cast<int>(slab_shared_bytes(0))) / static_cast<int>(sizeof(double))) / 32 *
+      32;
   return std::clamp(width, 32, 65536);
 }
 
 void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream) {
-  const size_t shared = static_cast<size_t>(args.width) * sizeof(double);
+  const size_t shared = slab_shared_bytes(args.width);
   launch("spmv_tile", spmv_tile_kernel, blocks, kSlabThreads, shared, stream, args);
 }
 
 int tile_blocks_per_multiprocessor(int width) {
-  const int shared = width * static_cast<int>(sizeof(double));
+  const int shared = static_cast<int>(slab_shared_bytes(width));
   cudaFuncSetAttribute(spmv_tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
   int blocks = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spmv_tile_kernel, kSlabThreads, shared);
