@@ -76,31 +76,7 @@ void CgStepper::keep_ones_product() {
   engine_.keep_ones_product();
 }
 
-bool CgStepper::overlap_pair() {
-  overlap_ = engine_.set_overlap(true);
-  return overlap_;
-}
-
-void CgStepper::end_steps() {
-  if (!overlap_) return;
-  clock_->mark(Phase::kAllreduce);
-  engine_.settle_pipelined();
-}
-
 void CgStepper::step() {
-  if (overlap_) {
-    // q = A w as slab partials, which the update adds; the pair it uses was posted by the
-    // update before, the one it forms is collected by the next.
-    clock_->mark(Phase::kExchange);
-    tcaTracePhaseBegin("EXCH");
-    comm_.gather_p();  // the first step's w (pushed by the update after that)
-    tcaTracePhaseEnd("EXCH");
-    clock_->mark(Phase::kSpmv);
-    engine_.spmv_partials();
-    clock_->mark(Phase::kAxpy);
-    engine_.update_pipelined_overlapped();
-    return;
-  }
   if (engine_.variant() == CgVariant::kPipelined) {
     multiply(false);  // q = A w
     clock_->mark(Phase::kAxpy);
@@ -221,11 +197,9 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
     stepper.keep_ones_product();
     engine.fill_x(1.0);  // A x known before the outer iteration is captured
   }
-  if (pipelined) stepper.overlap_pair();
   auto outer = [&] {
     stepper.begin(pipelined);
     for (int step = 0; step < kNpbCgSteps; ++step) stepper.step();
-    stepper.end_steps();
     stepper.residual();
     stepper.normalize();
   };
