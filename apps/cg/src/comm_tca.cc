@@ -57,7 +57,7 @@ struct Message {
 // The push exchange's region, one per comm on every rank (64-bit cells): the arrival counts of
 // the gather and of the reduction (one cell per sender each), each exchange's push count and
 // its blocks' arrival counter (the fused update of p has its own), the allreduce's sequence
-// number, and the allreduce's mailbox.
+// number, the allreduce's mailbox, and pipelined CG's pair mailbox with its count of posts.
 struct PushCells {
   explicit PushCells(int ranks) : ranks(ranks) {}
   int ranks;
@@ -69,8 +69,14 @@ struct PushCells {
   size_t gather_blocks() const { return gather_pushes() + 3; }
   size_t reduce_blocks() const { return gather_pushes() + 4; }
   size_t fused_blocks() const { return gather_pushes() + 5; }
+  size_t pair_posts() const { return gather_pushes() + 6; }
   size_t mailbox() const { return gather_pushes() + 8; }
-  size_t count() const { return mailbox() + static_cast<size_t>(kMailboxCellsPerRank) * ranks; }
+  size_t pair_mailbox() const {
+    return mailbox() + static_cast<size_t>(kMailboxCellsPerRank) * ranks;
+  }
+  size_t count() const {
+    return pair_mailbox() + static_cast<size_t>(kMailboxCellsPerRank) * ranks;
+  }
 };
 
 // Whether the host runs `coll`'s iterations (its ranks span hosts that CUDA IPC does not
@@ -160,6 +166,8 @@ class TcaComm final : public Comm {
           fusion.dst[k] = gather_plan_.dst[k];
           fusion.signal[k] = gather_plan_.signal[k];
         }
+        for (int k = 0; k < gather_plan_.puts && !alt_dst_.empty(); ++k)
+          fusion.dst_alt[k] = alt_dst_[k];
         fusion.blocks_done = fused_blocks_;
         fusion.pushes = gather_plan_.pushes;
         fused_push_ = engine.fuse_push(fusion, wait_of(gather_plan_));
@@ -169,17 +177,21 @@ class TcaComm final : public Comm {
         if (layout_.partition == Partition::kTwoD) fused_reduce_ = fuse_reduce(engine);
       }
       if (fuse_dots_) {
-        // The plan in device memory, read by the engine's kernels: copied in the engine's
-        // stream and waited for, landed before any use and held up by no other stream's work.
+        // The plans in device memory (the allreduce's, then the pair's), read by the engine's
+        // kernels: copied in the engine's stream and waited for, landed before any use and
+        // held up by no other stream's work.
+        const ReducePlan plans[2] = {reduce_mailbox_, pair_mailbox_};
         void* block = nullptr;
-        const bool copied = cudaMalloc(&block, sizeof(ReducePlan)) == cudaSuccess &&
-                            cudaMemcpyAsync(block, &reduce_mailbox_, sizeof(ReducePlan),
-                                            cudaMemcpyHostToDevice, stream()) == cudaSuccess &&
+        const bool copied = cudaMalloc(&block, sizeof(plans)) == cudaSuccess &&
+                            cudaMemcpyAsync(block, plans, sizeof(plans), cudaMemcpyHostToDevice,
+                                            stream()) == cudaSuccess &&
                             cudaStreamSynchronize(stream()) == cudaSuccess;
         device_plan_ = block;  // freed with the object, copied or not
         if (!copied)
           throw std::runtime_error("--tca-exchange fused: copying the allreduce plan failed");
-        fused_allreduce_ = engine.fuse_allreduce(static_cast<const ReducePlan*>(device_plan_));
+        const ReducePlan* device_plans = static_cast<const ReducePlan*>(device_plan_);
+        fused_allreduce_ = engine.fuse_allreduce(device_plans);
+        if (fuse_p_) engine.fuse_pair(device_plans + 1);
       }
       return;
     }
@@ -522,11 +534,20 @@ class TcaComm final : public Comm {
     reduce_plan_.timeout_ns = timeout;
     fused_blocks_ = reinterpret_cast<unsigned*>(own + cells.fused_blocks());
     if (layout_.partition == Partition::kOneD) {
+      // The engine's second p_full (pipelined CG), where it has one: every rank has, or none.
+      std::vector<char*> alt_fulls;
+      if (buffers_.p_full_alt != nullptr) {
+        const tcaHandle alt = register_region(buffers_.p_full_alt, layout_.block.cols_padded);
+        alt_fulls =
+            device_views(alt, static_cast<size_t>(layout_.block.cols_padded) * sizeof(double));
+      }
       for (int peer = 0; peer < ranks; ++peer) {
         if (peer == me) continue;
         double* dst = reinterpret_cast<double*>(p_fulls[peer] + me * piece_bytes);
         add_put(gather_plan_, peer, dst, buffers_.p, cells.gather(me));
         add_source(gather_plan_, cells.gather(peer));
+        if (!alt_fulls.empty())
+          alt_dst_.push_back(reinterpret_cast<double*>(alt_fulls[peer] + me * piece_bytes));
       }
     } else {
       const int s = layout_.grid, i = layout_.grid_row, j = layout_.grid_col;
@@ -552,6 +573,9 @@ class TcaComm final : public Comm {
     for (int r = 0; r < ranks; ++r) reduce_mailbox_.mailbox[r] = peer_cells[r] + cells.mailbox();
     reduce_mailbox_.sequence = own + cells.sequence();
     reduce_mailbox_.timeout_ns = timeout;
+    pair_mailbox_ = reduce_mailbox_;
+    for (int r = 0; r < ranks; ++r) pair_mailbox_.mailbox[r] = peer_cells[r] + cells.pair_mailbox();
+    pair_mailbox_.sequence = own + cells.pair_posts();
     // Every rank's kernels reach every peer, or none pushes; and every rank's region is clear
     // before any rank's first put.
     const int reachable =
@@ -603,6 +627,8 @@ class TcaComm final : public Comm {
   PushPlan reduce_plan_;
   PushPlan push_only_;  // fused: the gather's puts without its wait
   ReducePlan reduce_mailbox_;
+  ReducePlan pair_mailbox_;       // pipelined CG's posted pairs (engine.h, fuse_pair)
+  std::vector<double*> alt_dst_;  // 1d: each put's destination in the peer's second p_full
   unsigned* fused_blocks_ = nullptr;
   std::string unreachable_;  // a peer this rank's kernels cannot reach, and why
 #endif

@@ -54,8 +54,11 @@ struct Allocator {
 
 // What communication reads and writes. 1d: p is p_full's piece `rank`, w is q.
 struct Buffers {
-  double* p = nullptr;        // own piece of p (m)
-  double* p_full = nullptr;   // SpMV input: block's columns (cols_padded)
+  double* p = nullptr;       // own piece of p (m)
+  double* p_full = nullptr;  // SpMV input: block's columns (cols_padded)
+  // GPU, pipelined CG, 1d, several ranks: a second p_full, which steps use in turn with p_full
+  // where the update pushes w and posts its pair (Engine::set_overlap); else null.
+  double* p_full_alt = nullptr;
   double* w = nullptr;        // SpMV output: block's rows (rows_padded)
   double* q = nullptr;        // own piece of q = A p (m)
   double* scratch = nullptr;  // 2d: grid pieces of m received for the row reduction
@@ -199,6 +202,27 @@ class Engine {
     (void)wait;
     return false;
   }
+  // GPU, several ranks, pipelined CG: the pair mailbox (`plan`, device memory, kept by the
+  // caller) through which set_overlap's updates post and collect their pair. false where the
+  // engine cannot: nothing changes.
+  virtual bool fuse_pair(const ReducePlan* plan) {
+    (void)plan;
+    return false;
+  }
+  // Pipelined CG whose pair travels while the next SpMV runs: from now on pipelined_begin posts
+  // its pair instead of summing it, and a step is spmv_partials then update_pipelined_overlapped
+  // (which sums q from the partials, takes the coefficients from the pair posted before, pushes
+  // w into the peers' other p_full and posts the new pair); settle_pipelined collects the last
+  // pair (into kDot and kRho) and must follow the last step before p_full is written again.
+  // Needs fuse_push, fuse_allreduce and fuse_pair done and the slab SpMV; returns whether it is
+  // on (off: nothing changes).
+  virtual bool set_overlap(bool on) {
+    (void)on;
+    return false;
+  }
+  virtual void spmv_partials() {}
+  virtual void update_pipelined_overlapped() {}
+  virtual void settle_pipelined() {}
   // Whether the last write of p was such an update (then p needs no exchange before the next
   // SpMV); clears it.
   virtual bool take_pushed_p() { return false; }

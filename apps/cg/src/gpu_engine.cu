@@ -224,7 +224,8 @@ class GpuEngine final : public Engine {
            (early_launch_ ? ", kernels launched early" : ", kernels launched in turn") +
            (variant() == CgVariant::kClassic
                 ? ""
-                : std::string(", ") + cg_variant_name(variant()) + " CG");
+                : std::string(", ") + cg_variant_name(variant()) + " CG") +
+           (can_overlap() ? " (NPB: the pair posted, summed during the next SpMV)" : "");
   }
 
   double spmv_bytes() const override {
@@ -280,6 +281,10 @@ class GpuEngine final : public Engine {
       val_ = upload_array(matrix.val);
       if (spmv_kind_ == SpmvKind::kCusparse) set_up_cusparse(matrix);
     }
+    // The second p_full of the pipelined steps whose pair travels during the SpMV (set_overlap).
+    if (variant() == CgVariant::kPipelined && layout_.partition == Partition::kOneD &&
+        !single_rank_ && slab_spmv() && buffers_.p_full_alt == nullptr)
+      buffers_.p_full_alt = allocate(layout_.block.cols_padded);
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
@@ -319,19 +324,25 @@ class GpuEngine final : public Engine {
                     vector_blocks_, stream_);
   }
 
+  // The slab kernel on x = p_full (or the second one), into the slab partials; with `pair`
+  // its block 0 collects the posted pair at its end.
+  void launch_slabs(const double* x, PairCollect pair = {}) {
+    if (slab_kernel_ == SlabKernel::kTiles) {
+      TileArgs args{rows_,      cols_,         slabs_,  slab_width_, tiles_,
+                    slab_base_, tile_row_,     val_,    slab_col_,   tile_starts_,
+                    x,          slab_partial_, p_wait_, pair};
+      launch_spmv_tiles(args, tile_blocks_, stream_);
+    } else {
+      SlabArgs args{rows_,     cols_, slabs_, slab_width_,   slab_base_, slab_row_ptr_,
+                    slab_col_, val_,  x,      slab_partial_, p_wait_,    pair};
+      launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
+    }
+  }
+
   void spmv(bool fuse_dot) override {
     if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
         spmv_kind_ == SpmvKind::kSlabTiles) {
-      if (slab_kernel_ == SlabKernel::kTiles) {
-        TileArgs args{rows_,           cols_,         slabs_, slab_width_, tiles_,
-                      slab_base_,      tile_row_,     val_,   slab_col_,   tile_starts_,
-                      buffers_.p_full, slab_partial_, p_wait_};
-        launch_spmv_tiles(args, tile_blocks_, stream_);
-      } else {
-        SlabArgs args{rows_,     cols_, slabs_,          slab_width_,   slab_base_, slab_row_ptr_,
-                      slab_col_, val_,  buffers_.p_full, slab_partial_, p_wait_};
-        launch_spmv_slabs(args, slab_lanes_, slab_options_.prefetch, slab_chunks_, stream_);
-      }
+      launch_slabs(buffers_.p_full);
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
                       single(), sum_into(kDotLocal), piece_fusion_.get(), row_blocks_, stream_);
       return;
@@ -395,10 +406,52 @@ class GpuEngine final : public Engine {
       throw std::logic_error(
           "pipelined CG: A x is not known (fill_x after keep_ones_product, or scale_x)");
     p_pushed_ = false;
-    const SumTarget target = sum_into(kDotLocal);
+    parity_ = 0;  // w in p_full
+    SumTarget target = sum_into(kDotLocal);
+    if (overlap_) target = SumTarget{partials_, counter_, at(kDotLocal)};  // posted, not summed
     launch_pipelined_begin(x_, from_q ? buffers_.q : ax_, pipelined_vectors(), m_, at(kRhoPrevious),
-                           fuse_dot ? &target : nullptr, vector_blocks_, stream_);
+                           fuse_dot || overlap_ ? &target : nullptr,
+                           overlap_ ? pair_plan_ : nullptr, vector_blocks_, stream_);
   }
+
+  bool fuse_pair(const ReducePlan* plan) override {
+    if (single_rank_) return false;
+    pair_plan_ = plan;
+    return true;
+  }
+  bool can_overlap() const {
+    return variant() == CgVariant::kPipelined && pair_plan_ != nullptr && push_fusion_ != nullptr &&
+           fused_allreduce_ != nullptr && buffers_.p_full_alt != nullptr && slab_spmv();
+  }
+  bool set_overlap(bool on) override {
+    overlap_ = on && can_overlap();
+    return overlap_;
+  }
+  double* p_full_of(int parity) const {
+    return parity == 0 ? buffers_.p_full : buffers_.p_full_alt;
+  }
+  void spmv_partials() override {
+    launch_slabs(p_full_of(parity_), PairCollect{pair_plan_, at(kDot)});
+  }
+  void update_pipelined_overlapped() override {
+    const int64_t own = static_cast<int64_t>(layout_.rank) * m_;
+    PushFusion fusion = *push_fusion_;
+    if (parity_ == 0) std::copy(std::begin(fusion.dst_alt), std::end(fusion.dst_alt), fusion.dst);
+    PipelinedVectors v = pipelined_vectors();
+    v.w = p_full_of(parity_) + own;
+    const PipelinedOverlap o{v,
+                             p_full_of(parity_ ^ 1) + own,
+                             slab_partial_,
+                             slabs_,
+                             rows_,
+                             pair_plan_,
+                             partials_,
+                             at(kDotLocal)};
+    launch_update_pipelined_overlap(step_scalars(), o, m_, fusion, vector_blocks_, stream_);
+    parity_ ^= 1;
+    p_pushed_ = true;
+  }
+  void settle_pipelined() override { launch_settle_pair(pair_plan_, at(kDot), stream_); }
   void update_pipelined(bool fuse_dot) override {
     p_pushed_ = false;  // w's exchange follows the pair's sum (the push kernel)
     const SumTarget target = sum_into(kDotLocal);
@@ -767,6 +820,9 @@ class GpuEngine final : public Engine {
   double* partials_ = nullptr;
   unsigned* counter_ = nullptr;
   const ReducePlan* fused_allreduce_ = nullptr;
+  const ReducePlan* pair_plan_ = nullptr;      // fuse_pair: pipelined CG's pair mailbox
+  bool overlap_ = false;                       // set_overlap
+  int parity_ = 0;                             // set_overlap: w is in p_full (0) or p_full_alt (1)
   std::unique_ptr<PushFusion> push_fusion_;    // --tca-exchange fused: the update of p (or of
   PushWait p_wait_;                            // r, single-reduction) pushes it, and the slab
                                                // SpMV waits for the peers' pieces

@@ -56,6 +56,17 @@ __device__ __forceinline__ void peers_waited(KernelStamp stamp, unsigned long lo
     atomicMax(&stamp.slot->peer_wait, push_device::global_time_ns() - since);
 }
 
+// Called by every thread of a block at its end: block 0's first warp collects the posted pair.
+__device__ __forceinline__ void collect_posted_pair(const PairCollect& pair) {
+  if (pair.plan == nullptr || blockIdx.x != 0 || threadIdx.x >= 32) return;
+  double sum[2];
+  push_device::collect_pair(*pair.plan, sum);
+  if (threadIdx.x == 0) {
+    pair.global[0] = sum[0];
+    pair.global[1] = sum[1];
+  }
+}
+
 // Launches `kernel` (whose last parameter is its KernelStamp) on `stream`, early
 // (set_early_launch) or after the previous kernel's end.
 template <typename... Params, typename... Args>
@@ -290,6 +301,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, 
       load(begin + lane, end, v, c);
     }
   }
+  collect_posted_pair(a.pair);
   end_kernel(stamp);
 }
 
@@ -391,6 +403,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, 
       spmv_tile(a, tile, xs, out, lane);
     t = segment_end;
   }
+  collect_posted_pair(a.pair);
   end_kernel(stamp);
 }
 
@@ -540,22 +553,23 @@ struct SingleCoefficients {
   double gamma;
   bool first;
 };
+__device__ SingleCoefficients coefficients_of(double gamma, double delta,
+                                              const StepScalars& scalars) {
+  const double previous = *scalars.rho_previous;
+  SingleCoefficients c;
+  c.first = previous == 0.0;
+  c.beta = c.first ? 0.0 : gamma / previous;
+  c.alpha = c.first ? gamma / delta : gamma / (delta - c.beta * gamma / *scalars.alpha_previous);
+  if (gamma == 0.0) c.alpha = c.beta = 0.0;  // r = 0: solved exactly (0 / 0 would be NaN)
+  c.gamma = gamma;
+  return c;
+}
 __device__ SingleCoefficients single_coefficients(StepScalars scalars) {
   __shared__ SingleCoefficients shared;
-  if (threadIdx.x == 0) {
-    const double gamma = *scalars.rho, delta = *scalars.dot, previous = *scalars.rho_previous;
-    SingleCoefficients c;
-    c.first = previous == 0.0;
-    c.beta = c.first ? 0.0 : gamma / previous;
-    c.alpha = c.first ? gamma / delta : gamma / (delta - c.beta * gamma / *scalars.alpha_previous);
-    if (gamma == 0.0) c.alpha = c.beta = 0.0;  // r = 0: solved exactly (0 / 0 would be NaN)
-    c.gamma = gamma;
-    shared = c;
-  }
+  if (threadIdx.x == 0) shared = coefficients_of(*scalars.rho, *scalars.dot, scalars);
   __syncthreads();
   return shared;
 }
-
 // By thread 0 of the grid's last block to end, once every block has read the previous values:
 // this step's become the previous ones.
 __device__ __forceinline__ void keep_coefficients(const StepScalars& scalars,
@@ -665,12 +679,108 @@ __global__ void __launch_bounds__(kVectorThreads)
   end_kernel(stamp);
 }
 
+// Pipelined CG's update of element i with q's element summed from the slab partials; w's new
+// element goes to w_next (and is returned), the pair's terms to wr and rr. The arithmetic of
+// update_pipelined_kernel.
+__device__ __forceinline__ double update_overlapped_at(const SingleCoefficients& c, int64_t i,
+                                                       const PipelinedOverlap& o, double& wr,
+                                                       double& rr) {
+  const PipelinedVectors& v = o.v;
+  double q = 0.0;
+  if (i < o.rows) {
+    for (int k = 0; k < o.slabs; ++k) q += o.partial[k * o.rows + i];
+  }
+  const double u = q + c.beta * v.u[i];
+  const double s = v.w[i] + c.beta * v.s[i];
+  const double d = v.r[i] + c.beta * v.d[i];
+  const double r = v.r[i] - c.alpha * s;
+  const double w = v.w[i] - c.alpha * u;
+  v.u[i] = u;
+  v.s[i] = s;
+  v.d[i] = d;
+  v.z[i] = v.z[i] + c.alpha * d;
+  v.r[i] = r;
+  o.w_next[i] = w;
+  wr += w * r;
+  rr += r * r;
+  return w;
+}
+
+// Pipelined CG's update with the pair posted (engine.h, update_pipelined_overlapped): the
+// coefficients from the pair the previous update posted (collected by the SpMV between them into
+// the global scalars), w's new elements into w_next and every
+// peer's copy of it (16-byte stores where every end allows); the last block raises the peers'
+// cells, adds the blocks' sums of the new pair in block order and posts it. Its arrival serves
+// the coefficients too.
+__global__ void __launch_bounds__(kVectorThreads)
+    update_pipelined_overlap_kernel(StepScalars scalars, PipelinedOverlap o, int64_t n,
+                                    PushFusion fusion, KernelStamp stamp) {
+  begin_kernel(stamp);
+  const SingleCoefficients c = single_coefficients(scalars);  // the SpMV collected the pair
+  double wr = 0.0, rr = 0.0;
+  uintptr_t ends = 0;
+  for (int k = 0; k < fusion.peers; ++k) ends |= reinterpret_cast<uintptr_t>(fusion.dst[k]);
+  int64_t done = 0;
+  if ((ends & 15) == 0) {
+    const int64_t pairs = n / 2;
+    for (int64_t i = first_index(); i < pairs; i += grid_stride()) {
+      const double2 value = make_double2(update_overlapped_at(c, 2 * i, o, wr, rr),
+                                         update_overlapped_at(c, 2 * i + 1, o, wr, rr));
+      for (int k = 0; k < fusion.peers; ++k) reinterpret_cast<double2*>(fusion.dst[k])[i] = value;
+    }
+    done = 2 * pairs;
+  }
+  for (int64_t i = done + first_index(); i < n; i += grid_stride()) {
+    const double value = update_overlapped_at(c, i, o, wr, rr);
+    for (int k = 0; k < fusion.peers; ++k) fusion.dst[k][i] = value;
+  }
+  double values[2] = {wr, rr};
+  block_sums<kVectorThreads, 2>(values);
+  if (threadIdx.x == 0) {
+    o.partials[2 * blockIdx.x] = values[0];
+    o.partials[2 * blockIdx.x + 1] = values[1];
+  }
+  // The arrival releases each block's stores, reads and partials; the last block's
+  // system-scope fence acquires them all.
+  if (push_device::finish_push(fusion.peers, fusion.signal, fusion.blocks_done, fusion.pushes)) {
+    __shared__ double pair[2];
+    double parts[2] = {0.0, 0.0};
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += kVectorThreads) {
+      parts[0] += __ldcg(o.partials + 2 * b);
+      parts[1] += __ldcg(o.partials + 2 * b + 1);
+    }
+    block_sums<kVectorThreads, 2>(parts);
+    if (threadIdx.x == 0) {
+      pair[0] = o.local_pair[0] = parts[0];
+      pair[1] = o.local_pair[1] = parts[1];
+      keep_coefficients(scalars, c);
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) push_device::post_pair(*o.pair, pair);
+  }
+  end_kernel(stamp);
+}
+
+// The last posted pair, collected into global[0..1] (w.r, r.r): after it every rank's update
+// that posted it has ended, and with it the SpMV before that update.
+__global__ void settle_pair_kernel(const ReducePlan* pair, double* global, KernelStamp stamp) {
+  begin_kernel(stamp);
+  double sum[2];
+  push_device::collect_pair(*pair, sum);
+  if (threadIdx.x == 0) {
+    global[0] = sum[0];
+    global[1] = sum[1];
+  }
+  end_kernel(stamp);
+}
+
 // Pipelined CG's start: z = 0, r = x, w = ax, u = s = d = 0, the previous values 0; with kDot
 // the pair w.r and r.r.
 template <bool kDot>
 __global__ void __launch_bounds__(kVectorThreads)
     pipelined_begin_kernel(const double* x, const double* ax, PipelinedVectors v, int64_t n,
-                           double* previous, SumTarget sum, KernelStamp stamp) {
+                           double* previous, SumTarget sum, const ReducePlan* post,
+                           KernelStamp stamp) {
   begin_kernel(stamp);
   if (first_index() == 0) {
     previous[0] = 0.0;
@@ -690,7 +800,10 @@ __global__ void __launch_bounds__(kVectorThreads)
   }
   if (kDot) {
     const double values[2] = {wr, rr};
-    finish_sums<kVectorThreads, 2>(values, sum, stamp);
+    if (finish_sums<kVectorThreads, 2>(values, sum, stamp) && post != nullptr) {
+      __syncthreads();  // thread 0's sum.out
+      if (threadIdx.x < 32) push_device::post_pair(*post, sum.out);
+    }
   }
   end_kernel(stamp);
 }
@@ -1002,15 +1115,25 @@ void launch_update_pipelined(StepScalars scalars, unsigned* counter, const Pipel
 }
 
 void launch_pipelined_begin(const double* x, const double* ax, const PipelinedVectors& v, int64_t n,
-                            double* previous, const SumTarget* sum, int blocks,
-                            cudaStream_t stream) {
+                            double* previous, const SumTarget* sum, const ReducePlan* post,
+                            int blocks, cudaStream_t stream) {
   if (sum) {
     launch("pipelined_begin", pipelined_begin_kernel<true>, blocks, kVectorThreads, 0, stream, x,
-           ax, v, n, previous, *sum);
+           ax, v, n, previous, *sum, post);
   } else {
     launch("pipelined_begin", pipelined_begin_kernel<false>, blocks, kVectorThreads, 0, stream, x,
-           ax, v, n, previous, SumTarget{});
+           ax, v, n, previous, SumTarget{}, static_cast<const ReducePlan*>(nullptr));
   }
+}
+
+void launch_update_pipelined_overlap(StepScalars scalars, const PipelinedOverlap& o, int64_t n,
+                                     const PushFusion& fusion, int blocks, cudaStream_t stream) {
+  launch("update_pipelined_push", update_pipelined_overlap_kernel, blocks, kVectorThreads, 0,
+         stream, scalars, o, n, fusion);
+}
+
+void launch_settle_pair(const ReducePlan* pair, double* global, cudaStream_t stream) {
+  launch("settle_pair", settle_pair_kernel, 1, 32, 0, stream, pair, global);
 }
 
 void launch_scaled_copy(double* dst, const double* src, double value, const double* divisor_square,

@@ -54,6 +54,14 @@ struct SumTarget {
   const ReducePlan* reduce = nullptr;
 };
 
+// Pipelined CG with the pair posted: the SpMV's block 0, once its rows are done, collects the
+// pair the update before it posted into global[0..1] (w.r, r.r), which the update after it
+// reads; plan null: nothing.
+struct PairCollect {
+  const ReducePlan* plan = nullptr;  // device memory
+  double* global = nullptr;
+};
+
 // Scalars a kernel reads or writes (device pointers; on one rank a global is its local twin).
 struct StepScalars {
   const double* dot;
@@ -95,8 +103,9 @@ struct SlabArgs {
   const uint16_t* col;
   const double* val;
   const double* x;
-  double* partial;  // slabs x rows: each slab's part of y
-  PushWait wait;    // --tca-exchange fused: the peers' pieces of x, waited for before x is read
+  double* partial;   // slabs x rows: each slab's part of y
+  PushWait wait;     // --tca-exchange fused: the peers' pieces of x, waited for before x is read
+  PairCollect pair;  // pipelined CG with the pair posted: block 0 collects it after its rows
 };
 inline constexpr int kSlabThreads = 1024;
 // One block per (slab, chunk of rows): the slab's piece of x goes to shared memory, groups of
@@ -132,8 +141,9 @@ struct TileArgs {
   const uint16_t* col;        // tiles x 256
   const uint8_t* starts;      // tiles x 32: the row-start bits, a byte per lane
   const double* x;
-  double* partial;  // slabs x rows
-  PushWait wait;    // as SlabArgs
+  double* partial;   // slabs x rows
+  PushWait wait;     // as SlabArgs
+  PairCollect pair;  // as SlabArgs
 };
 void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream);
 // Blocks of the tile kernel one multiprocessor holds with `width` doubles of shared memory;
@@ -180,10 +190,30 @@ struct PipelinedVectors {
 void launch_update_pipelined(StepScalars scalars, unsigned* counter, const PipelinedVectors& v,
                              int64_t n, const SumTarget* sum, int blocks, cudaStream_t stream);
 // Engine::pipelined_begin: z = 0, r = x, w = ax, u = s = d = 0, previous[0..1] = 0; with a
-// target the pair w.r, r.r.
+// target the pair w.r, r.r, and with `post` (device memory; the target then sums over no
+// ranks) that pair posted into every rank's pair mailbox.
 void launch_pipelined_begin(const double* x, const double* ax, const PipelinedVectors& v, int64_t n,
-                            double* previous, const SumTarget* sum, int blocks,
-                            cudaStream_t stream);
+                            double* previous, const SumTarget* sum, const ReducePlan* post,
+                            int blocks, cudaStream_t stream);
+// Pipelined CG with the pair posted (Engine::update_pipelined_overlapped; 1d, slab SpMV,
+// --tca-exchange fused): q's elements summed here from the SpMV's slab partials (no slab sum
+// kernel), the coefficients from the pair the previous update (or the start) posted (which
+// the SpMV between them collected into the global scalars), w's new elements into w_next and into
+// every peer's copy of it (`fusion`), the new pair posted.
+struct PipelinedOverlap {
+  PipelinedVectors v;     // v.w: this step's w (own piece of the p_full the SpMV read); v.q unused
+  double* w_next;         // own piece of the other p_full
+  const double* partial;  // slabs x rows: the SpMV's slab partials
+  int slabs;
+  int64_t rows;
+  const ReducePlan* pair;  // device memory: where the new pair is posted
+  double* partials;        // 2 per block: the blocks' sums of the pair
+  double* local_pair;      // this rank's pair (w.r, r.r)
+};
+void launch_update_pipelined_overlap(StepScalars scalars, const PipelinedOverlap& o, int64_t n,
+                                     const PushFusion& fusion, int blocks, cudaStream_t stream);
+// The last posted pair, collected into global[0..1] (w.r, r.r).
+void launch_settle_pair(const ReducePlan* pair, double* global, cudaStream_t stream);
 // dst = value * src / sqrt(*divisor_square) (divisor_square nullptr: value * src).
 void launch_scaled_copy(double* dst, const double* src, double value, const double* divisor_square,
                         int64_t n, int blocks, cudaStream_t stream);

@@ -76,7 +76,31 @@ void CgStepper::keep_ones_product() {
   engine_.keep_ones_product();
 }
 
+bool CgStepper::overlap_pair() {
+  overlap_ = engine_.set_overlap(true);
+  return overlap_;
+}
+
+void CgStepper::end_steps() {
+  if (!overlap_) return;
+  clock_->mark(Phase::kAllreduce);
+  engine_.settle_pipelined();
+}
+
 void CgStepper::step() {
+  if (overlap_) {
+    // q = A w as slab partials, which the update adds; the pair it uses was posted by the
+    // update before, the one it forms is collected by the next.
+    clock_->mark(Phase::kExchange);
+    tcaTracePhaseBegin("EXCH");
+    comm_.gather_p();  // the first step's w (pushed by the update after that)
+    tcaTracePhaseEnd("EXCH");
+    clock_->mark(Phase::kSpmv);
+    engine_.spmv_partials();
+    clock_->mark(Phase::kAxpy);
+    engine_.update_pipelined_overlapped();
+    return;
+  }
   if (engine_.variant() == CgVariant::kPipelined) {
     multiply(false);  // q = A w
     clock_->mark(Phase::kAxpy);
@@ -197,9 +221,19 @@ NpbResult run_npb(const NpbClass& cls, Engine& engine, Comm& comm, const Layout&
     stepper.keep_ones_product();
     engine.fill_x(1.0);  // A x known before the outer iteration is captured
   }
+  if (pipelined && stepper.overlap_pair()) {
+    // The start posts its pair without waiting for the peers, so the first step's push of w
+    // into each peer's p_full could overwrite the piece that peer's SpMV of A 1 above has yet
+    // to read (seen where ranks share a GPU and one runs ahead): every rank's SpMV ends
+    // before any rank goes on. Later outer iterations start after the normalization's
+    // allreduce, which every rank joins only after its residual's SpMV.
+    engine.synchronize();
+    tca_apps::barrier();
+  }
   auto outer = [&] {
     stepper.begin(pipelined);
     for (int step = 0; step < kNpbCgSteps; ++step) stepper.step();
+    stepper.end_steps();
     stepper.residual();
     stepper.normalize();
   };

@@ -33,6 +33,12 @@ class CgStepper {
   // r.r of the step's start (the residual one step behind). Pipelined CG: q = A w, the update
   // of every vector with the summed pair, then the new pair summed (kRho is the new r's r.r).
   void step();
+  // Pipelined CG: the pair of each update posted and collected by the next one, so that its sum
+  // travels during the SpMV (engine.h, set_overlap), where the engine and comm allow it; steps
+  // must then be followed by end_steps before anything else. Returns whether it is on.
+  bool overlap_pair();
+  // After the last of a run of steps: with the pair posted, collects the last one (kDot, kRho).
+  void end_steps();
   // Pipelined CG: A times ones, kept by the engine (engine.h, keep_ones_product).
   void keep_ones_product();
   // r.r reduced into kRho.
@@ -52,6 +58,7 @@ class CgStepper {
   Layout layout_;
   PhaseClock* clock_;
   bool fused_;
+  bool overlap_ = false;  // overlap_pair
 };
 
 struct RunOptions {

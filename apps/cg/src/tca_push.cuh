@@ -157,5 +157,56 @@ __device__ __forceinline__ void mailbox_allreduce_warp(const ReducePlan& plan, c
   __syncwarp();
 }
 
+// Called by the 32 lanes of one warp: lane r stores this rank's two values `mine` into rank
+// r's pair mailbox (this rank's own too), tagged with the next post's number, which lane 0
+// then counts. No fence: each cell carries its tag.
+__device__ __forceinline__ void post_pair(const ReducePlan& plan, const double* mine) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const uint64_t sequence = *plan.sequence + 1;
+  const uint64_t tag = static_cast<uint64_t>(static_cast<uint32_t>(sequence)) << 32;
+  const int parity = static_cast<int>(sequence & 1);
+  if (lane < plan.ranks) {
+    uint64_t* cells =
+        plan.mailbox[lane] + (static_cast<int64_t>(parity) * plan.ranks + plan.rank) * 4;
+    for (int c = 0; c < 2; ++c) {
+      const uint64_t bits = static_cast<uint64_t>(__double_as_longlong(mine[c]));
+      store_cell(cells + 2 * c, tag | (bits & 0xffffffffu));
+      store_cell(cells + 2 * c + 1, tag | (bits >> 32));
+    }
+  }
+  __syncwarp();
+  if (lane == 0) *plan.sequence = sequence;
+  __syncwarp();
+}
+
+// Called by the 32 lanes of one warp: waits for every rank's values of the last post (this
+// rank's count of posts) and returns their sums, added in rank order, in every lane.
+__device__ __forceinline__ void collect_pair(const ReducePlan& plan, double (&sum)[2]) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const uint64_t sequence = *plan.sequence;
+  const uint32_t flag = static_cast<uint32_t>(sequence);
+  const int parity = static_cast<int>(sequence & 1);
+  double value[2] = {0.0, 0.0};
+  if (lane < plan.ranks) {
+    const uint64_t* own =
+        plan.mailbox[plan.rank] + (static_cast<int64_t>(parity) * plan.ranks + lane) * 4;
+    Deadline deadline(plan.timeout_ns);
+    for (int c = 0; c < 2; ++c) {
+      uint64_t low = load_cell(own + 2 * c), high = load_cell(own + 2 * c + 1);
+      while (static_cast<uint32_t>(low >> 32) != flag ||
+             static_cast<uint32_t>(high >> 32) != flag) {
+        deadline.check("the pipelined pair's sum");
+        if (static_cast<uint32_t>(low >> 32) != flag) low = load_cell(own + 2 * c);
+        if (static_cast<uint32_t>(high >> 32) != flag) high = load_cell(own + 2 * c + 1);
+      }
+      value[c] = __longlong_as_double(static_cast<long long>((low & 0xffffffffu) | (high << 32)));
+    }
+  }
+  sum[0] = sum[1] = 0.0;
+  for (int r = 0; r < plan.ranks; ++r) {
+    for (int c = 0; c < 2; ++c) sum[c] += __shfl_sync(0xffffffffu, value[c], r);
+  }
+}
+
 }  // namespace push_device
 }  // namespace tca_cg

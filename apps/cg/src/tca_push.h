@@ -46,6 +46,7 @@ void launch_push(const PushPlan& plan, cudaStream_t stream);
 struct PushFusion {
   int peers = 0;
   double* dst[kPushMaxPuts] = {};       // each peer's p_full at this rank's piece
+  double* dst_alt[kPushMaxPuts] = {};   // the same in each peer's second p_full (null: none)
   uint64_t* signal[kPushMaxPuts] = {};  // the peer's cell for this rank
   unsigned* blocks_done = nullptr;
   uint64_t* pushes = nullptr;
@@ -83,6 +84,13 @@ struct ReducePlan {
   uint64_t* sequence = nullptr;           // own counter of allreduces run
   uint64_t timeout_ns = 0;
 };
+// Pipelined CG with --tca-exchange fused (1d): the pair a step's update forms is posted into
+// every rank's pair mailbox (its own too) without a wait, and the next step's update collects
+// it after its SpMV: the sum travels while the SpMV runs. A ReducePlan of its own (mailbox and
+// count of posts), apart from the allreduces'. Posting pair k+2 needs every peer's k+1, which
+// each posts only after all of its blocks have collected k: a message is never overwritten
+// before it has been read.
+
 // global[0..count) = the sum over ranks of local[0..count) (count 1 or 2), added in rank order
 // on every rank, so every rank gets the same bits.
 void launch_mailbox_allreduce(const ReducePlan& plan, const double* local, double* global,
