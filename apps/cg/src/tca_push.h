@@ -85,11 +85,11 @@ struct ReducePlan {
   uint64_t timeout_ns = 0;
 };
 // Pipelined CG with --tca-exchange fused (1d): the pair a step's update forms is posted into
-// every rank's pair mailbox (its own too) without a wait, and the next step's update collects
-// it after its SpMV: the sum travels while the SpMV runs. A ReducePlan of its own (mailbox and
-// count of posts), apart from the allreduces'. Posting pair k+2 needs every peer's k+1, which
-// each posts only after all of its blocks have collected k: a message is never overwritten
-// before it has been read.
+// every rank's pair mailbox (its own too) without a wait, and block 0 of the next step's SpMV
+// collects it once its rows are done: the sum travels while the SpMV runs. A ReducePlan of its
+// own (mailbox and count of posts), apart from the allreduces'. Posting pair k+2 needs every
+// peer's k+1, which each posts only in the update after the SpMV that collected k: a message
+// is never overwritten before it has been read.
 
 // global[0..count) = the sum over ranks of local[0..count) (count 1 or 2), added in rank order
 // on every rank, so every rank gets the same bits.
