@@ -643,6 +643,25 @@ __global__ void __launch_bounds__(kVectorThreads)
   end_kernel(stamp);
 }
 
+// Element i of pipelined CG's update with q's element given: u, s, d, z and r updated in place;
+// returns w's new element (the caller stores it) and r's in `r_new`.
+__device__ __forceinline__ double pipelined_element(const SingleCoefficients& c,
+                                                    const PipelinedVectors& v, int64_t i, double q,
+                                                    double& r_new) {
+  const double u = q + c.beta * v.u[i];
+  const double s = v.w[i] + c.beta * v.s[i];
+  const double d = v.r[i] + c.beta * v.d[i];
+  const double r = v.r[i] - c.alpha * s;
+  const double w = v.w[i] - c.alpha * u;
+  v.u[i] = u;
+  v.s[i] = s;
+  v.d[i] = d;
+  v.z[i] = v.z[i] + c.alpha * d;
+  v.r[i] = r;
+  r_new = r;
+  return w;
+}
+
 // Pipelined CG's update (engine.h, update_pipelined): p holds w; with kDot the pair of the new
 // w.r and r.r, whose arrival also serves the coefficients.
 template <bool kDot>
@@ -653,16 +672,8 @@ __global__ void __launch_bounds__(kVectorThreads)
   const SingleCoefficients c = single_coefficients(scalars);
   double wr = 0.0, rr = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const double u = v.q[i] + c.beta * v.u[i];
-    const double s = v.w[i] + c.beta * v.s[i];
-    const double d = v.r[i] + c.beta * v.d[i];
-    const double r = v.r[i] - c.alpha * s;
-    const double w = v.w[i] - c.alpha * u;
-    v.u[i] = u;
-    v.s[i] = s;
-    v.d[i] = d;
-    v.z[i] = v.z[i] + c.alpha * d;
-    v.r[i] = r;
+    double r;
+    const double w = pipelined_element(c, v, i, v.q[i], r);
     v.w[i] = w;
     if (kDot) {
       wr += w * r;
@@ -680,26 +691,16 @@ __global__ void __launch_bounds__(kVectorThreads)
 }
 
 // Pipelined CG's update of element i with q's element summed from the slab partials; w's new
-// element goes to w_next (and is returned), the pair's terms to wr and rr. The arithmetic of
-// update_pipelined_kernel.
+// element goes to w_next (and is returned), the pair's terms to wr and rr.
 __device__ __forceinline__ double update_overlapped_at(const SingleCoefficients& c, int64_t i,
                                                        const PipelinedOverlap& o, double& wr,
                                                        double& rr) {
-  const PipelinedVectors& v = o.v;
   double q = 0.0;
   if (i < o.rows) {
     for (int k = 0; k < o.slabs; ++k) q += o.partial[k * o.rows + i];
   }
-  const double u = q + c.beta * v.u[i];
-  const double s = v.w[i] + c.beta * v.s[i];
-  const double d = v.r[i] + c.beta * v.d[i];
-  const double r = v.r[i] - c.alpha * s;
-  const double w = v.w[i] - c.alpha * u;
-  v.u[i] = u;
-  v.s[i] = s;
-  v.d[i] = d;
-  v.z[i] = v.z[i] + c.alpha * d;
-  v.r[i] = r;
+  double r;
+  const double w = pipelined_element(c, o.v, i, q, r);
   o.w_next[i] = w;
   wr += w * r;
   rr += r * r;

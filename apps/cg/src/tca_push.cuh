@@ -106,6 +106,37 @@ __device__ __forceinline__ void wait_for_p(const PushWait& wait) {
   wait_for(wait, "the exchange of p");
 }
 
+// A double as two tagged cells: each holds `tag` (a message's number in its high 32 bits) beside
+// 32 bits of the value, so a reader that sees the number in both sees the value whole, with no
+// fence between data and a flag.
+__device__ __forceinline__ void store_tagged(uint64_t* cells, uint64_t tag, double value) {
+  const uint64_t bits = static_cast<uint64_t>(__double_as_longlong(value));
+  store_cell(cells, tag | (bits & 0xffffffffu));
+  store_cell(cells + 1, tag | (bits >> 32));
+}
+
+// Waits until both of `cells` carry the number `flag`; returns the double they hold.
+__device__ __forceinline__ double wait_tagged(const uint64_t* cells, uint32_t flag,
+                                              Deadline& deadline, const char* what) {
+  uint64_t low = load_cell(cells), high = load_cell(cells + 1);
+  while (static_cast<uint32_t>(low >> 32) != flag || static_cast<uint32_t>(high >> 32) != flag) {
+    deadline.check(what);
+    if (static_cast<uint32_t>(low >> 32) != flag) low = load_cell(cells);
+    if (static_cast<uint32_t>(high >> 32) != flag) high = load_cell(cells + 1);
+  }
+  return __longlong_as_double(static_cast<long long>((low & 0xffffffffu) | (high << 32)));
+}
+
+// Called by the 32 lanes of one warp, lane r holding rank r's two values: their sums over the
+// `ranks` ranks, added in rank order (the same bits on every rank), in every lane.
+__device__ __forceinline__ void sum_in_rank_order(const double (&value)[2], int ranks,
+                                                  double (&sum)[2]) {
+  sum[0] = sum[1] = 0.0;
+  for (int r = 0; r < ranks; ++r) {
+    for (int c = 0; c < 2; ++c) sum[c] += __shfl_sync(0xffffffffu, value[c], r);
+  }
+}
+
 // Called by the 32 lanes of one warp: lane r puts this rank's `count` (1 or 2) values into rank
 // r's mailbox, then waits for rank r's values in its own; lane 0 adds them in rank order into
 // global[0..count) and counts the allreduce. Every store carries the allreduce's sequence
@@ -126,30 +157,16 @@ __device__ __forceinline__ void mailbox_allreduce_warp(const ReducePlan& plan, c
     } else {
       uint64_t* cells =
           plan.mailbox[lane] + (static_cast<int64_t>(parity) * plan.ranks + plan.rank) * 4;
-      for (int c = 0; c < count; ++c) {
-        const uint64_t bits = static_cast<uint64_t>(__double_as_longlong(mine[c]));
-        store_cell(cells + 2 * c, tag | (bits & 0xffffffffu));
-        store_cell(cells + 2 * c + 1, tag | (bits >> 32));
-      }
+      for (int c = 0; c < count; ++c) store_tagged(cells + 2 * c, tag, mine[c]);
       const uint64_t* own =
           plan.mailbox[plan.rank] + (static_cast<int64_t>(parity) * plan.ranks + lane) * 4;
       Deadline deadline(plan.timeout_ns);
-      for (int c = 0; c < count; ++c) {
-        uint64_t low = load_cell(own + 2 * c), high = load_cell(own + 2 * c + 1);
-        while (static_cast<uint32_t>(low >> 32) != flag ||
-               static_cast<uint32_t>(high >> 32) != flag) {
-          deadline.check("an allreduce");
-          if (static_cast<uint32_t>(low >> 32) != flag) low = load_cell(own + 2 * c);
-          if (static_cast<uint32_t>(high >> 32) != flag) high = load_cell(own + 2 * c + 1);
-        }
-        value[c] = __longlong_as_double(static_cast<long long>((low & 0xffffffffu) | (high << 32)));
-      }
+      for (int c = 0; c < count; ++c)
+        value[c] = wait_tagged(own + 2 * c, flag, deadline, "an allreduce");
     }
   }
-  double sum[2] = {0.0, 0.0};
-  for (int r = 0; r < plan.ranks; ++r) {
-    for (int c = 0; c < 2; ++c) sum[c] += __shfl_sync(0xffffffffu, value[c], r);
-  }
+  double sum[2];
+  sum_in_rank_order(value, plan.ranks, sum);
   if (lane == 0) {
     for (int c = 0; c < count; ++c) global[c] = sum[c];
     *plan.sequence = sequence;
@@ -168,11 +185,7 @@ __device__ __forceinline__ void post_pair(const ReducePlan& plan, const double* 
   if (lane < plan.ranks) {
     uint64_t* cells =
         plan.mailbox[lane] + (static_cast<int64_t>(parity) * plan.ranks + plan.rank) * 4;
-    for (int c = 0; c < 2; ++c) {
-      const uint64_t bits = static_cast<uint64_t>(__double_as_longlong(mine[c]));
-      store_cell(cells + 2 * c, tag | (bits & 0xffffffffu));
-      store_cell(cells + 2 * c + 1, tag | (bits >> 32));
-    }
+    for (int c = 0; c < 2; ++c) store_tagged(cells + 2 * c, tag, mine[c]);
   }
   __syncwarp();
   if (lane == 0) *plan.sequence = sequence;
@@ -191,21 +204,10 @@ __device__ __forceinline__ void collect_pair(const ReducePlan& plan, double (&su
     const uint64_t* own =
         plan.mailbox[plan.rank] + (static_cast<int64_t>(parity) * plan.ranks + lane) * 4;
     Deadline deadline(plan.timeout_ns);
-    for (int c = 0; c < 2; ++c) {
-      uint64_t low = load_cell(own + 2 * c), high = load_cell(own + 2 * c + 1);
-      while (static_cast<uint32_t>(low >> 32) != flag ||
-             static_cast<uint32_t>(high >> 32) != flag) {
-        deadline.check("the pipelined pair's sum");
-        if (static_cast<uint32_t>(low >> 32) != flag) low = load_cell(own + 2 * c);
-        if (static_cast<uint32_t>(high >> 32) != flag) high = load_cell(own + 2 * c + 1);
-      }
-      value[c] = __longlong_as_double(static_cast<long long>((low & 0xffffffffu) | (high << 32)));
-    }
+    for (int c = 0; c < 2; ++c)
+      value[c] = wait_tagged(own + 2 * c, flag, deadline, "the pipelined pair's sum");
   }
-  sum[0] = sum[1] = 0.0;
-  for (int r = 0; r < plan.ranks; ++r) {
-    for (int c = 0; c < 2; ++c) sum[c] += __shfl_sync(0xffffffffu, value[c], r);
-  }
+  sum_in_rank_order(value, plan.ranks, sum);
 }
 
 }  // namespace push_device
