@@ -24,6 +24,8 @@ const char* spmv_name(SpmvKind kind) {
       return "cusparse";
     case SpmvKind::kSymmetric:
       return "symmetric";
+    case SpmvKind::kSymmetricTiles:
+      return "symmetric-tiles";
   }
   return "?";
 }
@@ -91,8 +93,9 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       "GPU SpMV: own (column slabs, x in shared memory; the slab kernel chosen from the "
       "block's shape), slab-rows or slab-tiles (that slab kernel forced), csr (a warp per row) "
       "or cusparse; symmetric (one rank, CPU or GPU): the upper triangle only, each entry used "
-      "twice; several: each in turn (default own)",
-      {"own", "slab-rows", "slab-tiles", "csr", "cusparse", "symmetric"});
+      "twice; symmetric-tiles (one rank, GPU): the upper triangle in slab tiles, x's slab and "
+      "the slab's column sums in shared memory; several: each in turn (default own)",
+      {"own", "slab-rows", "slab-tiles", "csr", "cusparse", "symmetric", "symmetric-tiles"});
   std::vector<std::string> variants;
   cli.add_repeatable("--cg-variant", variants,
                      "the CG recurrence: classic (NPB's: two sums over the ranks a step), "
@@ -197,7 +200,8 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                                          {"slab-tiles", SpmvKind::kSlabTiles},
                                          {"csr", SpmvKind::kCsr},
                                          {"cusparse", SpmvKind::kCusparse},
-                                         {"symmetric", SpmvKind::kSymmetric}});
+                                         {"symmetric", SpmvKind::kSymmetric},
+                                         {"symmetric-tiles", SpmvKind::kSymmetricTiles}});
     config->variants = translate<CgVariant>(
         variants.empty()
             ? std::vector<std::string>{config->device == Device::kGpu ? "single-reduction"
@@ -206,11 +210,14 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
         {{"classic", CgVariant::kClassic},
          {"single-reduction", CgVariant::kSingleReduction},
          {"pipelined", CgVariant::kPipelined}});
-    const bool symmetric = std::find(config->spmvs.begin(), config->spmvs.end(),
-                                     SpmvKind::kSymmetric) != config->spmvs.end();
-    if (symmetric && ranks != 1) {
-      throw CLI::ValidationError("--spmv symmetric",
-                                 "needs the whole matrix on one rank (run with 1 rank)");
+    for (SpmvKind kind : {SpmvKind::kSymmetric, SpmvKind::kSymmetricTiles}) {
+      if (std::find(config->spmvs.begin(), config->spmvs.end(), kind) == config->spmvs.end())
+        continue;
+      const std::string option = std::string("--spmv ") + spmv_name(kind);
+      if (ranks != 1)
+        throw CLI::ValidationError(option, "needs the whole matrix on one rank (run with 1 rank)");
+      if (kind == SpmvKind::kSymmetricTiles && config->device != Device::kGpu)
+        throw CLI::ValidationError(option, "needs --device gpu (the CPU has --spmv symmetric)");
     }
     config->tca_exchanges = translate<TcaExchange>(
         tca_exchanges.empty()

@@ -93,8 +93,9 @@ const char* device_name(Device device);
 // SpMV on the GPU: own kernels over column slabs with x in shared memory (kOwn: the slab
 // kernel chosen from the block's statistics, slab_format.h; kSlabRows / kSlabTiles: that
 // kernel forced), plain CSR with a warp per row, or cuSPARSE's CSR SpMV; or symmetric storage
-// (the upper triangle, one rank only), on the CPU too, where kOwn is the plain CSR loop.
-enum class SpmvKind { kOwn, kSlabRows, kSlabTiles, kCsr, kCusparse, kSymmetric };
+// (the upper triangle, one rank only), on the CPU too, where kOwn is the plain CSR loop;
+// kSymmetricTiles: the upper triangle in slab tiles (symmetric_tiles.h; GPU, one rank).
+enum class SpmvKind { kOwn, kSlabRows, kSlabTiles, kCsr, kCusparse, kSymmetric, kSymmetricTiles };
 
 class Engine {
  public:

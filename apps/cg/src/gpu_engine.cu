@@ -16,6 +16,7 @@
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
 #include "symmetric.h"
+#include "symmetric_tiles.h"
 
 namespace tca_cg {
 namespace {
@@ -219,6 +220,13 @@ class GpuEngine final : public Engine {
             "symmetric SpMV (upper triangle in CSR, a warp per row, transposed terms by double "
             "atomics)";
         break;
+      case SpmvKind::kSymmetricTiles:
+        kernel = "symmetric slab SpMV (upper triangle in " + std::to_string(slabs_) + " slabs of " +
+                 std::to_string(slab_width_) + " columns, " + std::to_string(tiles_) +
+                 " tiles of 256 entries, a warp per tile; x's slab and " +
+                 "the slab's column sums in shared memory, stored by " + std::to_string(segments_) +
+                 " segments of " + std::to_string(tile_blocks_) + " blocks)";
+        break;
     }
     return device_label_ + " (" + std::to_string(multiprocessors_) + " SMs), " + kernel +
            (early_launch_ ? ", kernels launched early" : ", kernels launched in turn") +
@@ -246,6 +254,12 @@ class GpuEngine final : public Engine {
         return nnz_ * 12.0 + (rows_ + 1) * 4.0 + vectors;
       case SpmvKind::kSymmetric:
         return nnz_ * 12.0 + (rows_ + 1) * 8.0 + vectors + rows_ * 8.0;  // y zeroed first
+      case SpmvKind::kSymmetricTiles:
+        // The tiles, the row sums the second kernel reads (written as often), the segments'
+        // column sums stored and read, x(i) of the transposed terms (once per row and slab,
+        // counted as the row sums).
+        return tiles_ * (kTileEntries * 10.125 + 4.0) + 3.0 * symmetric_partials_ * 8.0 +
+               2.0 * static_cast<double>(segments_) * slab_width_ * 8.0 + vectors;
     }
     return 0;
   }
@@ -262,19 +276,24 @@ class GpuEngine final : public Engine {
         return "cusparse";
       case SpmvKind::kSymmetric:
         return "symmetric";
+      case SpmvKind::kSymmetricTiles:
+        return "symmetric-tiles";
     }
     return "";
   }
   std::string spmv_choice() const override { return slab_choice_; }
 
   void set_matrix(LocalCsr matrix) override {
-    if (spmv_kind_ == SpmvKind::kSymmetric) matrix = upper_triangle(matrix);
+    if (spmv_kind_ == SpmvKind::kSymmetric || spmv_kind_ == SpmvKind::kSymmetricTiles)
+      matrix = upper_triangle(matrix);
     rows_ = matrix.rows;
     cols_ = matrix.cols;
     nnz_ = matrix.nnz();
     if (spmv_kind_ == SpmvKind::kOwn || spmv_kind_ == SpmvKind::kSlabRows ||
         spmv_kind_ == SpmvKind::kSlabTiles) {
       set_up_slabs(matrix);
+    } else if (spmv_kind_ == SpmvKind::kSymmetricTiles) {
+      set_up_symmetric_tiles(matrix);
     } else {
       row_ptr_ = upload_array(matrix.row_ptr);
       col_ = upload_array(matrix.col);
@@ -345,6 +364,14 @@ class GpuEngine final : public Engine {
       launch_slabs(buffers_.p_full);
       launch_slab_sum(slab_partial_, slabs_, rows_, buffers_.w, fuse_dot ? buffers_.p : nullptr,
                       single(), sum_into(kDotLocal), piece_fusion_.get(), row_blocks_, stream_);
+      return;
+    }
+    if (spmv_kind_ == SpmvKind::kSymmetricTiles) {
+      SymmetricTileArgs args = symmetric_args_;
+      args.tiles.x = buffers_.p_full;
+      launch_spmv_symmetric_tiles(args, tile_blocks_, stream_);
+      launch_symmetric_sum(args, buffers_.w, fuse_dot ? buffers_.p : nullptr, single(),
+                           sum_into(kDotLocal), row_blocks_, stream_);
       return;
     }
     if (spmv_kind_ == SpmvKind::kSymmetric) {
@@ -710,6 +737,45 @@ class GpuEngine final : public Engine {
     tile_blocks_ = tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
   }
 
+  // The upper triangle in tiles of slabs half as wide (symmetric_tiles.h), one block per
+  // multiprocessor's share of them; the row sums never written stay zero.
+  void set_up_symmetric_tiles(LocalCsr& matrix) {
+    int device = 0, shared = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+               "cudaDeviceGetAttribute");
+    const SlabShape shape = slab_shape(cols_, symmetric_width_limit(shared));
+    slabs_ = shape.slabs;
+    slab_width_ = shape.width;
+    slab_kernel_ = SlabKernel::kTiles;
+    TiledSlabs tiles = build_tiled_slabs(matrix, shape);
+    matrix = LocalCsr();
+    tiles_ = tiles.tiles;
+    tile_blocks_ = symmetric_tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
+    TileSegments segments = tile_segments(tiles.slab_tiles, tile_blocks_);
+    segments_ = segments.segments();
+    symmetric_partials_ = 0;
+    for (int64_t i = 0; i < rows_; ++i) symmetric_partials_ += slabs_ - i / slab_width_;
+    slab_base_ = upload_array(tiles.slab_tiles);
+    tile_row_ = upload_array(tiles.tile_row);
+    val_ = upload_array(tiles.val);
+    slab_col_ = upload_array(tiles.col);
+    tile_starts_ = upload_array(tiles.starts);
+    slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
+    device_blocks_.push_back(slab_partial_);
+    zero(slab_partial_, static_cast<size_t>(slabs_) * rows_ * sizeof(double));
+    double* sums = device_alloc<double>(std::max<size_t>(1, segments_ * slab_width_));
+    device_blocks_.push_back(sums);
+    zero(sums,
+         std::max<size_t>(1, segments_ * slab_width_) * sizeof(double));  // blocks without tiles
+    symmetric_args_ = SymmetricTileArgs{
+        TileArgs{rows_, cols_, slabs_, slab_width_, tiles_, slab_base_, tile_row_, val_, slab_col_,
+                 tile_starts_, nullptr, slab_partial_, PushWait{}, PairCollect{}},
+        upload_array(segments.first_block), upload_array(segments.first_segment), sums};
+    row_blocks_ = static_cast<int>(std::clamp<int64_t>(
+        (rows_ + kVectorThreads - 1) / kVectorThreads, 1, int64_t{4} * multiprocessors_));
+  }
+
   // Rows in order within each slab: 16-bit columns local to the slab, 32-bit offsets per slab
   // and row.
   void set_up_slab_rows(LocalCsr& matrix) {
@@ -841,6 +907,9 @@ class GpuEngine final : public Engine {
   std::string slab_choice_;
   int64_t tiles_ = 0;
   int tile_blocks_ = 1;
+  int64_t segments_ = 0;           // symmetric tiles: (slab, block) segments
+  double symmetric_partials_ = 0;  // symmetric tiles: the row sums the second kernel reads
+  SymmetricTileArgs symmetric_args_{};
   int32_t* tile_row_ = nullptr;
   uint8_t* tile_starts_ = nullptr;
   int64_t* slab_base_ = nullptr;

@@ -311,8 +311,14 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, 
 // a segmented scan over the lanes, keyed by each lane's last row, completes the rows that
 // cross lanes: the lane that holds a row's last entry writes it. The same arithmetic, in the
 // same order, as tiled_slabs_multiply.
+//
+// With kScatter (the symmetric kernel: the tile holds entries of the upper triangle), each
+// entry a(i, j) off the diagonal also adds a(i, j) x(i) into the slab's column sums `ys`
+// (shared memory, j local to the slab, whose first column is `first_col`).
+template <bool kScatter>
 __device__ __forceinline__ void spmv_tile(const TileArgs& a, int64_t tile, const double* xs,
-                                          double* out, int lane) {
+                                          double* out, int lane, double* ys = nullptr,
+                                          int64_t first_col = 0) {
   const size_t base = static_cast<size_t>(tile) * kTileEntries;
   const double2* values = reinterpret_cast<const double2*>(a.val + base);
   const double2 v0 = __ldcs(values + lane), v1 = __ldcs(values + kTileLanes + lane);
@@ -337,6 +343,14 @@ __device__ __forceinline__ void spmv_tile(const TileArgs& a, int64_t tile, const
   for (int j = 0; j < kTileLaneEntries; ++j) {
     off[j] = before + __popc(bits & ((2u << j) - 1u)) - 1;
     product[j] = val[j] * xs[(cols[j / 2] >> (16 * (j % 2))) & 0xffffu];
+  }
+  if constexpr (kScatter) {
+#pragma unroll
+    for (int j = 0; j < kTileLaneEntries; ++j) {
+      const unsigned c = (cols[j / 2] >> (16 * (j % 2))) & 0xffffu;
+      const int64_t row = row0 + off[j];
+      if (first_col + c != row) atomicAdd(ys + c, val[j] * __ldg(a.x + row));
+    }
   }
   const int head = off[0], tail = off[kTileLaneEntries - 1];
   int current = head;
@@ -400,10 +414,73 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, 
     load_slab(xs, a.x + first_col, width, barrier, phase);
     double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
     for (int64_t tile = t + warp; tile < segment_end; tile += kWarps)
-      spmv_tile(a, tile, xs, out, lane);
+      spmv_tile<false>(a, tile, xs, out, lane);
     t = segment_end;
   }
   collect_posted_pair(a.pair);
+  end_kernel(stamp);
+}
+
+// The symmetric tile kernel (symmetric_tiles.h): as the tile kernel on the upper triangle, and
+// per segment the slab's column sums, added in shared memory after x's slab, stored once.
+__global__ void __launch_bounds__(kSlabThreads, 1)
+    spmv_symmetric_tile_kernel(SymmetricTileArgs s, KernelStamp stamp) {
+  begin_kernel(stamp);
+  extern __shared__ double xs[];
+  const TileArgs& a = s.tiles;
+  constexpr int kWarps = kSlabThreads / kTileLanes;
+  const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
+  const int64_t end = a.tiles * (blockIdx.x + 1) / gridDim.x;
+  uint64_t* barrier = slab_barrier(xs, a.width);
+  double* ys = xs + a.width + 1;  // after the barrier's word
+  init_slab_barrier(barrier);
+  uint32_t phase = 0;
+  int slab = 0;
+  for (int64_t t = a.tiles * blockIdx.x / gridDim.x; t < end;) {
+    while (__ldg(a.slab_tiles + slab + 1) <= t) ++slab;
+    const int64_t segment_end = min(end, __ldg(a.slab_tiles + slab + 1));
+    const int64_t first_col = static_cast<int64_t>(slab) * a.width;
+    const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
+    __syncthreads();  // the previous slab's x and sums are no longer read
+    for (int i = threadIdx.x; i < width; i += blockDim.x) ys[i] = 0.0;
+    load_slab(xs, a.x + first_col, width, barrier, phase);  // ends with a barrier
+    double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
+    for (int64_t tile = t + warp; tile < segment_end; tile += kWarps)
+      spmv_tile<true>(a, tile, xs, out, lane, ys, first_col);
+    __syncthreads();
+    double* sums =
+        s.sums + (__ldg(s.first_segment + slab) + blockIdx.x - __ldg(s.first_block + slab)) *
+                     static_cast<int64_t>(a.width);
+    for (int i = threadIdx.x; i < width; i += blockDim.x) sums[i] = ys[i];
+    t = segment_end;
+  }
+  end_kernel(stamp);
+}
+
+// y(i) = the row sums of the slabs from i's own on, and the column sums of i's slab's segments.
+template <int kDots>
+__global__ void __launch_bounds__(kVectorThreads)
+    symmetric_sum_kernel(SymmetricTileArgs s, double* y, const double* p_own, SumTarget sum,
+                         KernelStamp stamp) {
+  begin_kernel(stamp);
+  const int64_t rows = s.tiles.rows, width = s.tiles.width;
+  double yp = 0.0, pp = 0.0;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
+       row += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int own = static_cast<int>(row / width);
+    double v = 0.0;
+    for (int k = own; k < s.tiles.slabs; ++k) v += s.tiles.partial[k * rows + row];
+    const int64_t last = s.first_segment[own + 1];
+    for (int64_t g = s.first_segment[own]; g < last; ++g)
+      v += s.sums[g * width + row - own * width];
+    y[row] = v;
+    if (kDots > 0) {
+      const double p = p_own[row];
+      yp += v * p;
+      if (kDots > 1) pp += p * p;
+    }
+  }
+  finish_dots<kDots>(yp, pp, sum, stamp);
   end_kernel(stamp);
 }
 
@@ -1010,6 +1087,39 @@ int slab_width_limit() {
 void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream) {
   const size_t shared = slab_shared_bytes(args.width);
   launch("spmv_tile", spmv_tile_kernel, blocks, kSlabThreads, shared, stream, args);
+}
+
+size_t symmetric_tile_shared_bytes(int width) {
+  return slab_shared_bytes(width) + static_cast<size_t>(width) * sizeof(double);
+}
+
+void launch_spmv_symmetric_tiles(const SymmetricTileArgs& args, int blocks, cudaStream_t stream) {
+  launch("spmv_symmetric_tile", spmv_symmetric_tile_kernel, blocks, kSlabThreads,
+         symmetric_tile_shared_bytes(args.tiles.width), stream, args);
+}
+
+int symmetric_tile_blocks_per_multiprocessor(int width) {
+  const int shared = static_cast<int>(symmetric_tile_shared_bytes(width));
+  cudaFuncSetAttribute(spmv_symmetric_tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                       shared);
+  int blocks = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spmv_symmetric_tile_kernel, kSlabThreads,
+                                                shared);
+  return std::max(1, blocks);
+}
+
+void launch_symmetric_sum(const SymmetricTileArgs& args, double* y, const double* p_own, bool pair,
+                          SumTarget sum, int blocks, cudaStream_t stream) {
+  if (p_own && pair) {
+    launch("symmetric_sum", symmetric_sum_kernel<2>, blocks, kVectorThreads, 0, stream, args, y,
+           p_own, sum);
+  } else if (p_own) {
+    launch("symmetric_sum", symmetric_sum_kernel<1>, blocks, kVectorThreads, 0, stream, args, y,
+           p_own, sum);
+  } else {
+    launch("symmetric_sum", symmetric_sum_kernel<0>, blocks, kVectorThreads, 0, stream, args, y,
+           p_own, sum);
+  }
 }
 
 int tile_blocks_per_multiprocessor(int width) {

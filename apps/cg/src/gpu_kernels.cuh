@@ -146,6 +146,24 @@ struct TileArgs {
   PairCollect pair;  // as SlabArgs
 };
 void launch_spmv_tiles(const TileArgs& args, int blocks, cudaStream_t stream);
+
+// The symmetric tile kernel (symmetric_tiles.h): `tiles` holds the upper triangle of the one
+// rank's square matrix (x the whole vector, no waits, no pair); the segments' column sums go
+// to `sums` (segments x width). Its blocks must be the count the segments were made for.
+struct SymmetricTileArgs {
+  TileArgs tiles;
+  const int32_t* first_block;    // slabs
+  const int64_t* first_segment;  // slabs + 1
+  double* sums;                  // segments x width
+};
+void launch_spmv_symmetric_tiles(const SymmetricTileArgs& args, int blocks, cudaStream_t stream);
+// Blocks one multiprocessor holds with two slabs of `width` doubles; also raises the kernel's
+// shared-memory limit to that.
+int symmetric_tile_blocks_per_multiprocessor(int width);
+// y = the row sums and the column sums (symmetric_tiles_sum); with p_own the dots as
+// launch_slab_sum's.
+void launch_symmetric_sum(const SymmetricTileArgs& args, double* y, const double* p_own, bool pair,
+                          SumTarget sum, int blocks, cudaStream_t stream);
 // Blocks of the tile kernel one multiprocessor holds with `width` doubles of shared memory;
 // also raises the kernel's shared-memory limit to that.
 int tile_blocks_per_multiprocessor(int width);
