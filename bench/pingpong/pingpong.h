@@ -100,6 +100,11 @@ std::function<std::string()> needs_tca_path(tcaPath path, const Endpoint* endpoi
 std::unique_ptr<Channel> open_chain(tcaPath path, const Layout& layout, const tcaHandle& peer_recv,
                                     const tcaHandle& my_send, int peer);
 
+// tcaPut of the message into the peer's buffer (a one-entry chain made and run each time, the
+// transport chosen as tcaPut chooses it), then tcaNotify.
+std::unique_ptr<Channel> open_put(const tcaHandle& peer_recv, const unsigned char* my_send,
+                                  size_t bytes, int peer);
+
 // Source and destination memory of the network paths (ucx.chain, ref.ucx_put), in the table's
 // order: cpu>cpu, then the pairs that need a GPU on both ranks.
 inline constexpr std::pair<tcaMemKind, tcaMemKind> kNetworkMemoryPairs[] = {

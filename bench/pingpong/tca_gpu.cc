@@ -195,7 +195,8 @@ class CudaMemcpyChannel final : public Channel {
 }  // namespace
 
 // Host-kicked chains on the three CUDA paths in the memory combinations GPU->GPU, CPU->GPU and
-// GPU->CPU; GPU-initiated put with signal and inline; cudaMemcpyAsync for comparison.
+// GPU->CPU, and tcaPut in the same combinations; GPU-initiated put with signal and inline;
+// cudaMemcpyAsync for comparison.
 void add_tca_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
   const Endpoint* e = &endpoint;
   const auto needs_gpu = [e](tcaPath path) {
@@ -219,6 +220,15 @@ void add_tca_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                         },
                         src, dst});
     }
+  }
+  for (const auto& [src, dst] : kinds) {  // tcaPut as the transports choose, each message
+    paths->push_back({"tca.put", false, contiguous_layout,
+                      [e] { return e->gpu ? std::string() : std::string("no GPU on both ranks"); },
+                      [e, src = src, dst = dst](const Layout& layout) -> std::unique_ptr<Channel> {
+                        return open_put(e->peer_recv_handle_of(dst), e->send_of(src),
+                                        layout.bytes(), e->peer);
+                      },
+                      src, dst});
   }
   auto sequence = std::make_shared<SignalSequence>();
   const std::pair<const char*, unsigned> forms[] = {{"cuda.device_put_signal", kAutoForm},

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // tca-pingpong's host-kicked tca paths: chains on the shm, mpi, ucx and auto transports (and their
-// block-stride forms), CPU stores through a mapping (shm.pio), and ref.memcpy.
+// block-stride forms), CPU stores through a mapping (shm.pio), the immediate tcaPut (tca.put),
+// and ref.memcpy.
 #include <tca/tca.h>
 
 #include <cstring>
@@ -69,6 +70,25 @@ class ChainChannel final : public Channel {
   int peer_;
 };
 
+// The immediate form: nothing is kept between messages.
+class PutChannel final : public Channel {
+ public:
+  PutChannel(const tcaHandle& peer_recv, const unsigned char* my_send, size_t bytes, int peer)
+      : peer_recv_(peer_recv), my_send_(my_send), bytes_(bytes), peer_(peer) {}
+
+  void send() override {
+    check(tcaPut(&peer_recv_, 0, my_send_, bytes_), "tcaPut");  // complete on return
+    check(tcaNotify(peer_, kSlot), "tcaNotify");
+  }
+  void wait_for_peer() override { wait_for_notification(peer_); }
+
+ private:
+  tcaHandle peer_recv_;
+  const unsigned char* my_send_;
+  size_t bytes_;
+  int peer_;
+};
+
 // Plain CPU stores through a mapping of the peer's buffer, then a fence and a notification.
 class PioChannel final : public Channel {
  public:
@@ -114,6 +134,11 @@ std::unique_ptr<Channel> open_chain(tcaPath path, const Layout& layout, const tc
   return std::make_unique<ChainChannel>(path, layout, peer_recv, my_send, peer);
 }
 
+std::unique_ptr<Channel> open_put(const tcaHandle& peer_recv, const unsigned char* my_send,
+                                  size_t bytes, int peer) {
+  return std::make_unique<PutChannel>(peer_recv, my_send, bytes, peer);
+}
+
 void add_tca_host_paths(Endpoint& endpoint, std::vector<Path>* paths) {
   const Endpoint* e = &endpoint;
   auto chain = [e](tcaPath path) {
@@ -136,6 +161,10 @@ void add_tca_host_paths(Endpoint& endpoint, std::vector<Path>* paths) {
        [e, pio_window](const Layout& layout) -> std::unique_ptr<Channel> {
          return std::make_unique<PioChannel>(*pio_window, e->send, layout.bytes(), e->peer);
        }});
+  paths->push_back({"tca.put", false, contiguous_layout, [] { return std::string(); },
+                    [e](const Layout& layout) -> std::unique_ptr<Channel> {
+                      return open_put(e->peer_recv_handle, e->send, layout.bytes(), e->peer);
+                    }});
   paths->push_back({"mpi.chain", false, contiguous_layout, needs_tca_path(TCA_PATH_MPI, e),
                     chain(TCA_PATH_MPI)});
   paths->push_back(
