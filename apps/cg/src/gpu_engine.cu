@@ -725,6 +725,12 @@ class GpuEngine final : public Engine {
   void set_up_tiles(LocalCsr& matrix, SlabShape shape) {
     TiledSlabs tiles = build_tiled_slabs(matrix, shape);
     matrix = LocalCsr();
+    upload_tiles(tiles);
+    tile_blocks_ = tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
+  }
+
+  // The tiles to the GPU, and the slab partials, zeroed.
+  void upload_tiles(TiledSlabs& tiles) {
     tiles_ = tiles.tiles;
     slab_base_ = upload_array(tiles.slab_tiles);
     tile_row_ = upload_array(tiles.tile_row);
@@ -734,7 +740,6 @@ class GpuEngine final : public Engine {
     slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
     device_blocks_.push_back(slab_partial_);
     zero(slab_partial_, static_cast<size_t>(slabs_) * rows_ * sizeof(double));
-    tile_blocks_ = tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
   }
 
   // The upper triangle in tiles of slabs half as wide (symmetric_tiles.h), one block per
@@ -750,20 +755,12 @@ class GpuEngine final : public Engine {
     slab_kernel_ = SlabKernel::kTiles;
     TiledSlabs tiles = build_tiled_slabs(matrix, shape);
     matrix = LocalCsr();
-    tiles_ = tiles.tiles;
     tile_blocks_ = symmetric_tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
     TileSegments segments = tile_segments(tiles.slab_tiles, tile_blocks_);
     segments_ = segments.segments();
     symmetric_partials_ = 0;
     for (int64_t i = 0; i < rows_; ++i) symmetric_partials_ += slabs_ - i / slab_width_;
-    slab_base_ = upload_array(tiles.slab_tiles);
-    tile_row_ = upload_array(tiles.tile_row);
-    val_ = upload_array(tiles.val);
-    slab_col_ = upload_array(tiles.col);
-    tile_starts_ = upload_array(tiles.starts);
-    slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
-    device_blocks_.push_back(slab_partial_);
-    zero(slab_partial_, static_cast<size_t>(slabs_) * rows_ * sizeof(double));
+    upload_tiles(tiles);
     double* sums = device_alloc<double>(std::max<size_t>(1, segments_ * slab_width_));
     device_blocks_.push_back(sums);
     zero(sums,

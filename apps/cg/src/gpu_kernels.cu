@@ -421,6 +421,17 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, 
   end_kernel(stamp);
 }
 
+// A row's terms of the `kDots` of (y.p, p.p) a sum of partials forms: none, the first, or both.
+template <int kDots>
+__device__ __forceinline__ void add_dots(double y, const double* p_own, int64_t row, double& yp,
+                                         double& pp) {
+  if constexpr (kDots > 0) {
+    const double p = p_own[row];
+    yp += y * p;
+    if constexpr (kDots > 1) pp += p * p;
+  }
+}
+
 // The symmetric tile kernel (symmetric_tiles.h): as the tile kernel on the upper triangle, and
 // per segment the slab's column sums, added in shared memory after x's slab, stored once.
 __global__ void __launch_bounds__(kSlabThreads, 1)
@@ -474,11 +485,7 @@ __global__ void __launch_bounds__(kVectorThreads)
     for (int64_t g = s.first_segment[own]; g < last; ++g)
       v += s.sums[g * width + row - own * width];
     y[row] = v;
-    if (kDots > 0) {
-      const double p = p_own[row];
-      yp += v * p;
-      if (kDots > 1) pp += p * p;
-    }
+    add_dots<kDots>(v, p_own, row, yp, pp);
   }
   finish_dots<kDots>(yp, pp, sum, stamp);
   end_kernel(stamp);
@@ -495,11 +502,7 @@ __global__ void __launch_bounds__(kVectorThreads)
     double s = 0.0;
     for (int k = 0; k < slabs; ++k) s += partial[k * rows + row];
     y[row] = s;
-    if (kDots > 0) {
-      const double p = p_own[row];
-      yp += s * p;
-      if (kDots > 1) pp += p * p;
-    }
+    add_dots<kDots>(s, p_own, row, yp, pp);
   }
   finish_dots<kDots>(yp, pp, sum, stamp);
   end_kernel(stamp);
@@ -992,11 +995,7 @@ __global__ void __launch_bounds__(kVectorThreads)
     double s = 0.0;
     for (int k = 0; k < pieces; ++k) s += (k == own ? w : scratch)[k * m + i];
     q[i] = s;
-    if (kDots > 0) {
-      const double p = p_own[i];
-      qp += s * p;
-      if (kDots > 1) pp += p * p;
-    }
+    add_dots<kDots>(s, p_own, i, qp, pp);
   }
   finish_dots<kDots>(qp, pp, sum, stamp);
   end_kernel(stamp);
