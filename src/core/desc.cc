@@ -184,10 +184,7 @@ tcaResult desc_start(Context& context, tcaDesc_st& desc) {
 tcaResult run_immediate(Context& context, Transfer transfer) {
   Transport* transport = nullptr;
   TCA_CHECK(context.transport_for(TCA_PATH_AUTO, transfer, &transport));
-  std::unique_ptr<PreparedRun> run;
-  TCA_CHECK(transport->prepare({transfer}, &run));
-  TCA_CHECK(run->start());
-  return run->wait();
+  return transport->run_now(transfer);
 }
 
 namespace {

@@ -73,6 +73,10 @@ class Transport {
                                 uint64_t* issued) = 0;
   virtual tcaResult prepare(const std::vector<Transfer>& run,
                             std::unique_ptr<PreparedRun>* out) = 0;
+  // Runs one transfer to completion now (tcaPut, tcaGet; one end is the caller's unregistered
+  // memory): a chain of one, prepared, started and waited for, unless the transport has a
+  // cheaper way.
+  virtual tcaResult run_now(const Transfer& transfer);
   // Writes `value` into cell (this rank, slot) of `peer`'s control block, after everything
   // this rank sent to `peer` earlier through this transport.
   virtual tcaResult notify(int peer, int slot, uint64_t value) = 0;

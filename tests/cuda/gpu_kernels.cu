@@ -31,6 +31,22 @@ __global__ void check_kernel(const uint8_t* data, size_t bytes, int rank, const 
 
 __global__ void advance_kernel(uint64_t* round) { ++*round; }
 
+__device__ uint64_t global_ns() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+__global__ void hold_kernel(const volatile uint32_t* release, uint64_t* timed_out,
+                            uint64_t timeout_ns) {
+  const uint64_t start = global_ns();
+  while (*release == 0)
+    if (global_ns() - start > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+}
+
 template <PutForm kForm>
 __global__ void ring_kernel(RingPut ring) {
   for (int round = 1; round <= ring.rounds; ++round) {
@@ -122,6 +138,12 @@ cudaError_t count_round_mismatches(const void* data, size_t bytes, int rank, con
                                    unsigned long long* mismatches, cudaStream_t stream) {
   check_kernel<<<256, 256, 0, stream>>>(static_cast<const uint8_t*>(data), bytes, rank, round,
                                         mismatches);
+  return cudaGetLastError();
+}
+
+cudaError_t hold_until_released(const uint32_t* release, uint64_t* timed_out, uint64_t timeout_ns,
+                                cudaStream_t stream) {
+  hold_kernel<<<1, 1, 0, stream>>>(release, timed_out, timeout_ns);
   return cudaGetLastError();
 }
 

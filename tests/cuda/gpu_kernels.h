@@ -18,6 +18,10 @@ cudaError_t fill_round_pattern(void* data, size_t bytes, int rank, const uint64_
 cudaError_t count_round_mismatches(const void* data, size_t bytes, int rank, const uint64_t* round,
                                    unsigned long long* mismatches, cudaStream_t stream);
 cudaError_t advance_round(uint64_t* round, cudaStream_t stream);
+// One thread that spins until *release (host memory mapped for the GPU) is nonzero, or sets
+// *timed_out to 1 and ends after `timeout_ns`.
+cudaError_t hold_until_released(const uint32_t* release, uint64_t* timed_out, uint64_t timeout_ns,
+                                cudaStream_t stream);
 
 // The device API in a ring: `rounds` times, put `bytes` from `src` into the next rank's `dst`
 // with a signal (thread, warp or block form), then wait until this rank's own signal has seen

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_kernels.h"
 #include "gpu_test_util.h"
 
 namespace tca_test {
@@ -369,6 +370,69 @@ TEST_P(GpuTransferTest, NoByteLandsAfterTheOwnerWithdrawsTheRegion) {
     ASSERT_TCA_OK(tcaBarrier());
   }
   EXPECT_EQ(late_bytes, 0u) << "bytes landed after tcaDestroyHandle returned";
+}
+
+}  // namespace
+}  // namespace tca_test
+
+namespace tca_test {
+namespace {
+
+// A 32-bit cell of pinned host memory that a kernel reads through its device address.
+class HostFlag {
+ public:
+  HostFlag() {
+    void* cell = nullptr;
+    EXPECT_CUDA_OK(cudaHostAlloc(&cell, sizeof(uint32_t), cudaHostAllocMapped));
+    flag_ = static_cast<volatile uint32_t*>(cell);
+    if (flag_ != nullptr) *flag_ = 0;
+  }
+  ~HostFlag() { cudaFreeHost(const_cast<uint32_t*>(flag_)); }
+  HostFlag(const HostFlag&) = delete;
+  HostFlag& operator=(const HostFlag&) = delete;
+  bool ok() const { return flag_ != nullptr; }
+  const uint32_t* device() const { return const_cast<const uint32_t*>(flag_); }
+  void set() { *flag_ = 1; }
+
+ private:
+  volatile uint32_t* flag_ = nullptr;
+};
+
+// tcaPut and tcaGet do not wait for the program's kernels on its other streams: both complete,
+// byte-exact, while a kernel on a non-blocking stream of the test's holds the GPU until the
+// host releases it after them.
+TEST_P(GpuTransferTest, PutAndGetDoNotWaitForKernelsOnOtherStreams) {
+  const GpuCase& c = GetParam();
+  if (c.path != TCA_PATH_CUDA) GTEST_SKIP() << "put and get always take AUTO";
+  constexpr size_t kBytes = 64 * kKiB + 5;
+  constexpr uint64_t kHoldNs = 20'000'000'000;
+  KindRegion src(kBytes, c.src);
+  KindRegion put_dst(kBytes, c.dst);
+  KindRegion get_dst(kBytes, c.dst);
+  HostFlag release;
+  DeviceCounters timed_out(1);
+  ASSERT_TRUE(src.ok() && put_dst.ok() && get_dst.ok() && release.ok());
+  ASSERT_TRUE(src.fill_range(Pattern{rank_, 31}, 0, kBytes));
+  ASSERT_TRUE(put_dst.poison_range(0, kBytes));
+  ASSERT_TRUE(get_dst.poison_range(0, kBytes));
+  ASSERT_TCA_OK(tcaBarrier());
+  {
+    Stream hold;
+    ASSERT_CUDA_OK(hold_until_released(release.device(), timed_out.at(0), kHoldNs, hold.get()));
+    const tcaResult put = tcaPut(&put_dst.of(next_), 0, src.data(), kBytes);
+    const tcaResult got = tcaGet(get_dst.data(), &src.of(prev_), 0, kBytes);
+    release.set();
+    ASSERT_CUDA_OK(cudaStreamSynchronize(hold.get()));
+    ASSERT_TCA_OK(put);
+    ASSERT_TCA_OK(got);
+  }
+  EXPECT_EQ(read_counter(timed_out.at(0)), 0u) << "tcaPut or tcaGet waited for the held kernel";
+  ASSERT_TCA_OK(tcaBarrier());
+  ExpectedImage expected(0, kBytes);
+  expected.apply(Copy::linear(0, 0, kBytes), Pattern{prev_, 31});
+  EXPECT_TRUE(put_dst.holds(expected)) << "tcaPut from rank " << prev_;
+  EXPECT_TRUE(get_dst.holds(expected)) << "tcaGet from rank " << prev_;
+  ASSERT_TCA_OK(tcaBarrier());
 }
 
 }  // namespace

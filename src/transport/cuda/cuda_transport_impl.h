@@ -100,6 +100,8 @@ class CudaTransportImpl final : public Transport {
   tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
     return prepare_with(std::nullopt, run, out);
   }
+  // A contiguous transfer without a notification: one copy on the DMA stream (cuda_immediate.cc).
+  tcaResult run_now(const Transfer& transfer) override;
   tcaResult notify(int peer, int slot, uint64_t value) override;
   tcaResult pio_pointer(PeerRegion& region, uint64_t offset, void** out) override;
   tcaResult fence() override { return TCA_SUCCESS; }  // the host stores into no GPU memory
@@ -185,6 +187,11 @@ class CudaTransportImpl final : public Transport {
   tcaResult end_address(PeerRegion& end, std::vector<HostRegistration>* temporary,
                         unsigned char** out);
   unsigned char* device_address_of_counter(const uint64_t* counter) const;
+  // run_now's parts: an end's address (the caller's own buffer as it is, unpinned), the
+  // liveness of both ends, and the copy enqueued after those checks.
+  tcaResult immediate_address(PeerRegion& end, unsigned char** out);
+  tcaResult check_ends_alive(const Transfer& transfer) const;
+  tcaResult copy_now(const Transfer& transfer, unsigned char* dst, const unsigned char* src);
   const std::atomic<uint64_t>* live_cell(int owner, uint64_t region_id) const;
   const std::atomic<uint64_t>* live_cell(const PeerRegion& region) const {
     return live_cell(region.owner, region.id);
