@@ -437,3 +437,41 @@ TEST_P(GpuTransferTest, PutAndGetDoNotWaitForKernelsOnOtherStreams) {
 
 }  // namespace
 }  // namespace tca_test
+
+namespace tca_test {
+namespace {
+
+// A put from pageable host memory large enough to be pinned for the call, and a get of the
+// same size into pageable memory (copied through CUDA's staging), byte for byte, at an odd
+// destination offset with poisoned guards around it.
+TEST_P(GpuTransferTest, LargePutAndGetWithPageableMemory) {
+  const GpuCase& c = GetParam();
+  if (c.path != TCA_PATH_CUDA || c.src != TCA_MEM_CPU)
+    GTEST_SKIP() << "put and get take AUTO; the source is pageable host memory";
+  constexpr size_t kBytes = 32 * kMiB + 7;
+  constexpr size_t kOffset = 5;
+  constexpr size_t kRegion = kBytes + 2 * kOffset;
+  KindRegion dst(kRegion, c.dst);
+  ASSERT_TRUE(dst.ok());
+  ASSERT_TRUE(dst.poison_range(0, kRegion));
+  std::vector<uint8_t> source(kBytes);
+  fill_pattern(source.data(), kBytes, Pattern{rank_, 41}, 0);
+  ASSERT_TCA_OK(tcaBarrier());
+  ASSERT_TCA_OK(tcaPut(&dst.of(next_), kOffset, source.data(), kBytes));
+  ASSERT_TCA_OK(tcaBarrier());
+  std::vector<uint8_t> landed(kRegion);
+  ASSERT_TRUE(dst.read(0, landed.data(), kRegion));
+  EXPECT_TRUE(is_poison(landed.data(), kOffset));
+  EXPECT_TRUE(holds_pattern(landed.data() + kOffset, kBytes, Pattern{prev_, 41}, 0))
+      << "tcaPut from rank " << prev_;
+  EXPECT_TRUE(is_poison(landed.data() + kOffset + kBytes, kOffset));
+  std::vector<uint8_t> fetched(kBytes + 1, kPoison);
+  ASSERT_TCA_OK(tcaGet(fetched.data(), &dst.of(prev_), kOffset, kBytes));
+  EXPECT_TRUE(holds_pattern(fetched.data(), kBytes, Pattern{(prev_ + size_ - 1) % size_, 41}, 0))
+      << "tcaGet from rank " << prev_;
+  EXPECT_TRUE(is_poison(fetched.data() + kBytes, 1));
+  ASSERT_TCA_OK(tcaBarrier());
+}
+
+}  // namespace
+}  // namespace tca_test

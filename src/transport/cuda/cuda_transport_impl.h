@@ -187,9 +187,11 @@ class CudaTransportImpl final : public Transport {
   tcaResult end_address(PeerRegion& end, std::vector<HostRegistration>* temporary,
                         unsigned char** out);
   unsigned char* device_address_of_counter(const uint64_t* counter) const;
-  // run_now's parts: an end's address (the caller's own buffer as it is, unpinned), the
-  // liveness of both ends, and the copy enqueued after those checks.
-  tcaResult immediate_address(PeerRegion& end, unsigned char** out);
+  // run_now's parts: an end's address (the caller's own buffer as it is, or with `pinned`
+  // pinned into it if it is host memory), the liveness of both ends, and the copy enqueued
+  // after those checks.
+  tcaResult immediate_address(PeerRegion& end, std::vector<HostRegistration>* pinned,
+                              unsigned char** out);
   tcaResult check_ends_alive(const Transfer& transfer) const;
   tcaResult copy_now(const Transfer& transfer, unsigned char* dst, const unsigned char* src);
   const std::atomic<uint64_t>* live_cell(int owner, uint64_t region_id) const;
