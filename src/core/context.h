@@ -117,6 +117,10 @@ class Context final : public Job {
   tcaResult unpublish(PeerRegion& region);
   tcaResult await_transfers_in_flight(const PeerRegion& region);
   uint64_t inflight_done(int peer, int lane);
+  // decode_handle, skipped for the bytes of a handle decoded before (the last kDecodedHandles
+  // distinct ones): its outcome depends on those bytes and this job alone. What the handle
+  // names is still looked up, and its liveness read, at every use.
+  tcaResult decode(const tcaHandle* handle, WireHandle* wire);
   tcaResult import_region(const WireHandle& wire, PeerRegion** out);
   tcaResult check_against_record(const WireHandle& wire, const RegionRecord& record) const;
   tcaResult refuse_unlike_import(const WireHandle& wire);
@@ -141,6 +145,10 @@ class Context final : public Job {
   bool oversubscribed_ = false;  // more ranks on this host than cores: waits yield at once
   uint32_t poll_misses_ = 0;     // polls that found nothing (test_notification)
   std::array<std::vector<PreparedRun*>, TCA_DMA_CHANNELS> in_flight_;
+  static constexpr int kDecodedHandles = 4;
+  std::array<WireHandle, kDecodedHandles> decoded_{};  // the first decoded_count_ are in use
+  int decoded_count_ = 0;
+  int decoded_next_ = 0;      // the entry the next new handle replaces
   DescRegistry descriptors_;  // destroyed before the transports that prepared their runs
 };
 

@@ -195,9 +195,23 @@ uint64_t Context::inflight_done(int peer, int lane) {
       ->load(std::memory_order_acquire);
 }
 
+tcaResult Context::decode(const tcaHandle* handle, WireHandle* wire) {
+  if (handle == nullptr) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "handle is NULL");
+  for (int i = 0; i < decoded_count_; ++i)
+    if (std::memcmp(&decoded_[i], handle->bytes, sizeof(WireHandle)) == 0) {
+      *wire = decoded_[i];
+      return TCA_SUCCESS;
+    }
+  TCA_CHECK(decode_handle(handle, job_key_, size_, handle_record_ids(), wire));
+  decoded_[decoded_next_] = *wire;
+  decoded_next_ = (decoded_next_ + 1) % kDecodedHandles;
+  decoded_count_ = std::min(decoded_count_ + 1, kDecodedHandles);
+  return TCA_SUCCESS;
+}
+
 tcaResult Context::destroy_handle(const tcaHandle* handle) {
   WireHandle wire;
-  TCA_CHECK(decode_handle(handle, job_key_, size_, handle_record_ids(), &wire));
+  TCA_CHECK(decode(handle, &wire));
   if (wire.owner != rank_)
     TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT,
              "region {} belongs to rank {}; only its owner ({}) may "
@@ -217,7 +231,7 @@ tcaResult Context::destroy_handle(const tcaHandle* handle) {
 
 tcaResult Context::resolve(const tcaHandle* handle, PeerRegion** out) {
   WireHandle wire;
-  TCA_CHECK(decode_handle(handle, job_key_, size_, handle_record_ids(), &wire));
+  TCA_CHECK(decode(handle, &wire));
   if (wire.owner == rank_) {
     const auto found = own_regions_.find(wire.region_id);
     if (found == own_regions_.end() && (wire.region_id == 0 || wire.region_id >= next_region_id_))

@@ -153,6 +153,11 @@ TEST_P(TransportTest, ForgedHandlesAreRejectedAndWriteNothing) {
   tcaDesc d = desc.get();
   std::vector<uint8_t> landing(64);
   poison(landing.data(), landing.size());
+  // The genuine handles are checked (and their bytes remembered) first: a copy that differs in
+  // one byte is checked in full all the same.
+  ASSERT_TCA_OK(handle_info(&scene.remote_dst()));
+  ASSERT_TCA_OK(handle_info(&scene.local_src()));
+  ASSERT_TCA_OK(handle_info(&scene.src.of(prev_)));
   for (size_t byte :
        {size_t{0}, size_t{9}, size_t{20}, size_t{47}, size_t{100}, size_t{TCA_HANDLE_BYTES - 1}}) {
     SCOPED_TRACE(::testing::Message() << "byte " << byte << " flipped");

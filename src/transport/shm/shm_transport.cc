@@ -109,6 +109,33 @@ tcaResult cross_memory_copy(const ShmOp& op) {
   return TCA_SUCCESS;
 }
 
+// Runs `ops` in order once the owners are told and every region is alive.
+tcaResult run_ops(Job& job, const std::vector<ShmOp>& ops, const std::vector<LivenessCheck>& checks,
+                  const std::vector<Announcement>& announcements) {
+  const AnnouncedRun announced(announcements);
+  for (const LivenessCheck& check : checks)
+    if (check.cell->load(std::memory_order_acquire) != check.id)
+      TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} was freed; nothing was written",
+               check.id, check.owner);
+  for (const ShmOp& op : ops) {
+    if (op.remote_pid != 0) {
+      TCA_CHECK(cross_memory_copy(op));
+    } else if (op.count == 1) {
+      std::memcpy(op.dst, op.src, op.width);
+    } else {
+      for (uint64_t i = 0; i < op.count; ++i)
+        std::memcpy(op.dst + i * op.dst_pitch, op.src + i * op.src_pitch, op.width);
+    }
+    // The release store publishes every earlier copy of the run with the notification.
+    if (op.notify_cell != nullptr) {
+      op.notify_cell->store(job.next_notify_value(op.notify_peer, op.notify_slot),
+                            std::memory_order_release);
+      wake_sleepers(op.notify_control, job.size());
+    }
+  }
+  return TCA_SUCCESS;
+}
+
 class ShmRun final : public PreparedRun {
  public:
   ShmRun(Job& job, std::vector<ShmOp> ops, std::vector<LivenessCheck> checks,
@@ -118,30 +145,7 @@ class ShmRun final : public PreparedRun {
         checks_(std::move(checks)),
         announcements_(std::move(announcements)) {}
 
-  tcaResult start() override {
-    const AnnouncedRun announced(announcements_);
-    for (const LivenessCheck& check : checks_)
-      if (check.cell->load(std::memory_order_acquire) != check.id)
-        TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} was freed; nothing was written",
-                 check.id, check.owner);
-    for (const ShmOp& op : ops_) {
-      if (op.remote_pid != 0) {
-        TCA_CHECK(cross_memory_copy(op));
-      } else if (op.count == 1) {
-        std::memcpy(op.dst, op.src, op.width);
-      } else {
-        for (uint64_t i = 0; i < op.count; ++i)
-          std::memcpy(op.dst + i * op.dst_pitch, op.src + i * op.src_pitch, op.width);
-      }
-      // The release store publishes every earlier copy of the run with the notification.
-      if (op.notify_cell != nullptr) {
-        op.notify_cell->store(job_.next_notify_value(op.notify_peer, op.notify_slot),
-                              std::memory_order_release);
-        wake_sleepers(op.notify_control, job_.size());
-      }
-    }
-    return TCA_SUCCESS;
-  }
+  tcaResult start() override { return run_ops(job_, ops_, checks_, announcements_); }
 
   // Copies finish inside start(): the CPU is the copy engine here.
   tcaResult wait() override { return TCA_SUCCESS; }
@@ -215,57 +219,21 @@ class ShmTransport final : public Transport {
   }
 
   tcaResult prepare(const std::vector<Transfer>& run, std::unique_ptr<PreparedRun>* out) override {
-    const int me = job_.rank();
-    std::vector<ShmOp> ops;
-    std::vector<LivenessCheck> checks;
-    std::vector<Announcement> announcements;
-    std::vector<int> announced_owners;
-    for (const Transfer& transfer : run) {
-      if (transfer.dst->kind != TCA_MEM_CPU || transfer.src->kind != TCA_MEM_CPU)
-        TCA_FAIL(TCA_ERROR_UNSUPPORTED, "shm transport carries host memory only");
-      for (const PeerRegion* end : {transfer.dst, transfer.src}) {
-        const bool registered = end->id != 0;  // tcaPut/tcaGet's own buffer is not
-        const bool listed = std::any_of(checks.begin(), checks.end(), [&](const auto& check) {
-          return check.id == end->id && check.owner == end->owner;
-        });
-        if (registered && !listed) checks.push_back({live_cell(*end), end->id, end->owner});
-      }
-      const PeerRegion* remote = transfer.dst->owner != me ? transfer.dst : transfer.src;
-      if (remote->owner != me && std::find(announced_owners.begin(), announced_owners.end(),
-                                           remote->owner) == announced_owners.end()) {
-        announced_owners.push_back(remote->owner);
-        announcements.push_back(announcement_to(remote->owner));
-      }
-      ShmOp op;
-      op.width = transfer.width;
-      op.count = transfer.count;
-      op.dst_pitch = transfer.dst_pitch;
-      op.src_pitch = transfer.src_pitch;
-      if (remote->owner != me && remote->mapped == nullptr) {
-        op.remote_pid = remote->owner_pid;
-        op.remote_is_dst = remote == transfer.dst;
-        op.dst = op.remote_is_dst ? reinterpret_cast<unsigned char*>(remote->address)
-                                  : transfer.dst->mapped;
-        op.src = op.remote_is_dst ? transfer.src->mapped
-                                  : reinterpret_cast<const unsigned char*>(remote->address);
-      } else {
-        op.dst = transfer.dst->mapped;
-        op.src = transfer.src->mapped;
-      }
-      op.dst += transfer.dst_offset;
-      op.src += transfer.src_offset;
-      if (transfer.flags & TCA_FLAG_NOTIFY) {
-        const int receiver = transfer.dst->owner;
-        op.notify_cell = cell_at(control_[receiver], notify_cell_offset(me, transfer.slot));
-        op.notify_control = control_[receiver];
-        op.notify_peer = receiver;
-        op.notify_slot = transfer.slot;
-      }
-      ops.push_back(op);
-    }
-    *out =
-        std::make_unique<ShmRun>(job_, std::move(ops), std::move(checks), std::move(announcements));
+    Scratch parts;
+    for (const Transfer& transfer : run) TCA_CHECK(add_transfer(transfer, &parts));
+    *out = std::make_unique<ShmRun>(job_, std::move(parts.ops), std::move(parts.checks),
+                                    std::move(parts.announcements));
     return TCA_SUCCESS;
+  }
+
+  // A put or get runs in the call: no run is made, and the vectors are the transport's own.
+  tcaResult run_now(const Transfer& transfer) override {
+    now_.ops.clear();
+    now_.checks.clear();
+    now_.announcements.clear();
+    now_.announced_owners.clear();
+    TCA_CHECK(add_transfer(transfer, &now_));
+    return run_ops(job_, now_.ops, now_.checks, now_.announcements);
   }
 
   tcaResult notify(int peer, int slot, uint64_t value) override {
@@ -293,6 +261,61 @@ class ShmTransport final : public Transport {
   tcaResult progress() override { return TCA_SUCCESS; }
 
  private:
+  // What a run of transfers needs: their ops, the liveness checks of registered ends, the
+  // owners to tell before the copies (base/region.h).
+  struct Scratch {
+    std::vector<ShmOp> ops;
+    std::vector<LivenessCheck> checks;
+    std::vector<Announcement> announcements;
+    std::vector<int> announced_owners;
+  };
+  tcaResult add_transfer(const Transfer& transfer, Scratch* parts) {
+    const int me = job_.rank();
+    if (transfer.dst->kind != TCA_MEM_CPU || transfer.src->kind != TCA_MEM_CPU)
+      TCA_FAIL(TCA_ERROR_UNSUPPORTED, "shm transport carries host memory only");
+    for (const PeerRegion* end : {transfer.dst, transfer.src}) {
+      const bool registered = end->id != 0;  // tcaPut/tcaGet's own buffer is not
+      const bool listed = std::any_of(
+          parts->checks.begin(), parts->checks.end(),
+          [&](const auto& check) { return check.id == end->id && check.owner == end->owner; });
+      if (registered && !listed) parts->checks.push_back({live_cell(*end), end->id, end->owner});
+    }
+    const PeerRegion* remote = transfer.dst->owner != me ? transfer.dst : transfer.src;
+    if (remote->owner != me &&
+        std::find(parts->announced_owners.begin(), parts->announced_owners.end(), remote->owner) ==
+            parts->announced_owners.end()) {
+      parts->announced_owners.push_back(remote->owner);
+      parts->announcements.push_back(announcement_to(remote->owner));
+    }
+    ShmOp op;
+    op.width = transfer.width;
+    op.count = transfer.count;
+    op.dst_pitch = transfer.dst_pitch;
+    op.src_pitch = transfer.src_pitch;
+    if (remote->owner != me && remote->mapped == nullptr) {
+      op.remote_pid = remote->owner_pid;
+      op.remote_is_dst = remote == transfer.dst;
+      op.dst = op.remote_is_dst ? reinterpret_cast<unsigned char*>(remote->address)
+                                : transfer.dst->mapped;
+      op.src = op.remote_is_dst ? transfer.src->mapped
+                                : reinterpret_cast<const unsigned char*>(remote->address);
+    } else {
+      op.dst = transfer.dst->mapped;
+      op.src = transfer.src->mapped;
+    }
+    op.dst += transfer.dst_offset;
+    op.src += transfer.src_offset;
+    if (transfer.flags & TCA_FLAG_NOTIFY) {
+      const int receiver = transfer.dst->owner;
+      op.notify_cell = cell_at(control_[receiver], notify_cell_offset(me, transfer.slot));
+      op.notify_control = control_[receiver];
+      op.notify_peer = receiver;
+      op.notify_slot = transfer.slot;
+    }
+    parts->ops.push_back(op);
+    return TCA_SUCCESS;
+  }
+
   const std::atomic<uint64_t>* live_cell(const PeerRegion& region) const {
     return cell_at(control_[region.owner], live_cell_offset(region.id));
   }
@@ -309,6 +332,7 @@ class ShmTransport final : public Transport {
   std::vector<PeerMapping> control_maps_;
   std::vector<PeerMapping> region_maps_;  // imports, unmapped with the transport
   std::vector<uint64_t> sequences_;       // transfers announced to each owner
+  Scratch now_;                           // run_now's, kept for their capacity
 };
 
 }  // namespace
