@@ -40,6 +40,15 @@ tcaResult check_rank(const Context& context, int rank, bool any_allowed) {
   return TCA_SUCCESS;
 }
 
+// FREED_HANDLE once the region's owner withdrew it.
+tcaResult check_alive(Context& context, const PeerRegion& region) {
+  bool alive = false;
+  TCA_CHECK(context.region_alive(region, &alive));
+  if (!alive)
+    TCA_FAIL(TCA_ERROR_FREED_HANDLE, "region {} of rank {} is freed", region.id, region.owner);
+  return TCA_SUCCESS;
+}
+
 // A transfer end in the caller's own, unregistered memory (tcaPut's source, tcaGet's target).
 PeerRegion unregistered_local(const Context& context, void* ptr, size_t bytes) {
   PeerRegion region;
@@ -339,9 +348,9 @@ tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_
   TCA_CONTEXT(context);
   if (src == nullptr && bytes > 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "src is NULL");
   tca::Transfer transfer;
-  TCA_CHECK(context->resolve(dst, &transfer.dst));
+  TCA_CHECK(context->resolve(dst, &transfer.dst, false));  // the run reads the liveness
   TCA_CHECK(tca::check_extent(*transfer.dst, "destination", dst_offset, bytes, bytes, 1));
-  if (bytes == 0) return TCA_SUCCESS;  // nothing to move, on every transport
+  if (bytes == 0) return tca::check_alive(*context, *transfer.dst);  // nothing to move
   tca::PeerRegion source = tca::unregistered_local(*context, const_cast<void*>(src), bytes);
   transfer.src = &source;
   transfer.dst_offset = dst_offset;
@@ -355,9 +364,9 @@ tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t byte
   TCA_CONTEXT(context);
   if (dst == nullptr && bytes > 0) TCA_FAIL(TCA_ERROR_INVALID_ARGUMENT, "dst is NULL");
   tca::Transfer transfer;
-  TCA_CHECK(context->resolve(src, &transfer.src));
+  TCA_CHECK(context->resolve(src, &transfer.src, false));  // the run reads the liveness
   TCA_CHECK(tca::check_extent(*transfer.src, "source", src_offset, bytes, bytes, 1));
-  if (bytes == 0) return TCA_SUCCESS;  // nothing to move, on every transport
+  if (bytes == 0) return tca::check_alive(*context, *transfer.src);  // nothing to move
   tca::PeerRegion target = tca::unregistered_local(*context, dst, bytes);
   transfer.dst = &target;
   transfer.src_offset = src_offset;

@@ -71,8 +71,11 @@ class Context final : public Job {
   tcaResult free_memory(void* ptr);
   tcaResult create_handle(void* ptr, size_t bytes, tcaMemKind kind, tcaHandle* out);
   tcaResult destroy_handle(const tcaHandle* handle);
-  // Checks a handle and returns the region it names (imported and attached if remote).
-  tcaResult resolve(const tcaHandle* handle, PeerRegion** out);
+  // Checks a handle and returns the region it names (imported and attached if remote), and
+  // whether it is still alive; `liveness` false leaves that to a transfer run at once, whose run
+  // reads it after announcing itself to the owner (a second read, remote across hosts, would
+  // only add a round trip).
+  tcaResult resolve(const tcaHandle* handle, PeerRegion** out, bool liveness = true);
   tcaResult region_alive(const PeerRegion& region, bool* alive);
 
   tcaResult notify(int dst_rank, int slot);

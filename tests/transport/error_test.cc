@@ -242,9 +242,12 @@ TEST_P(TransportTest, FreedRegionsAreRejectedAtImportAndAtKick) {
   EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE,
                    tcaDescSetMemcpy(fresh.get(), &unseen.of(next_), 0, &src.mine(), 0, 8, 0, 0));
   EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, tcaPut(&bound.of(next_), 0, src.data(), 8));
+  EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, tcaPut(&bound.of(next_), 0, src.data(), 0));
   EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, tcaPut(&unseen.of(next_), 0, src.data(), 8));
   std::vector<uint8_t> landing(64);
   poison(landing.data(), landing.size());
+  EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, tcaGet(landing.data(), &bound.of(next_), 0, 8));
+  EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, tcaGet(landing.data(), &bound.of(next_), 0, 0));
   EXPECT_TCA_ERROR(TCA_ERROR_FREED_HANDLE, tcaGet(landing.data(), &unseen.of(prev_), 0, 8));
   EXPECT_TRUE(is_poison(landing.data(), landing.size())) << "a rejected tcaGet wrote";
   void* window = nullptr;
