@@ -60,14 +60,17 @@ using tca_harness::poison_message;
 
 // One message each way (just rank 0's copy for a local path) into poisoned memory. Collective;
 // returns what this rank found wrong, or "".
-std::string verify_once(Channel& channel, bool local, tcaMemKind src, tcaMemKind dst,
-                        const Layout& layout, const Endpoint& endpoint, uint64_t seed) {
+std::string verify_once(Channel& channel, const Path& path, const Layout& layout,
+                        const Endpoint& endpoint, uint64_t seed) {
+  const bool local = path.local;
+  const tcaMemKind src = path.src;
+  const tcaMemKind dst = path.dst;
   std::string problem;
   const int directions = local ? 1 : 2;
   for (int sender = 0; sender < directions; ++sender) {
     const int receiver = local ? sender : 1 - sender;
     const uint64_t message_seed = seed * 2 + static_cast<uint64_t>(sender);
-    if (endpoint.rank == sender) fill_message(src, endpoint.send_of(src), layout, message_seed);
+    if (endpoint.rank == sender) fill_message(src, source_of(path, endpoint), layout, message_seed);
     if (endpoint.rank == receiver) poison_message(dst, endpoint.recv_of(dst), layout);
     tca_harness::barrier();  // poisoned before anything can arrive
     if (endpoint.rank == sender) channel.send();
@@ -218,8 +221,7 @@ bool run_path(const Path& path, const Options& options, const Endpoint& endpoint
     const std::unique_ptr<Channel> channel = path.open(layout);
     tca_harness::barrier();  // both descriptors are set before the first kick
 
-    const std::string problem =
-        verify_once(*channel, path.local, path.src, path.dst, layout, endpoint, ++seed);
+    const std::string problem = verify_once(*channel, path, layout, endpoint, ++seed);
     if (!problem.empty())
       std::fprintf(stderr, "tca-pingpong: rank %d: %s, %zu bytes: wrong data: %s\n", endpoint.rank,
                    path_label(path).c_str(), bytes, problem.c_str());
@@ -270,6 +272,7 @@ void allocate_buffers(Endpoint* endpoint, size_t bytes) {
   endpoint->peer_recv_handle = recv_handles[endpoint->peer];
   endpoint->send = static_cast<unsigned char*>(send);
   endpoint->recv = static_cast<unsigned char*>(recv);
+  endpoint->pageable_send = std::make_unique<unsigned char[]>(bytes);
   endpoint->buffer_bytes = bytes;
   allocate_gpu_buffers(endpoint, bytes);
 }

@@ -60,6 +60,7 @@ struct Endpoint {
   size_t buffer_bytes = 0;
   unsigned char* send = nullptr;
   unsigned char* recv = nullptr;
+  std::unique_ptr<unsigned char[]> pageable_send;  // plain heap memory, never registered
   tcaHandle send_handle{};
   tcaHandle recv_handle{};
   tcaHandle peer_recv_handle{};
@@ -91,7 +92,13 @@ struct Path {
   tcaMemKind src = TCA_MEM_CPU;  // where the message starts
   tcaMemKind dst = TCA_MEM_CPU;  // where it lands
   size_t max_bytes = SIZE_MAX;   // larger messages are not what the path is for
+  bool pageable_source = false;  // the message starts in Endpoint::pageable_send
 };
+
+// Where `path`'s message starts on this rank.
+inline unsigned char* source_of(const Path& path, const Endpoint& endpoint) {
+  return path.pageable_source ? endpoint.pageable_send.get() : endpoint.send_of(path.src);
+}
 
 // tcaPathAvailable's answer for the peer, as a path's unavailable_reason.
 std::function<std::string()> needs_tca_path(tcaPath path, const Endpoint* endpoint);
@@ -100,8 +107,8 @@ std::function<std::string()> needs_tca_path(tcaPath path, const Endpoint* endpoi
 std::unique_ptr<Channel> open_chain(tcaPath path, const Layout& layout, const tcaHandle& peer_recv,
                                     const tcaHandle& my_send, int peer);
 
-// tcaPut of the message into the peer's buffer (a one-entry chain made and run each time, the
-// transport chosen as tcaPut chooses it), then tcaNotify.
+// tcaPut of the message into the peer's buffer (carried as tcaPut carries it: on the transport
+// it chooses, completed in the call), then tcaNotify.
 std::unique_ptr<Channel> open_put(const tcaHandle& peer_recv, const unsigned char* my_send,
                                   size_t bytes, int peer);
 

@@ -230,6 +230,18 @@ void add_tca_gpu_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                       },
                       src, dst});
   }
+  Path pageable{"tca.put_pageable",
+                false,
+                contiguous_layout,
+                [e] { return e->gpu ? std::string() : std::string("no GPU on both ranks"); },
+                [e](const Layout& layout) -> std::unique_ptr<Channel> {
+                  return open_put(e->peer_gpu_recv_handle, e->pageable_send.get(), layout.bytes(),
+                                  e->peer);
+                },
+                TCA_MEM_CPU,
+                TCA_MEM_GPU};
+  pageable.pageable_source = true;
+  paths->push_back(std::move(pageable));
   auto sequence = std::make_shared<SignalSequence>();
   const std::pair<const char*, unsigned> forms[] = {{"cuda.device_put_signal", kAutoForm},
                                                     {"cuda.device_put_signal_thread", kThreadForm},

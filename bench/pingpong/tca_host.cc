@@ -165,6 +165,13 @@ void add_tca_host_paths(Endpoint& endpoint, std::vector<Path>* paths) {
                     [e](const Layout& layout) -> std::unique_ptr<Channel> {
                       return open_put(e->peer_recv_handle, e->send, layout.bytes(), e->peer);
                     }});
+  Path pageable{"tca.put_pageable", false, contiguous_layout, [] { return std::string(); },
+                [e](const Layout& layout) -> std::unique_ptr<Channel> {
+                  return open_put(e->peer_recv_handle, e->pageable_send.get(), layout.bytes(),
+                                  e->peer);
+                }};
+  pageable.pageable_source = true;
+  paths->push_back(std::move(pageable));
   paths->push_back({"mpi.chain", false, contiguous_layout, needs_tca_path(TCA_PATH_MPI, e),
                     chain(TCA_PATH_MPI)});
   paths->push_back(
