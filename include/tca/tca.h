@@ -223,7 +223,8 @@ TCA_API tcaResult tcaWaitDMARecvDesc(int src_rank, int slot, int* from);
  * that finds nothing advances the transports (as MPI_Test does). */
 TCA_API tcaResult tcaTestDMARecvDesc(int src_rank, int slot, int* arrived, int* from);
 
-/* ---- immediate transfers (a one-entry chain run to completion) ---- */
+/* ---- immediate transfers (one transfer, complete when the call returns; `src` / `dst` may be
+ * any memory of this process: registered, tcaMalloc'd, or a plain heap or device buffer) ---- */
 TCA_API tcaResult tcaPut(const tcaHandle* dst, size_t dst_offset, const void* src, size_t bytes);
 /* The pseudo-read: the peer's data is written into local memory. */
 TCA_API tcaResult tcaGet(void* dst, const tcaHandle* src, size_t src_offset, size_t bytes);
