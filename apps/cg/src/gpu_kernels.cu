@@ -390,33 +390,47 @@ __device__ __forceinline__ void spmv_tile(const TileArgs& a, int64_t tile, const
   }
 }
 
-// Block b takes tiles [tiles * b / G, tiles * (b + 1) / G) of all slabs' tiles in order: for
-// each slab its share meets, the slab's x goes to shared memory, then its warps take the tiles.
-__global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, KernelStamp stamp) {
-  begin_kernel(stamp);
-  extern __shared__ double xs[];
-  constexpr int kWarps = kSlabThreads / kTileLanes;
-  const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
-  const int64_t end = a.tiles * (blockIdx.x + 1) / gridDim.x;
+// Block b's share of all slabs' tiles, [tiles * b / G, tiles * (b + 1) / G), in order: for each
+// slab the share meets, `before_load(width)`, the slab's x into shared memory (which ends with
+// a barrier), then `segment(slab, first_col, width, first_tile, end_tile)`. Every thread calls
+// it; a barrier comes before each slab's load, after the previous segment.
+template <typename BeforeLoad, typename Segment>
+__device__ __forceinline__ void for_each_tile_segment(const TileArgs& a, double* xs,
+                                                      BeforeLoad&& before_load, Segment&& segment) {
   uint64_t* barrier = slab_barrier(xs, a.width);
   init_slab_barrier(barrier);
   uint32_t phase = 0;
-  const unsigned long long since = push_device::global_time_ns();
-  push_device::wait_for_p(a.wait);
-  peers_waited(stamp, since);
+  const int64_t end = a.tiles * (blockIdx.x + 1) / gridDim.x;
   int slab = 0;
   for (int64_t t = a.tiles * blockIdx.x / gridDim.x; t < end;) {
     while (__ldg(a.slab_tiles + slab + 1) <= t) ++slab;
     const int64_t segment_end = min(end, __ldg(a.slab_tiles + slab + 1));
     const int64_t first_col = static_cast<int64_t>(slab) * a.width;
     const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
-    __syncthreads();  // the previous slab's x is no longer read (and the barrier is set up)
+    __syncthreads();  // the previous segment's shared memory is no longer read (barrier set up)
+    before_load(width);
     load_slab(xs, a.x + first_col, width, barrier, phase);
-    double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
-    for (int64_t tile = t + warp; tile < segment_end; tile += kWarps)
-      spmv_tile<false>(a, tile, xs, out, lane);
+    segment(slab, first_col, width, t, segment_end);
     t = segment_end;
   }
+}
+
+// The tile kernel: each block its share of the tiles (for_each_tile_segment), a warp a tile.
+__global__ void __launch_bounds__(kSlabThreads, 1) spmv_tile_kernel(TileArgs a, KernelStamp stamp) {
+  begin_kernel(stamp);
+  extern __shared__ double xs[];
+  constexpr int kWarps = kSlabThreads / kTileLanes;
+  const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
+  const unsigned long long since = push_device::global_time_ns();
+  push_device::wait_for_p(a.wait);
+  peers_waited(stamp, since);
+  for_each_tile_segment(
+      a, xs, [](int) {},
+      [&](int slab, int64_t, int, int64_t first, int64_t last) {
+        double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
+        for (int64_t tile = first + warp; tile < last; tile += kWarps)
+          spmv_tile<false>(a, tile, xs, out, lane);
+      });
   collect_posted_pair(a.pair);
   end_kernel(stamp);
 }
@@ -441,30 +455,22 @@ __global__ void __launch_bounds__(kSlabThreads, 1)
   const TileArgs& a = s.tiles;
   constexpr int kWarps = kSlabThreads / kTileLanes;
   const int lane = threadIdx.x % kTileLanes, warp = threadIdx.x / kTileLanes;
-  const int64_t end = a.tiles * (blockIdx.x + 1) / gridDim.x;
-  uint64_t* barrier = slab_barrier(xs, a.width);
   double* ys = xs + a.width + 1;  // after the barrier's word
-  init_slab_barrier(barrier);
-  uint32_t phase = 0;
-  int slab = 0;
-  for (int64_t t = a.tiles * blockIdx.x / gridDim.x; t < end;) {
-    while (__ldg(a.slab_tiles + slab + 1) <= t) ++slab;
-    const int64_t segment_end = min(end, __ldg(a.slab_tiles + slab + 1));
-    const int64_t first_col = static_cast<int64_t>(slab) * a.width;
-    const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
-    __syncthreads();  // the previous slab's x and sums are no longer read
-    for (int i = threadIdx.x; i < width; i += blockDim.x) ys[i] = 0.0;
-    load_slab(xs, a.x + first_col, width, barrier, phase);  // ends with a barrier
-    double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
-    for (int64_t tile = t + warp; tile < segment_end; tile += kWarps)
-      spmv_tile<true>(a, tile, xs, out, lane, ys, first_col);
-    __syncthreads();
-    double* sums =
-        s.sums + (__ldg(s.first_segment + slab) + blockIdx.x - __ldg(s.first_block + slab)) *
-                     static_cast<int64_t>(a.width);
-    for (int i = threadIdx.x; i < width; i += blockDim.x) sums[i] = ys[i];
-    t = segment_end;
-  }
+  for_each_tile_segment(
+      a, xs,
+      [&](int width) {
+        for (int i = threadIdx.x; i < width; i += blockDim.x) ys[i] = 0.0;
+      },
+      [&](int slab, int64_t first_col, int width, int64_t first, int64_t last) {
+        double* out = a.partial + static_cast<int64_t>(slab) * a.rows;
+        for (int64_t tile = first + warp; tile < last; tile += kWarps)
+          spmv_tile<true>(a, tile, xs, out, lane, ys, first_col);
+        __syncthreads();
+        double* sums =
+            s.sums + (__ldg(s.first_segment + slab) + blockIdx.x - __ldg(s.first_block + slab)) *
+                         static_cast<int64_t>(a.width);
+        for (int i = threadIdx.x; i < width; i += blockDim.x) sums[i] = ys[i];
+      });
   end_kernel(stamp);
 }
 
