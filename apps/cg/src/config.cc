@@ -43,6 +43,31 @@ std::vector<T> translate(const std::vector<std::string>& names,
   return out;
 }
 
+// --spmv-alone and its options: one process, a block that exists, no communication to choose.
+void check_spmv_alone(const CLI::App& app, const Config& config, int ranks, bool chose_comm) {
+  if (config.spmv_alone == 0) {
+    for (const char* option : {"--spmv-block", "--spmv-calls"}) {
+      if (app.count(option) > 0) throw CLI::ValidationError(option, "needs --spmv-alone");
+    }
+    return;
+  }
+  if (ranks != 1) {
+    throw CLI::ValidationError(
+        "--spmv-alone",
+        "times one rank's block alone: run one process, not " + std::to_string(ranks));
+  }
+  if (config.spmv_block >= config.spmv_alone) {
+    throw CLI::ValidationError("--spmv-block", "rank " + std::to_string(config.spmv_block) +
+                                                   " is not below --spmv-alone " +
+                                                   std::to_string(config.spmv_alone));
+  }
+  if (chose_comm)
+    throw CLI::ValidationError("--spmv-alone",
+                               "communicates nothing: drop --comm and --tca-exchange");
+  if (config.kernel_times)
+    throw CLI::ValidationError("--spmv-alone", "runs no CG: drop --kernel-times");
+}
+
 }  // namespace
 
 std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int ranks_on_host,
@@ -160,6 +185,19 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                "NPB on the GPU with CUDA graphs: a third run whose kernels record their own start, "
                "end and waits for the peers, summed per kernel and CG step");
   app.add_flag("--quiet", quiet, "no per-iteration lines");
+  app.add_option("--spmv-alone", config->spmv_alone,
+                 "no CG: time the SpMV (each --spmv and --cg-variant) of one rank's block of a run "
+                 "on this many ranks, alone on this process's CPU or GPU (run one process), its "
+                 "result checked against the block's row sums: a GPU's share of a several-GPU "
+                 "run, measured on one")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--spmv-block", config->spmv_block, "--spmv-alone: the rank whose block is timed")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--spmv-calls", config->spmv_calls,
+                 "--spmv-alone: timed calls per kernel, variant and repetition")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cli.add_json(config->json);
 
   auto validate = [&] {
@@ -184,8 +222,12 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
     if (config->kernel_times && no_graph)
       throw CLI::ValidationError("--kernel-times", "times CUDA graph replays: drop --no-graph");
     config->partition = partition == "2d" ? Partition::kTwoD : Partition::kOneD;
+    check_spmv_alone(app, *config, ranks, !comms.empty() || !tca_exchanges.empty());
+    // The ranks the matrix is spread over: this run's, or those --spmv-alone stands for.
+    const int layout_ranks = config->spmv_alone > 0 ? config->spmv_alone : ranks;
     std::string reason;
-    if (!partition_fits(config->partition, ranks, &reason)) throw CLI::ValidationError(reason);
+    if (!partition_fits(config->partition, layout_ranks, &reason))
+      throw CLI::ValidationError(reason);
     if (device == "auto") {
       config->device = gpu_count() > 0 ? Device::kGpu : Device::kCpu;
     } else {
@@ -214,7 +256,7 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
       if (std::find(config->spmvs.begin(), config->spmvs.end(), kind) == config->spmvs.end())
         continue;
       const std::string option = std::string("--spmv ") + spmv_name(kind);
-      if (ranks != 1)
+      if (layout_ranks != 1)
         throw CLI::ValidationError(option, "needs the whole matrix on one rank (run with 1 rank)");
       if (kind == SpmvKind::kSymmetricTiles && config->device != Device::kGpu)
         throw CLI::ValidationError(option, "needs --device gpu (the CPU has --spmv symmetric)");

@@ -37,6 +37,11 @@ struct Config {
   bool kernel_times = false;
   bool json = false;
   bool iterations_lines = true;
+  // --spmv-alone: no CG; the SpMV of rank spmv_block's block of a run on spmv_alone ranks,
+  // timed alone (spmv_alone.h); 0: CG.
+  int spmv_alone = 0;
+  int spmv_block = 0;
+  int spmv_calls = 200;  // timed calls per kernel, variant and repetition
 };
 
 // Parses and checks the command line on every rank (only rank 0 prints). nullopt: go on with

@@ -81,6 +81,9 @@ class CpuEngine final : public Engine {
     for_each([&](int64_t i) { x_[i] = q[i]; });
     ax_known_ = false;
   }
+  void fill_p_full(double value) override {
+    std::fill(buffers_.p_full, buffers_.p_full + layout_.block.cols_padded, value);
+  }
   void fill_p(double value) override {
     double* p = buffers_.p;
     for_each([&](int64_t i) { p[i] = i < real_ ? value : 0.0; });

@@ -128,6 +128,8 @@ class Engine {
   virtual void set_x(const std::vector<double>& piece) = 0;  // x = piece (m elements)
   virtual void copy_q_to_x() = 0;
   virtual void fill_p(double value) = 0;  // p = value on real elements
+  // Every element of p_full = value, padding included (--spmv-alone: x without an exchange).
+  virtual void fill_p_full(double value) = 0;
   virtual void copy_z_to_p() = 0;
 
   // z = 0, r = x, p = r, kRhoPrevious = kAlphaPrevious = 0; fused: kRhoLocal = r.r.

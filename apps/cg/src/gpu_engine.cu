@@ -331,6 +331,11 @@ class GpuEngine final : public Engine {
     p_pushed_ = false;
     launch_fill(buffers_.p, m_, real_, value, vector_blocks_, stream_);
   }
+  void fill_p_full(double value) override {
+    p_pushed_ = false;
+    const int64_t n = layout_.block.cols_padded;
+    launch_fill(buffers_.p_full, n, n, value, vector_blocks_, stream_);
+  }
   void copy_z_to_p() override {
     p_pushed_ = false;
     copy(buffers_.p, z_);
@@ -697,7 +702,8 @@ class GpuEngine final : public Engine {
     slabs_ = shape.slabs;
     slab_width_ = shape.width;
     const SlabStatistics statistics = slab_statistics(matrix, shape);
-    SlabKernelChoice choice = choose_slab_kernel(statistics);
+    SlabKernelChoice choice = choose_slab_kernel(
+        statistics, tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_);
     slab_choice_ = "chosen by shape: " + choice.reason;
     if (spmv_kind_ == SpmvKind::kSlabRows || spmv_kind_ == SpmvKind::kSlabTiles) {
       const SlabKernel forced =

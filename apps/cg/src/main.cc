@@ -19,6 +19,7 @@
 #include "problem.h"
 #include "report.h"
 #include "solver.h"
+#include "spmv_alone.h"
 #include "tca_harness/check.h"
 #include "tca_harness/progress.h"
 #include "tca_harness/report.h"
@@ -162,29 +163,35 @@ int run(int argc, char** argv) {
   int status = 0;
   {
     Problem problem;
-    error = build_problem(config, rank, ranks, &problem);
+    // --spmv-alone: one process holds the block of rank spmv_block of spmv_alone ranks.
+    const bool alone = config.spmv_alone > 0;
+    error = alone ? build_problem(config, config.spmv_block, config.spmv_alone, &problem)
+                  : build_problem(config, rank, ranks, &problem);
     if (!error.empty()) {
       if (rank == 0) std::fprintf(stderr, "tca-cg: error: %s\n", error.c_str());
       status = 1;
     } else {
       const tca_harness::Table table(config.json, rank == 0);
       tca_harness::Report report("tca-cg", rank == 0);
-      report.set("mode", config.npb ? "npb" : "matrix");
+      report.set("mode", alone ? "spmv-alone" : config.npb ? "npb" : "matrix");
       if (config.npb) report.set("class", std::string(1, config.npb->name));
       report.set("problem", problem.description);
       report.set("n", problem.layout.n);
       report.set("nnz", problem.nnz_total);
-      report.set("ranks", ranks);
+      report.set("ranks", alone ? config.spmv_alone : ranks);
       report.set("partition", partition_name(config.partition));
       report.set("device", device_name(config.device));
       if (config.device == Device::kCpu) report.set("threads_per_rank", config.threads);
       report.set("setup_s", problem.setup_seconds);
       if (config.npb && config.reference_iterations > 0)
         report.set("reference_iterations", config.reference_iterations);
-      print_method(table, config, problem, ranks);
-
       Outcome outcome;
-      for (int repetition = 1; repetition <= config.repetitions; ++repetition) {
+      if (alone) {
+        outcome.failed = run_spmv_alone(config, problem, table, report) != 0;
+      } else {
+        print_method(table, config, problem, ranks);
+      }
+      for (int repetition = 1; repetition <= config.repetitions && !alone; ++repetition) {
         for (CommKind comm : config.comms) {
           for (SpmvKind spmv : config.spmvs) {
             for (CgVariant variant : config.variants) {

@@ -91,14 +91,17 @@ const char* slab_kernel_name(SlabKernel kernel) {
   return kernel == SlabKernel::kTiles ? "tiles" : "rows";
 }
 
-SlabKernelChoice choose_slab_kernel(const SlabStatistics& s) {
+SlabKernelChoice choose_slab_kernel(const SlabStatistics& s, int resident_blocks) {
   SlabKernelChoice choice;
   char line[256];
+  const double per_block =
+      static_cast<double>(s.tiles) / static_cast<double>(std::max(1, resident_blocks));
   std::snprintf(line, sizeof line,
-                "%d slab%s of %d columns, %.1f entries per row and slab (most %lld)", s.shape.slabs,
-                s.shape.slabs == 1 ? "" : "s", s.shape.width, s.mean_per_row_slab,
-                static_cast<long long>(s.max_per_row_slab));
-  std::string reason = line;
+                "%d slab%s of %d columns, %.1f entries per row and slab (most %lld), %.0f tiles "
+                "a block",
+                s.shape.slabs, s.shape.slabs == 1 ? "" : "s", s.shape.width, s.mean_per_row_slab,
+                static_cast<long long>(s.max_per_row_slab), per_block);
+  const std::string reason = line;
   const bool fits =
       s.max_per_row_slab <= kTileEntries && s.rows <= std::numeric_limits<int32_t>::max();
   if (!fits) {
@@ -107,11 +110,18 @@ SlabKernelChoice choose_slab_kernel(const SlabStatistics& s) {
         reason + ": a row's part of a slab exceeds a tile of " + std::to_string(kTileEntries);
   } else if (s.mean_per_row_slab < kTileMeanLimit) {
     choice.kernel = SlabKernel::kTiles;
-    std::snprintf(line, sizeof line, ": below %.0f, tiles", kTileMeanLimit);
+    std::snprintf(line, sizeof line, ": below %.0f entries, tiles", kTileMeanLimit);
+    choice.reason = reason + line;
+  } else if (s.mean_per_row_slab < kTileLongMeanLimit && per_block >= kTilesPerBlockLimit) {
+    choice.kernel = SlabKernel::kTiles;
+    std::snprintf(line, sizeof line, ": below %.0f entries and %.0f or more tiles a block, tiles",
+                  kTileLongMeanLimit, kTilesPerBlockLimit);
     choice.reason = reason + line;
   } else {
     choice.kernel = SlabKernel::kRows;
-    std::snprintf(line, sizeof line, ": %.0f or more, row groups", kTileMeanLimit);
+    std::snprintf(line, sizeof line,
+                  ": %.0f entries or more, or below %.0f tiles a block, row groups", kTileMeanLimit,
+                  kTilesPerBlockLimit);
     choice.reason = reason + line;
   }
   return choice;

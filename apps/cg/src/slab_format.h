@@ -59,13 +59,18 @@ struct SlabKernelChoice {
   SlabKernel kernel = SlabKernel::kRows;
   std::string reason;  // one line: the statistics and the rule that decided
 };
-// Tiles where every row's part of a slab fits a tile and a row's part of a slab is short
-// (mean below kTileMeanLimit entries, where the row groups of the rows kernel idle); else
-// rows. Measured on H100 (docs/CG.md): at 8.9 entries (class D's row block on 4 GPUs) tiles
-// took 38% of the rows kernel's time; at 40 (class C) and 61 (class B) rows were 2-9%
-// faster. Between 8.9 and 40 nothing was measured; the limit sits between them.
+// Tiles where every row's part of a slab fits a tile and either a row's part of a slab is short
+// (mean below kTileMeanLimit entries, where the row groups of the rows kernel idle), or it is
+// below kTileLongMeanLimit and each of the tile kernel's `resident_blocks` has at least
+// kTilesPerBlockLimit tiles (the slabs of x it loads are then a small part of its work); else
+// rows. Measured (docs/CG.md): on H100 at 8.9 entries (class D's row block on 4 GPUs) tiles
+// took 38% of the rows kernel's time; on one H200 with tca-cg --spmv-alone, at 40 entries
+// (class C) tiles were 5% faster with 1165 tiles a block (one GPU's block), 1% with 583 (two),
+// 8% slower with 292 (four); at 61 (class B) rows were as fast or faster at every count.
 inline constexpr double kTileMeanLimit = 24.0;
-SlabKernelChoice choose_slab_kernel(const SlabStatistics& statistics);
+inline constexpr double kTileLongMeanLimit = 48.0;
+inline constexpr double kTilesPerBlockLimit = 512.0;
+SlabKernelChoice choose_slab_kernel(const SlabStatistics& statistics, int resident_blocks);
 
 inline constexpr int kTileLanes = 32;
 inline constexpr int kTileLaneEntries = 8;

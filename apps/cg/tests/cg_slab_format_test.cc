@@ -152,7 +152,7 @@ TEST(SlabFormat, ARowLongerThanATileIsRefusedAndLeftToRowGroups) {
   const SlabStatistics statistics = slab_statistics(matrix, shape);
   EXPECT_EQ(statistics.max_per_row_slab, 300);
   EXPECT_EQ(statistics.tiles, 0);
-  const SlabKernelChoice choice = choose_slab_kernel(statistics);
+  const SlabKernelChoice choice = choose_slab_kernel(statistics, 132);
   EXPECT_EQ(choice.kernel, SlabKernel::kRows);
   EXPECT_NE(choice.reason.find("exceeds a tile"), std::string::npos) << choice.reason;
   // Split over two slabs, the row fits.
@@ -160,6 +160,7 @@ TEST(SlabFormat, ARowLongerThanATileIsRefusedAndLeftToRowGroups) {
 }
 
 TEST(SlabFormat, ChoiceFollowsTheEntriesPerRowAndSlab) {
+  constexpr int kBlocks = 132;  // the tile kernel's resident blocks on an H100 or H200
   SlabStatistics s;
   s.rows = 375000;
   s.cols = 1500000;
@@ -168,16 +169,33 @@ TEST(SlabFormat, ChoiceFollowsTheEntriesPerRowAndSlab) {
   s.mean_per_row_slab = 480.0 / s.shape.slabs;  // about 9: class D's row block on 4 GPUs
   s.max_per_row_slab = 40;
   s.tiles = 1;
-  SlabKernelChoice choice = choose_slab_kernel(s);
+  SlabKernelChoice choice = choose_slab_kernel(s, kBlocks);
   EXPECT_EQ(choice.kernel, SlabKernel::kTiles) << choice.reason;
   EXPECT_NE(choice.reason.find("52 slabs"), std::string::npos) << choice.reason;
-  s.mean_per_row_slab = 40.1;  // class C on one GPU: row groups
+  // Class C (40 entries per row and slab): tiles where each block has many of them (one or
+  // two GPUs' blocks), row groups on 4 GPUs' blocks.
+  s.mean_per_row_slab = 40.1;
   s.max_per_row_slab = 104;
-  EXPECT_EQ(choose_slab_kernel(s).kernel, SlabKernel::kRows);
-  s.mean_per_row_slab = kTileMeanLimit + 1;  // long rows in every slab: row groups
-  s.max_per_row_slab = 200;
-  choice = choose_slab_kernel(s);
+  s.tiles = 153806;  // one GPU: 1165 a block
+  choice = choose_slab_kernel(s, kBlocks);
+  EXPECT_EQ(choice.kernel, SlabKernel::kTiles) << choice.reason;
+  EXPECT_NE(choice.reason.find("1165 tiles a block"), std::string::npos) << choice.reason;
+  s.tiles = 76927;  // two GPUs: 583 a block
+  EXPECT_EQ(choose_slab_kernel(s, kBlocks).kernel, SlabKernel::kTiles);
+  s.tiles = 38511;  // four GPUs: 292 a block
+  EXPECT_EQ(choose_slab_kernel(s, kBlocks).kernel, SlabKernel::kRows);
+  s.tiles = 153806;  // the same tiles on a device that holds four times the blocks
+  EXPECT_EQ(choose_slab_kernel(s, 4 * kBlocks).kernel, SlabKernel::kRows);
+  // Class B (61): row groups however many tiles.
+  s.mean_per_row_slab = 60.9;
+  s.tiles = 10 * 61275;
+  choice = choose_slab_kernel(s, kBlocks);
   EXPECT_EQ(choice.kernel, SlabKernel::kRows) << choice.reason;
+  // A row's part of a slab over a tile: row groups even where the mean is short.
+  s.mean_per_row_slab = kTileMeanLimit - 1;
+  s.max_per_row_slab = kTileEntries + 1;
+  s.tiles = 0;
+  EXPECT_EQ(choose_slab_kernel(s, kBlocks).kernel, SlabKernel::kRows);
   // The statistics of a real block: class W, one rank, slabs of 1024 columns.
   const LocalCsr w = npb_block('W', Partition::kOneD, 1, 0);
   const SlabStatistics ws = slab_statistics(w, slab_shape(w.cols, 1024));
