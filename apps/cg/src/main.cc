@@ -133,6 +133,31 @@ void run_configuration(const Config& config, const Problem& problem, const RunLa
   comm.reset();  // collective frees while the engine's buffers still exist
 }
 
+// Every configuration in turn: repetitions, comms, SpMV kernels, recurrences, and for tca on
+// several ranks each exchange.
+void run_configurations(const Config& config, const Problem& problem, int rank, int ranks,
+                        const tca_harness::Table& table, tca_harness::Report& report,
+                        Outcome& outcome) {
+  for (int repetition = 1; repetition <= config.repetitions; ++repetition) {
+    for (CommKind comm : config.comms) {
+      for (SpmvKind spmv : config.spmvs) {
+        for (CgVariant variant : config.variants) {
+          // tca on several ranks: once per exchange; otherwise the exchange means nothing.
+          const bool each = comm == CommKind::kTca && ranks > 1;
+          for (TcaExchange exchange : config.tca_exchanges) {
+            RunLabel label{comm, spmv, repetition, "", "", ""};
+            label.tca_exchange = exchange;
+            label.has_tca_exchange = each;
+            label.variant = variant;
+            run_configuration(config, problem, label, rank, ranks, table, report, outcome);
+            if (!each) break;
+          }
+        }
+      }
+    }
+  }
+}
+
 int run(int argc, char** argv) {
   const int rank = tca_apps::rank(), ranks = tca_apps::size();
   const int local_rank = tca_apps::local_rank();
@@ -177,7 +202,7 @@ int run(int argc, char** argv) {
       if (config.npb) report.set("class", std::string(1, config.npb->name));
       report.set("problem", problem.description);
       report.set("n", problem.layout.n);
-      report.set("nnz", problem.nnz_total);
+      if (!alone) report.set("nnz", problem.nnz_total);  // alone: the block's, below
       report.set("ranks", alone ? config.spmv_alone : ranks);
       report.set("partition", partition_name(config.partition));
       report.set("device", device_name(config.device));
@@ -190,24 +215,7 @@ int run(int argc, char** argv) {
         outcome.failed = run_spmv_alone(config, problem, table, report) != 0;
       } else {
         print_method(table, config, problem, ranks);
-      }
-      for (int repetition = 1; repetition <= config.repetitions && !alone; ++repetition) {
-        for (CommKind comm : config.comms) {
-          for (SpmvKind spmv : config.spmvs) {
-            for (CgVariant variant : config.variants) {
-              // tca on several ranks: once per exchange; otherwise the exchange means nothing.
-              const bool each = comm == CommKind::kTca && ranks > 1;
-              for (TcaExchange exchange : config.tca_exchanges) {
-                RunLabel label{comm, spmv, repetition, "", "", ""};
-                label.tca_exchange = exchange;
-                label.has_tca_exchange = each;
-                label.variant = variant;
-                run_configuration(config, problem, label, rank, ranks, table, report, outcome);
-                if (!each) break;
-              }
-            }
-          }
-        }
+        run_configurations(config, problem, rank, ranks, table, report, outcome);
       }
       if (config.json) report.print();
       status = outcome.failed ? 2 : 0;
