@@ -172,8 +172,8 @@ TEST(SlabFormat, ChoiceFollowsTheEntriesPerRowAndSlab) {
   SlabKernelChoice choice = choose_slab_kernel(s, kBlocks);
   EXPECT_EQ(choice.kernel, SlabKernel::kTiles) << choice.reason;
   EXPECT_NE(choice.reason.find("52 slabs"), std::string::npos) << choice.reason;
-  // Class C (40 entries per row and slab): tiles where each block has many of them (one or
-  // two GPUs' blocks), row groups on 4 GPUs' blocks.
+  // Class C (40 entries per row and slab): tiles where each block has many of them (one GPU's
+  // block), row groups on 2 and 4 GPUs' blocks.
   s.mean_per_row_slab = 40.1;
   s.max_per_row_slab = 104;
   s.tiles = 153806;  // one GPU: 1165 a block
@@ -181,7 +181,7 @@ TEST(SlabFormat, ChoiceFollowsTheEntriesPerRowAndSlab) {
   EXPECT_EQ(choice.kernel, SlabKernel::kTiles) << choice.reason;
   EXPECT_NE(choice.reason.find("1165 tiles a block"), std::string::npos) << choice.reason;
   s.tiles = 76927;  // two GPUs: 583 a block
-  EXPECT_EQ(choose_slab_kernel(s, kBlocks).kernel, SlabKernel::kTiles);
+  EXPECT_EQ(choose_slab_kernel(s, kBlocks).kernel, SlabKernel::kRows);
   s.tiles = 38511;  // four GPUs: 292 a block
   EXPECT_EQ(choose_slab_kernel(s, kBlocks).kernel, SlabKernel::kRows);
   s.tiles = 153806;  // the same tiles on a device that holds four times the blocks
