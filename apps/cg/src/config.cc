@@ -64,8 +64,6 @@ void check_spmv_alone(const CLI::App& app, const Config& config, int ranks, bool
   if (chose_comm)
     throw CLI::ValidationError("--spmv-alone",
                                "communicates nothing: drop --comm and --tca-exchange");
-  if (config.kernel_times)
-    throw CLI::ValidationError("--spmv-alone", "runs no CG: drop --kernel-times");
 }
 
 }  // namespace
@@ -189,7 +187,7 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
                  "no CG: time the SpMV (each --spmv and --cg-variant) of one rank's block of a run "
                  "on this many ranks, alone on this process's CPU or GPU (run one process), its "
                  "result checked against the block's row sums: a GPU's share of a several-GPU "
-                 "run, measured on one")
+                 "run, measured on one (with --kernel-times also each kernel's own time)")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--spmv-block", config->spmv_block, "--spmv-alone: the rank whose block is timed")
       ->check(CLI::NonNegativeNumber)

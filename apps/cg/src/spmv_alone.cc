@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "comm.h"
 #include "engine.h"
 #include "phases.h"
+#include "report.h"
 
 namespace tca_cg {
 namespace {
@@ -59,7 +61,39 @@ struct Measured {
   double error = 0.0;
   double seconds_per_call = 0.0;
   double bytes_per_call = 0.0;
+  std::optional<KernelTimesSummary> kernels;  // --kernel-times: per call ("steps" are calls)
 };
+
+// --kernel-times: a graph of kKernelTimeCalls calls whose kernels record their own times,
+// replayed three times; the last replay's launches summed per kernel.
+constexpr int kKernelTimeCalls = 10;
+KernelTimesSummary time_kernels(Engine& engine, bool fuse) {
+  const std::vector<KernelTime> launches = engine.kernel_times(
+      [&] {
+        for (int k = 0; k < kKernelTimeCalls; ++k) engine.spmv(fuse);
+      },
+      3);
+  return summarize_kernel_times(launches, kKernelTimeCalls);
+}
+
+void print_kernels(const tca_harness::Table& out, const KernelTimesSummary& summary,
+                   const std::string& kernel) {
+  tca_harness::Table table(out.stream(), out.active());
+  using tca_harness::Align;
+  table.set_columns({{"spmv", 12, Align::kLeft},
+                     {"kernel", 14, Align::kLeft},
+                     {"per call", 10, Align::kRight, 2, "(us)"},
+                     {"gap before", 11, Align::kRight, 2, "(us)"}});
+  table.comment(tca_harness::format(
+      "kernel times: %d calls in a CUDA graph, each kernel's own clock readings, per call",
+      kKernelTimeCalls));
+  table.header();
+  table.units();
+  const double calls = static_cast<double>(std::max(1L, summary.steps));
+  for (const KernelTotal& k : summary.kernels)
+    table.row({kernel, k.name, k.busy_us / calls, k.gap_us / calls});
+  table.comment(tca_harness::format("span %.2f us per call", summary.span_us / calls));
+}
 
 // One configuration: the engine made, the check, the warm-up, the timed span.
 Measured measure(const Config& config, const Problem& problem, const RowSums& sums, SpmvKind spmv,
@@ -87,6 +121,7 @@ Measured measure(const Config& config, const Problem& problem, const RowSums& su
   engine->synchronize();
   out.seconds_per_call =
       clock->seconds()[static_cast<int>(Phase::kSpmv)] / static_cast<double>(config.spmv_calls);
+  if (config.kernel_times) out.kernels = time_kernels(*engine, fuse);
   return out;
 }
 
@@ -101,11 +136,43 @@ void set_columns(tca_harness::Table& table) {
                      {"check", 10, Align::kRight, 0, "(rel.err)"}});
 }
 
+constexpr double kTolerance = 1e-12;  // of y against the row sums, relative to a row's magnitudes
+
+// One configuration's row, its kernel times and its JSON row; false where the check failed.
+bool report_configuration(const Measured& m, SpmvKind spmv, CgVariant variant, int repetition,
+                          const tca_harness::Table& table, tca_harness::Report& report) {
+  const bool ok = m.error <= kTolerance;
+  const std::string kernel = m.kernel.empty() ? spmv_name(spmv) : m.kernel;
+  const double gbps = m.bytes_per_call / m.seconds_per_call * 1e-9;
+  table.row({kernel, cg_variant_name(variant), repetition, m.seconds_per_call * 1e6,
+             m.bytes_per_call * 1e-6, gbps, tca_harness::format("%.1e", m.error)});
+  if (!ok) {
+    table.line(tca_harness::format(" ERROR: y differs from the row sums by %.3e (%s)", m.error,
+                                   kernel.c_str()));
+  }
+  nlohmann::ordered_json row = {{"spmv", spmv_name(spmv)},
+                                {"spmv_kernel", kernel},
+                                {"spmv_choice", m.choice},
+                                {"cg_variant", cg_variant_name(variant)},
+                                {"repetition", repetition},
+                                {"engine", m.engine},
+                                {"us_per_call", m.seconds_per_call * 1e6},
+                                {"bytes_per_call", m.bytes_per_call},
+                                {"gb_per_s", gbps},
+                                {"check_relative_error", m.error},
+                                {"verified", ok}};
+  if (m.kernels) {
+    print_kernels(table, *m.kernels, kernel);
+    row["kernel_times"] = kernel_times_json(*m.kernels);
+  }
+  report.add_row(std::move(row));
+  return ok;
+}
+
 }  // namespace
 
 int run_spmv_alone(const Config& config, const Problem& problem, const tca_harness::Table& out,
                    tca_harness::Report& report) {
-  constexpr double kTolerance = 1e-12;  // relative to a row's sum of magnitudes
   const Layout& layout = problem.layout;
   const MatrixBlock& block = layout.block;
   tca_harness::Table table = out;
@@ -132,33 +199,13 @@ int run_spmv_alone(const Config& config, const Problem& problem, const tca_harne
     for (SpmvKind spmv : config.spmvs) {
       for (CgVariant variant : config.variants) {
         const Measured m = measure(config, problem, sums, spmv, variant);
-        if (!header) {
+        if (!header || m.kernels) {  // each kernel-times table is followed by a header again
           table.comment(m.engine);
           table.header();
           table.units();
           header = true;
         }
-        const bool ok = m.error <= kTolerance;
-        const std::string kernel = m.kernel.empty() ? spmv_name(spmv) : m.kernel;
-        const double gbps = m.bytes_per_call / m.seconds_per_call * 1e-9;
-        table.row({kernel, cg_variant_name(variant), repetition, m.seconds_per_call * 1e6,
-                   m.bytes_per_call * 1e-6, gbps, tca_harness::format("%.1e", m.error)});
-        if (!ok) {
-          table.line(tca_harness::format(" ERROR: y differs from the row sums by %.3e (%s)",
-                                         m.error, kernel.c_str()));
-          status = 2;
-        }
-        report.add_row({{"spmv", spmv_name(spmv)},
-                        {"spmv_kernel", kernel},
-                        {"spmv_choice", m.choice},
-                        {"cg_variant", cg_variant_name(variant)},
-                        {"repetition", repetition},
-                        {"engine", m.engine},
-                        {"us_per_call", m.seconds_per_call * 1e6},
-                        {"bytes_per_call", m.bytes_per_call},
-                        {"gb_per_s", gbps},
-                        {"check_relative_error", m.error},
-                        {"verified", ok}});
+        if (!report_configuration(m, spmv, variant, repetition, table, report)) status = 2;
       }
     }
   }

@@ -4,7 +4,8 @@
 // blocks) on this process's CPU or GPU, with no communication: a GPU's share of a P-GPU run
 // measured on one. For each --spmv and --cg-variant (the variant decides what the GPU's slab
 // sum forms beside y) and each repetition: x = 1, one call checked against the block's row
-// sums, warm-up calls, then --spmv-calls calls timed in one span (GPU: CUDA events).
+// sums, warm-up calls, then --spmv-calls calls timed in one span (GPU: CUDA events); with
+// --kernel-times (GPU) also each kernel's own time per call.
 #pragma once
 
 #include "config.h"
