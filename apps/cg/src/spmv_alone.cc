@@ -95,7 +95,8 @@ void print_kernels(const tca_harness::Table& out, const KernelTimesSummary& summ
   table.comment(tca_harness::format("span %.2f us per call", summary.span_us / calls));
 }
 
-// One configuration: the engine made, the check, the warm-up, the timed span.
+// One configuration: the engine made, the first call checked, the warm-up, the timed span, its
+// last call checked.
 Measured measure(const Config& config, const Problem& problem, const RowSums& sums, SpmvKind spmv,
                  CgVariant variant) {
   std::unique_ptr<Engine> engine = make_alone_engine(config, problem.layout, spmv);
@@ -121,6 +122,8 @@ Measured measure(const Config& config, const Problem& problem, const RowSums& su
   engine->synchronize();
   out.seconds_per_call =
       clock->seconds()[static_cast<int>(Phase::kSpmv)] / static_cast<double>(config.spmv_calls);
+  engine->download(y.data(), engine->buffers().w, y.size());  // the last timed call's result
+  out.error = std::max(out.error, worst_error(y, sums));
   if (config.kernel_times) out.kernels = time_kernels(*engine, fuse);
   return out;
 }

@@ -3,8 +3,9 @@
 // tca-cg --spmv-alone P: no CG, the SpMV of one rank's block of a P-rank layout (1d rows or 2d
 // blocks) on this process's CPU or GPU, with no communication: a GPU's share of a P-GPU run
 // measured on one. For each --spmv and --cg-variant (the variant decides what the GPU's slab
-// sum forms beside y) and each repetition: x = 1, one call checked against the block's row
-// sums, warm-up calls, then --spmv-calls calls timed in one span (GPU: CUDA events); with
+// sum forms beside y) and each repetition: x = 1, the first call checked against the block's
+// row sums, warm-up calls, then --spmv-calls calls timed in one span (GPU: CUDA events), the
+// last of them checked too; with
 // --kernel-times (GPU) also each kernel's own time per call.
 #pragma once
 
