@@ -780,7 +780,8 @@ class GpuEngine final : public Engine {
   }
 
   // Rows in order within each slab: 16-bit columns local to the slab, 32-bit offsets per slab
-  // and row.
+  // and row. Each slab's entries begin at an even index and fill an even count (a zero entry
+  // of column 0 pads an odd one), so that the kernel loads them in aligned pairs.
   void set_up_slab_rows(LocalCsr& matrix) {
     std::vector<int64_t> base(slabs_ + 1, 0);
     std::vector<uint32_t> row_ptr(static_cast<size_t>(slabs_) * (rows_ + 1), 0);
@@ -794,14 +795,14 @@ class GpuEngine final : public Engine {
       int64_t total = 0;
       for (int64_t r = 1; r <= rows_; ++r) {
         total += offsets[r];
-        if (total > UINT32_MAX)
-          throw std::runtime_error("a column slab holds more than 2^32 entries");
+        if (total > UINT32_MAX - 1)
+          throw std::runtime_error("a column slab holds more than 2^32 - 2 entries");
         offsets[r] = static_cast<uint32_t>(total);
       }
-      base[s + 1] = base[s] + total;
+      base[s + 1] = base[s] + total + (total & 1);
     }
-    std::vector<uint16_t> col(nnz_);
-    std::vector<double> val(nnz_);
+    std::vector<uint16_t> col(base[slabs_], 0);
+    std::vector<double> val(base[slabs_], 0.0);
     for (int64_t r = 0; r < rows_; ++r) {
       // A row's columns ascend, so its entries of each slab are consecutive.
       for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1];) {
