@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bank_order.h"
 #include "engine.h"
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
@@ -801,16 +802,26 @@ class GpuEngine final : public Engine {
       }
       base[s + 1] = base[s] + total + (total & 1);
     }
+    // Lanes per row: 16 (batches of 64 entries) up to 64 entries in an average row of a slab,
+    // else 32. Measured on classes B and C (61 and 40 entries): 16 lanes with the next row
+    // prefetched was fastest; 8 lanes (8 entries each) and 32 were slower (docs/CG.md).
+    const double average = static_cast<double>(nnz_) / std::max<int64_t>(1, rows_ * slabs_);
+    slab_lanes_ = slab_options_.lanes != 0 ? slab_options_.lanes : average <= 64 ? 16 : 32;
     std::vector<uint16_t> col(base[slabs_], 0);
     std::vector<double> val(base[slabs_], 0.0);
+    RowSlabOrder order(std::min(slab_lanes_, kBankPairs));
     for (int64_t r = 0; r < rows_; ++r) {
       // A row's columns ascend, so its entries of each slab are consecutive.
       for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1];) {
         const int s = matrix.col[k] / slab_width_;
-        int64_t at = base[s] + row_ptr[static_cast<size_t>(s) * (rows_ + 1) + r];
-        for (; k < matrix.row_ptr[r + 1] && matrix.col[k] / slab_width_ == s; ++k, ++at) {
-          col[at] = static_cast<uint16_t>(matrix.col[k] - s * slab_width_);
-          val[at] = matrix.val[k];
+        const int64_t first = k;
+        while (k < matrix.row_ptr[r + 1] && matrix.col[k] / slab_width_ == s) ++k;
+        const uint32_t begin = row_ptr[static_cast<size_t>(s) * (rows_ + 1) + r];
+        const int* from = order.place(matrix.col.data() + first, static_cast<int>(k - first),
+                                      s * slab_width_, begin);
+        for (int64_t i = 0; i < k - first; ++i) {
+          col[base[s] + begin + i] = order.col()[from[i]];
+          val[base[s] + begin + i] = matrix.val[first + from[i]];
         }
       }
     }
@@ -821,11 +832,6 @@ class GpuEngine final : public Engine {
     val_ = upload_array(val);
     slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
     device_blocks_.push_back(slab_partial_);
-    // Lanes per row: 16 (batches of 64 entries) up to 64 entries in an average row of a slab,
-    // else 32. Measured on classes B and C (61 and 40 entries): 16 lanes with the next row
-    // prefetched was fastest; 8 lanes (8 entries each) and 32 were slower (docs/CG.md).
-    const double average = static_cast<double>(nnz_) / std::max<int64_t>(1, rows_ * slabs_);
-    slab_lanes_ = slab_options_.lanes != 0 ? slab_options_.lanes : average <= 64 ? 16 : 32;
     const int resident = slab_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
     slab_chunks_ = std::max(1, resident / slabs_);
   }

@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "bank_order.h"
+
 namespace tca_cg {
 
 SlabShape slab_shape(int64_t cols, int width_limit) {
@@ -165,6 +167,9 @@ TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape) {
   // entries so far.
   std::vector<TilePacker> again(shape.slabs);
   std::vector<int64_t> current(shape.slabs, -1), used(shape.slabs, 0);
+  std::vector<BankCounts> banks(shape.slabs, BankCounts(kTileSlotGroups));  // the open tile's
+  std::vector<uint16_t> row_col;
+  std::vector<int> group_of, order;
   for (int64_t r = 0; r < matrix.rows; ++r) {
     for_each_row_slab(matrix, r, shape.width, [&](int s, int64_t first, int64_t end) {
       bool opens = false;
@@ -173,20 +178,34 @@ TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape) {
         current[s] = current[s] < 0 ? out.slab_tiles[s] : current[s] + 1;
         used[s] = 0;
         out.tile_row[current[s]] = static_cast<int32_t>(r);
+        banks[s].assign(kTileSlotGroups, {});
       }
       const size_t tile = static_cast<size_t>(current[s]);
       auto start_row = [&](int64_t e) {
         out.starts[tile * kTileLanes + e / 8] |= static_cast<uint8_t>(1u << (e % 8));
       };
-      for (int64_t k = 0; k < fill; ++k)
-        start_row(used[s]++);  // a zero entry for a row without entries
+      for (int64_t k = 0; k < fill; ++k) {  // a zero entry (column 0) for a row without entries
+        uint16_t& zero = banks[s][tile_slot_group(static_cast<int>(used[s]))][0];
+        zero = std::max<uint16_t>(zero, 1);
+        start_row(used[s]++);
+      }
       const int32_t slab_first_col = s * shape.width;
       start_row(used[s]);
-      for (int64_t k = first; k < end; ++k, ++used[s]) {
+      const int n = static_cast<int>(end - first);
+      row_col.resize(n);
+      group_of.resize(n);
+      order.resize(n);
+      for (int i = 0; i < n; ++i) {
+        row_col[i] = static_cast<uint16_t>(matrix.col[first + i] - slab_first_col);
+        group_of[i] = tile_slot_group(static_cast<int>(used[s]) + i);
+      }
+      order_for_banks(row_col.data(), n, group_of.data(), banks[s], order.data());
+      for (int i = 0; i < n; ++i, ++used[s]) {
         const int e = static_cast<int>(used[s]);
         out.val[tile * kTileEntries +
-                tile_value_index(e / kTileLaneEntries, e % kTileLaneEntries)] = matrix.val[k];
-        out.col[tile * kTileEntries + e] = static_cast<uint16_t>(matrix.col[k] - slab_first_col);
+                tile_value_index(e / kTileLaneEntries, e % kTileLaneEntries)] =
+            matrix.val[first + order[i]];
+        out.col[tile * kTileEntries + e] = row_col[order[i]];
       }
     });
   }

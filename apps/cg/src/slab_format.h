@@ -21,6 +21,9 @@
 //   the lanes), sums them row by row, and the rows that cross lanes are completed by a
 //   segmented scan over the warp's lanes.
 //
+// In both, a row's entries of a slab are stored in the order bank_order.h chooses for shared
+// memory's banks, not by column.
+//
 // Both write one partial sum per (slab, row); a second kernel adds the slabs in order.
 #pragma once
 
@@ -86,6 +89,13 @@ inline constexpr int kTileGapFill =
 constexpr int tile_value_index(int lane, int j) {
   return (j / 2) * 2 * kTileLanes + lane * 2 + (j % 2);
 }
+
+// The load that reads entry e's column of x from shared memory (bank_order.h): the tile kernel
+// loads entry j of every lane at once, and a half-warp (16 lanes) is served on its own.
+constexpr int tile_slot_group(int e) {
+  return (e / kTileLaneEntries) / 16 * kTileLaneEntries + e % kTileLaneEntries;
+}
+inline constexpr int kTileSlotGroups = kTileLanes / 16 * kTileLaneEntries;
 
 struct TiledSlabs {
   SlabShape shape;

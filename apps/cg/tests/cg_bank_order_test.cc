@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) the tca authors
+// The order of a row's entries for shared memory's banks (bank_order.h): every entry placed
+// once, a row whose entries allow one pass per load gets it, and the tiles of NPB blocks need
+// far fewer passes than in column order.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bank_order.h"
+#include "csr.h"
+#include "layout.h"
+#include "npb_class.h"
+#include "npb_matrix.h"
+#include "slab_format.h"
+
+namespace tca_cg {
+namespace {
+
+TEST(BankOrder, EveryEntryGetsOneSlotAndIsCounted) {
+  std::mt19937 random(11);
+  for (int n : {1, 2, 7, 16, 33, 64, 255}) {
+    std::vector<uint16_t> col(n);
+    std::vector<int> group_of(n), order(n, -1);
+    std::uniform_int_distribution<int> column(0, 65535), group(0, 5);
+    for (int i = 0; i < n; ++i) {
+      col[i] = static_cast<uint16_t>(column(random));
+      group_of[i] = group(random);
+    }
+    BankCounts counts(6);
+    counts[2][3] = 4;  // another row's slots
+    order_for_banks(col.data(), n, group_of.data(), counts, order.data());
+    std::vector<int> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(sorted, all) << n << " entries";
+    int total = 0;
+    for (const auto& g : counts) total += std::accumulate(g.begin(), g.end(), 0);
+    EXPECT_EQ(total, n + 4);
+    for (int i = 0; i < n; ++i) {  // each slot's group counts its entry's bank pair
+      EXPECT_GE(counts[group_of[i]][col[order[i]] % kBankPairs], 1);
+    }
+  }
+}
+
+TEST(BankOrder, SlotsOutsideTheCountsAreRefused) {
+  const uint16_t col[2] = {1, 2};
+  const int group_of[2] = {0, 3};
+  int order[2];
+  BankCounts counts(2);
+  EXPECT_THROW(order_for_banks(col, 2, group_of, counts, order), std::out_of_range);
+}
+
+// 32 entries, two on each bank pair, in a row of 16 lanes: column order gives each of the two
+// loads (even and odd slots) every even or every odd pair twice; the order gives one pass each.
+TEST(BankOrder, ARowThatAllowsOnePassGetsIt) {
+  std::vector<int32_t> columns(32);
+  for (int i = 0; i < 32; ++i) columns[i] = 1000 + i;  // slab's first column 1000
+  RowSlabOrder order(16);
+  const int* from = order.place(columns.data(), 32, 1000, 0);
+  std::array<std::array<int, kBankPairs>, 2> seen{};
+  std::set<int> placed;
+  for (int i = 0; i < 32; ++i) {
+    placed.insert(from[i]);
+    ++seen[i % 2][order.col()[from[i]] % kBankPairs];
+  }
+  EXPECT_EQ(placed.size(), 32u);
+  for (const auto& load : seen) {
+    for (int pair = 0; pair < kBankPairs; ++pair) EXPECT_EQ(load[pair], 1) << "pair " << pair;
+  }
+}
+
+TEST(BankOrder, AColumnOutsideTheSlabIsRefused) {
+  const int32_t columns[2] = {5, 70000};
+  RowSlabOrder order(16);
+  EXPECT_THROW(order.place(columns, 2, 0, 0), std::out_of_range);
+  EXPECT_THROW(order.place(columns, 1, 6, 0), std::out_of_range);
+}
+
+// Passes of every tile load (group) of a tiled block, over all tiles; with `by_column`, as if
+// each row's entries stood in column order in the same slots.
+double mean_tile_passes(const TiledSlabs& tiles, bool by_column) {
+  int64_t passes = 0, loads = 0;
+  for (int64_t t = 0; t < tiles.tiles; ++t) {
+    const size_t base = static_cast<size_t>(t) * kTileEntries;
+    std::vector<uint16_t> col(tiles.col.begin() + base, tiles.col.begin() + base + kTileEntries);
+    if (by_column) {  // each row's run of slots (a run starts at a set bit) sorted
+      int first = 0;
+      for (int e = 1; e <= kTileEntries; ++e) {
+        const bool starts =
+            e == kTileEntries ||
+            (tiles.starts[static_cast<size_t>(t) * kTileLanes + e / 8] >> (e % 8) & 1u);
+        if (starts) {
+          std::sort(col.begin() + first, col.begin() + e);
+          first = e;
+        }
+      }
+    }
+    std::vector<std::map<int, std::set<int>>> group(kTileSlotGroups);
+    for (int e = 0; e < kTileEntries; ++e)
+      group[tile_slot_group(e)][col[e] % kBankPairs].insert(col[e]);
+    for (const auto& g : group) {
+      size_t most = 1;
+      for (const auto& [pair, columns] : g) most = std::max(most, columns.size());
+      passes += static_cast<int64_t>(most);
+      ++loads;
+    }
+  }
+  return static_cast<double>(passes) / static_cast<double>(std::max<int64_t>(1, loads));
+}
+
+TEST(BankOrder, NpbTilesNeedFewerPassesThanColumnOrder) {
+  for (const char* name : {"S", "W"}) {
+    const NpbClass cls = *find_npb_class(name);
+    const Layout layout = make_layout(Partition::kOneD, cls.na, 1, 0);
+    const LocalCsr matrix = generate_npb_block(cls, layout.block, 1);
+    const TiledSlabs tiles = build_tiled_slabs(matrix, slab_shape(matrix.cols, 2048));
+    const double ordered = mean_tile_passes(tiles, false),
+                 by_column = mean_tile_passes(tiles, true);
+    EXPECT_LT(ordered, 0.7 * by_column) << "class " << name << ": " << ordered << " passes a load, "
+                                        << by_column << " in column order";
+  }
+}
+
+}  // namespace
+}  // namespace tca_cg
