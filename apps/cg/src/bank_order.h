@@ -34,10 +34,10 @@ void order_for_banks(const uint16_t* col, int n, const int* group_of, BankCounts
 int bank_passes(const std::array<uint16_t, kBankPairs>& counts);
 
 // The rows format's order (gpu_kernels.cu, spmv_slab_kernel): a row whose part of a slab begins
-// at offset `begin` is loaded in pairs from the even offset at or before it, its pair t by lane
-// t % lanes, so that the `half` = min(lanes, 16) lanes of a half-warp read, in one load, the
-// entries of one parity of `half` consecutive pairs. Lanes whose entry lies outside the row
-// read column 0.
+// at offset `begin` is loaded in pairs from the even offset at or before it (the format makes
+// it `begin` itself), its pair t by lane t % lanes, so that the `half` = min(lanes, 16) lanes of
+// a half-warp read, in one load, the entries of one parity of `half` consecutive pairs. Lanes
+// whose slot holds none of the row's entries (padding, or past its end) read column 0.
 class RowSlabOrder {
  public:
   explicit RowSlabOrder(int lanes);

@@ -781,8 +781,8 @@ class GpuEngine final : public Engine {
   }
 
   // Rows in order within each slab: 16-bit columns local to the slab, 32-bit offsets per slab
-  // and row. Each slab's entries begin at an even index and fill an even count (a zero entry
-  // of column 0 pads an odd one), so that the kernel loads them in aligned pairs.
+  // and row. A row's part of a slab begins at an even offset and fills an even count of slots
+  // (a zero entry of column 0 pads an odd one), so that the kernel loads whole pairs.
   void set_up_slab_rows(LocalCsr& matrix) {
     std::vector<int64_t> base(slabs_ + 1, 0);
     std::vector<uint32_t> row_ptr(static_cast<size_t>(slabs_) * (rows_ + 1), 0);
@@ -795,12 +795,12 @@ class GpuEngine final : public Engine {
       uint32_t* offsets = row_ptr.data() + static_cast<size_t>(s) * (rows_ + 1);
       int64_t total = 0;
       for (int64_t r = 1; r <= rows_; ++r) {
-        total += offsets[r];
+        total += offsets[r] + (offsets[r] & 1);
         if (total > UINT32_MAX - 1)
           throw std::runtime_error("a column slab holds more than 2^32 - 2 entries");
         offsets[r] = static_cast<uint32_t>(total);
       }
-      base[s + 1] = base[s] + total + (total & 1);
+      base[s + 1] = base[s] + total;
     }
     // Lanes per row: 16 (batches of 64 entries) up to 64 entries in an average row of a slab,
     // else 32. Measured on classes B and C (61 and 40 entries): 16 lanes with the next row

@@ -209,9 +209,9 @@ __global__ void __launch_bounds__(kSpmvThreads)
 // Rows are handed out in rounds (round r: row r0 + r*groups + group) so that every lane of a
 // warp runs the same number of rounds and meets the shuffles. A group of kLanes threads loads a
 // row's first kUnroll * kLanes entries at once (the rest of a longer row follows in further
-// batches), in aligned pairs from the even index at or before the row's first entry: one
-// 16-byte load of values and one 4-byte load of columns for two entries; the entries of a pair
-// outside the row count as zero. With kPrefetch the group issues the next row's first batch
+// batches), in pairs (the format pads each row's part of a slab to whole, aligned pairs): one
+// 16-byte load of values and one 4-byte load of columns for two entries; the slots past the
+// row's end count as zero. With kPrefetch the group issues the next row's first batch
 // before it sums the current one, so two rows per group are in flight. The first batch is
 // loaded before the barrier, while the block fills its slab of x. Row offsets are read two rows
 // ahead.
@@ -242,23 +242,23 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, 
   static_assert(kUnroll % 2 == 0, "entries are loaded in pairs");
   const double2* val_pairs = reinterpret_cast<const double2*>(val);
   const uint32_t* col_pairs = reinterpret_cast<const uint32_t*>(col);
-  // The pairs first_pair + j * kLanes of the row [begin, end) (pair q: entries 2q and 2q + 1).
-  auto load = [&](uint32_t first_pair, uint32_t begin, uint32_t end, double(&v)[kUnroll],
+  // The pairs first_pair + j * kLanes of a row whose pairs end at end_pair (pair q: slots 2q
+  // and 2q + 1).
+  auto load = [&](uint32_t first_pair, uint32_t end_pair, double(&v)[kUnroll],
                   uint32_t(&c)[kUnroll]) {
 #pragma unroll
     for (int j = 0; j < kUnroll / 2; ++j) {
-      const uint32_t k = 2 * (first_pair + j * kLanes);
+      const uint32_t q = first_pair + j * kLanes;
       double2 pv = make_double2(0.0, 0.0);
       uint32_t pc = 0;
-      if (k < end) {
-        pv = __ldcs(val_pairs + k / 2);
-        pc = __ldcs(col_pairs + k / 2);
+      if (q < end_pair) {
+        pv = __ldcs(val_pairs + q);
+        pc = __ldcs(col_pairs + q);
       }
-      const bool first_in = k >= begin;  // the second is in wherever the pair is loaded
-      v[2 * j] = first_in ? pv.x : 0.0;
-      c[2 * j] = first_in ? pc & 0xffffu : 0u;
-      v[2 * j + 1] = k + 1 < end ? pv.y : 0.0;
-      c[2 * j + 1] = k + 1 < end ? pc >> 16 : 0u;
+      v[2 * j] = pv.x;
+      v[2 * j + 1] = pv.y;
+      c[2 * j] = pc & 0xffffu;
+      c[2 * j + 1] = pc >> 16;
     }
   };
 
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, 
   offsets(row + kGroups, next_begin, next_end);
   double v[kUnroll];
   uint32_t c[kUnroll];
-  load(begin / 2 + lane, begin, end, v, c);
+  load(begin / 2 + lane, end / 2, v, c);
 
   const int64_t first_col = static_cast<int64_t>(slab) * a.width;
   const int width = static_cast<int>(min(static_cast<int64_t>(a.width), a.cols - first_col));
@@ -287,15 +287,15 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, 
     offsets(row + 2 * kGroups, after_begin, after_end);
     double vn[kUnroll];
     uint32_t cn[kUnroll];
-    if (kPrefetch) load(next_begin / 2 + lane, next_begin, next_end, vn, cn);
+    if (kPrefetch) load(next_begin / 2 + lane, next_end / 2, vn, cn);
     double s = 0.0;
 #pragma unroll
     for (int j = 0; j < kUnroll; ++j) s += v[j] * xs[c[j]];
     constexpr uint32_t kBatchPairs = kUnroll / 2 * kLanes;
-    for (uint32_t q = begin / 2 + lane + kBatchPairs; 2 * q < end; q += kBatchPairs) {
+    for (uint32_t q = begin / 2 + lane + kBatchPairs; q < end / 2; q += kBatchPairs) {
       double w[kUnroll];
       uint32_t d[kUnroll];
-      load(q, begin, end, w, d);
+      load(q, end / 2, w, d);
 #pragma unroll
       for (int j = 0; j < kUnroll; ++j) s += w[j] * xs[d[j]];
     }
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, 
         c[j] = cn[j];
       }
     } else {
-      load(begin / 2 + lane, begin, end, v, c);
+      load(begin / 2 + lane, end / 2, v, c);
     }
   }
   collect_posted_pair(a.pair);
