@@ -68,9 +68,8 @@ struct SlabKernelChoice {
 // kTilesPerBlockLimit tiles (the slabs of x it loads are then a small part of its work); else
 // rows. Measured (docs/CG.md): on H100 at 8.9 entries (class D's row block on 4 GPUs) tiles
 // took 38% of the rows kernel's time; on one H200 with tca-cg --spmv-alone, at 40 entries
-// (class C) tiles were 5% faster with 1165 tiles a block (one GPU's block), 1% with 583 (two,
-// where a CG run on 2 H200s had rows 2% faster), 8% slower with 292 (four); at 61 (class B)
-// rows were as fast or faster at every count.
+// (class C) tiles were 2% faster with 1165 tiles a block (one GPU's block), 3% slower with 583
+// (two), 9% slower with 292 (four); at 61 (class B) rows were faster at every count.
 inline constexpr double kTileMeanLimit = 24.0;
 inline constexpr double kTileLongMeanLimit = 48.0;
 inline constexpr double kTilesPerBlockLimit = 768.0;
