@@ -10,45 +10,54 @@ namespace tca_cg {
 
 void order_for_banks(const uint16_t* col, int n, const int* group_of, BankCounts& counts,
                      int* order) {
-  // The row's groups, each with its slots in order and a cursor at the first free one.
-  std::vector<int> groups;
+  const int groups = static_cast<int>(counts.size());
+  // Scratch kept by the thread: the formats call this once per row and slab.
+  thread_local std::vector<int> first, used, slots, row_groups, entries;  // used: then free
+  // Each group's slots in order (first[g] .. first[g + 1] in `slots`), and the row's groups in
+  // the order of their first slot.
+  first.assign(groups + 1, 0);
+  row_groups.clear();
   for (int i = 0; i < n; ++i) {
-    if (group_of[i] < 0 || static_cast<size_t>(group_of[i]) >= counts.size())
+    const int g = group_of[i];
+    if (g < 0 || g >= groups)
       throw std::out_of_range("order_for_banks: a slot's group is outside the counts");
-    if (std::find(groups.begin(), groups.end(), group_of[i]) == groups.end())
-      groups.push_back(group_of[i]);
+    if (first[g + 1]++ == 0) row_groups.push_back(g);
   }
-  std::vector<std::vector<int>> slots(groups.size());
-  for (int i = 0; i < n; ++i) {
-    const size_t g =
-        static_cast<size_t>(std::find(groups.begin(), groups.end(), group_of[i]) - groups.begin());
-    slots[g].push_back(i);
-  }
-  std::vector<size_t> used(groups.size(), 0);
-  // Entries by their bank pair's frequency in the row (most first), then in column order.
-  std::array<int, kBankPairs> in_row{};
+  for (int g = 0; g < groups; ++g) first[g + 1] += first[g];
+  used.assign(groups, 0);
+  slots.resize(n);
+  for (int i = 0; i < n; ++i) slots[first[group_of[i]] + used[group_of[i]]++] = i;
+  for (int g = 0; g < groups; ++g) used[g] = first[g + 1] - first[g];  // now: free slots
+  // Entries by their bank pair's frequency in the row (most first; ties: the lower pair), each
+  // pair's entries in their order.
+  std::array<int, kBankPairs> in_row{}, pairs{}, at{};
   for (int e = 0; e < n; ++e) ++in_row[col[e] % kBankPairs];
-  std::vector<int> entries(n);
-  for (int e = 0; e < n; ++e) entries[e] = e;
-  std::stable_sort(entries.begin(), entries.end(), [&](int a, int b) {
-    const int pa = col[a] % kBankPairs, pb = col[b] % kBankPairs;
-    return in_row[pa] != in_row[pb] ? in_row[pa] > in_row[pb] : pa < pb;
-  });
+  for (int p = 0; p < kBankPairs; ++p) {  // an insertion sort: stable, and no buffer
+    int k = p;
+    for (; k > 0 && in_row[pairs[k - 1]] < in_row[p]; --k) pairs[k] = pairs[k - 1];
+    pairs[k] = p;
+  }
+  for (int k = 0, sum = 0; k < kBankPairs; ++k) {
+    at[pairs[k]] = sum;
+    sum += in_row[pairs[k]];
+  }
+  entries.resize(n);
+  for (int e = 0; e < n; ++e) entries[at[col[e] % kBankPairs]++] = e;
   for (int e : entries) {
     const int pair = col[e] % kBankPairs;
-    size_t best = groups.size();
-    for (size_t g = 0; g < groups.size(); ++g) {
-      if (used[g] == slots[g].size()) continue;
-      if (best == groups.size()) {
+    int best = -1, best_load = 0, best_free = 0;
+    for (int g : row_groups) {
+      const int free = used[g];
+      if (free == 0) continue;
+      const int load = counts[g][pair];
+      if (best < 0 || load < best_load || (load == best_load && free > best_free)) {
         best = g;
-        continue;
+        best_load = load;
+        best_free = free;
       }
-      const int load = counts[groups[g]][pair], best_load = counts[groups[best]][pair];
-      const size_t free = slots[g].size() - used[g], best_free = slots[best].size() - used[best];
-      if (load < best_load || (load == best_load && free > best_free)) best = g;
     }
-    order[slots[best][used[best]++]] = e;
-    ++counts[groups[best]][pair];
+    order[slots[first[best + 1] - used[best]--]] = e;
+    ++counts[best][pair];
   }
 }
 
@@ -73,10 +82,13 @@ const int* RowSlabOrder::place(const int32_t* columns, int n, int64_t first_col,
     groups = std::max(groups, group_of_[i] + 1);
   }
   counts_.assign(groups, {});
-  // A group with fewer of the row's slots than lanes: the others read column 0.
-  std::vector<int> real(groups, 0);
-  for (int i = 0; i < n; ++i) ++real[group_of_[i]];
-  for (int g = 0; g < groups; ++g) counts_[g][0] = real[g] < half_ ? 1 : 0;
+  // A group with fewer of the row's slots than lanes: the others read column 0. (counts_[g][1]
+  // counts the group's slots meanwhile.)
+  for (int i = 0; i < n; ++i) ++counts_[group_of_[i]][1];
+  for (int g = 0; g < groups; ++g) {
+    counts_[g][0] = counts_[g][1] < half_ ? 1 : 0;
+    counts_[g][1] = 0;
+  }
   order_for_banks(col_.data(), n, group_of_.data(), counts_, order_.data());
   return order_.data();
 }

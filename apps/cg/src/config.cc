@@ -307,6 +307,7 @@ std::optional<int> parse_config(int argc, char** argv, int rank, int ranks, int 
   config->graph = !no_graph;
   config->gpu.slab.prefetch = !no_prefetch;
   config->gpu.early_launch = !no_early_launch;
+  config->gpu.threads = config->threads;
   config->breakdown = !no_breakdown;
   config->iterations_lines = !quiet;
   return std::nullopt;

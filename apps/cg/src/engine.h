@@ -266,6 +266,7 @@ struct SlabOptions {
 struct GpuOptions {
   SlabOptions slab;
   bool early_launch = true;
+  int threads = 1;  // CPU threads that build the SpMV's format at set-up
 };
 
 // Vectors have layout.piece elements; `scratch_pieces` > 0 adds the 2d reduction scratch. On a

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "bank_order.h"
 #include "engine.h"
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
@@ -138,6 +137,7 @@ class GpuEngine final : public Engine {
         allocator_(allocator),
         spmv_kind_(spmv),
         slab_options_(gpu.slab),
+        format_threads_(std::max(1, gpu.threads)),
         m_(layout.piece),
         real_(layout.own_count()) {
     check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
@@ -730,7 +730,7 @@ class GpuEngine final : public Engine {
   // Tiles of 256 entries (slab_format.h); the partial sums of (slab, row) pairs without
   // entries are never written, so they are zeroed here once.
   void set_up_tiles(LocalCsr& matrix, SlabShape shape) {
-    TiledSlabs tiles = build_tiled_slabs(matrix, shape);
+    TiledSlabs tiles = build_tiled_slabs(matrix, shape, format_threads_);
     matrix = LocalCsr();
     upload_tiles(tiles);
     tile_blocks_ = tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
@@ -760,7 +760,7 @@ class GpuEngine final : public Engine {
     slabs_ = shape.slabs;
     slab_width_ = shape.width;
     slab_kernel_ = SlabKernel::kTiles;
-    TiledSlabs tiles = build_tiled_slabs(matrix, shape);
+    TiledSlabs tiles = build_tiled_slabs(matrix, shape, format_threads_);
     matrix = LocalCsr();
     tile_blocks_ = symmetric_tile_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
     TileSegments segments = tile_segments(tiles.slab_tiles, tile_blocks_);
@@ -780,56 +780,20 @@ class GpuEngine final : public Engine {
         (rows_ + kVectorThreads - 1) / kVectorThreads, 1, int64_t{4} * multiprocessors_));
   }
 
-  // Rows in order within each slab: 16-bit columns local to the slab, 32-bit offsets per slab
-  // and row. A row's part of a slab begins at an even offset and fills an even count of slots
-  // (a zero entry of column 0 pads an odd one), so that the kernel loads whole pairs.
+  // The row-group kernel's format (slab_format.h, build_row_slabs).
   void set_up_slab_rows(LocalCsr& matrix) {
-    std::vector<int64_t> base(slabs_ + 1, 0);
-    std::vector<uint32_t> row_ptr(static_cast<size_t>(slabs_) * (rows_ + 1), 0);
-    for (int64_t r = 0; r < rows_; ++r) {
-      for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k) {
-        ++row_ptr[static_cast<size_t>(matrix.col[k] / slab_width_) * (rows_ + 1) + r + 1];
-      }
-    }
-    for (int s = 0; s < slabs_; ++s) {
-      uint32_t* offsets = row_ptr.data() + static_cast<size_t>(s) * (rows_ + 1);
-      int64_t total = 0;
-      for (int64_t r = 1; r <= rows_; ++r) {
-        total += offsets[r] + (offsets[r] & 1);
-        if (total > UINT32_MAX - 1)
-          throw std::runtime_error("a column slab holds more than 2^32 - 2 entries");
-        offsets[r] = static_cast<uint32_t>(total);
-      }
-      base[s + 1] = base[s] + total;
-    }
     // Lanes per row: 16 (batches of 64 entries) up to 64 entries in an average row of a slab,
     // else 32. Measured on classes B and C (61 and 40 entries): 16 lanes with the next row
     // prefetched was fastest; 8 lanes (8 entries each) and 32 were slower (docs/CG.md).
     const double average = static_cast<double>(nnz_) / std::max<int64_t>(1, rows_ * slabs_);
     slab_lanes_ = slab_options_.lanes != 0 ? slab_options_.lanes : average <= 64 ? 16 : 32;
-    std::vector<uint16_t> col(base[slabs_], 0);
-    std::vector<double> val(base[slabs_], 0.0);
-    RowSlabOrder order(std::min(slab_lanes_, kBankPairs));
-    for (int64_t r = 0; r < rows_; ++r) {
-      // A row's columns ascend, so its entries of each slab are consecutive.
-      for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1];) {
-        const int s = matrix.col[k] / slab_width_;
-        const int64_t first = k;
-        while (k < matrix.row_ptr[r + 1] && matrix.col[k] / slab_width_ == s) ++k;
-        const uint32_t begin = row_ptr[static_cast<size_t>(s) * (rows_ + 1) + r];
-        const int* from = order.place(matrix.col.data() + first, static_cast<int>(k - first),
-                                      s * slab_width_, begin);
-        for (int64_t i = 0; i < k - first; ++i) {
-          col[base[s] + begin + i] = order.col()[from[i]];
-          val[base[s] + begin + i] = matrix.val[first + from[i]];
-        }
-      }
-    }
+    RowSlabs slabs =
+        build_row_slabs(matrix, SlabShape{slabs_, slab_width_}, slab_lanes_, format_threads_);
     matrix = LocalCsr();  // the host copy is no longer needed
-    slab_base_ = upload_array(base);
-    slab_row_ptr_ = upload_array(row_ptr);
-    slab_col_ = upload_array(col);
-    val_ = upload_array(val);
+    slab_base_ = upload_array(slabs.base);
+    slab_row_ptr_ = upload_array(slabs.row_ptr);
+    slab_col_ = upload_array(slabs.col);
+    val_ = upload_array(slabs.val);
     slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
     device_blocks_.push_back(slab_partial_);
     const int resident = slab_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
@@ -870,6 +834,7 @@ class GpuEngine final : public Engine {
   Allocator allocator_;
   SpmvKind spmv_kind_;
   SlabOptions slab_options_;
+  int format_threads_ = 1;
   bool early_launch_ = false;
   KernelSlot* stamp_slots_ = nullptr;  // kernel_times
   int64_t m_;

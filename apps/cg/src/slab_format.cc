@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "bank_order.h"
+#include "threads.h"
 
 namespace tca_cg {
 
@@ -57,6 +58,44 @@ struct TilePacker {
     return fill;
   }
 };
+
+// Orders the rows of tile t (bank_order.h), in row order: entries [0, filled) hold its rows,
+// each starting at a set bit of `starts`, and the zero entries marked in `fills`, which are
+// left in place and count as reads of column 0.
+void order_tile_rows(TiledSlabs& tiles, int64_t t, const uint8_t* fills, int filled) {
+  const size_t base = static_cast<size_t>(t) * kTileEntries;
+  auto bit = [&](const uint8_t* bits, int e) {
+    return (bits[static_cast<size_t>(t) * kTileLanes + e / 8] >> (e % 8) & 1u) != 0;
+  };
+  auto value_at = [&](int e) -> double& {
+    return tiles.val[base + tile_value_index(e / kTileLaneEntries, e % kTileLaneEntries)];
+  };
+  BankCounts counts(kTileSlotGroups);
+  uint16_t col[kTileEntries];
+  double val[kTileEntries];
+  int group_of[kTileEntries], order[kTileEntries];
+  for (int e = 0; e < filled;) {
+    if (bit(fills, e)) {
+      uint16_t& zero = counts[tile_slot_group(e)][0];
+      zero = std::max<uint16_t>(zero, 1);
+      ++e;
+      continue;
+    }
+    int n = 1;
+    while (e + n < filled && !bit(tiles.starts.data(), e + n)) ++n;
+    for (int i = 0; i < n; ++i) {
+      col[i] = tiles.col[base + e + i];
+      val[i] = value_at(e + i);
+      group_of[i] = tile_slot_group(e + i);
+    }
+    order_for_banks(col, n, group_of, counts, order);
+    for (int i = 0; i < n; ++i) {
+      tiles.col[base + e + i] = col[order[i]];
+      value_at(e + i) = val[order[i]];
+    }
+    e += n;
+  }
+}
 
 }  // namespace
 
@@ -129,7 +168,7 @@ SlabKernelChoice choose_slab_kernel(const SlabStatistics& s, int resident_blocks
   return choice;
 }
 
-TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape) {
+TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape, int threads) {
   if (matrix.rows > std::numeric_limits<int32_t>::max()) {
     throw std::invalid_argument("tiled slabs: more than 2^31 rows");
   }
@@ -163,52 +202,94 @@ TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape) {
   out.val.assign(entries, 0.0);  // padding: zero entries without a row start (the last row's)
   out.col.assign(entries, 0);
   out.starts.assign(static_cast<size_t>(out.tiles) * kTileLanes, 0);
-  // Pass 2: fill, packed again the same way. `current` is each slab's open tile, `used` its
-  // entries so far.
+  // Pass 2: fill in column order, packed again the same way, with each slab's open tile and
+  // its entries so far; the zero entries of rows without entries are marked in
+  // `fills` (a bit per entry, as `starts`), each tile's filled entries counted in `filled`.
+  struct Open {
+    int64_t tile = -1;
+    int64_t used = 0;
+  };
   std::vector<TilePacker> again(shape.slabs);
-  std::vector<int64_t> current(shape.slabs, -1), used(shape.slabs, 0);
-  std::vector<BankCounts> banks(shape.slabs, BankCounts(kTileSlotGroups));  // the open tile's
-  std::vector<uint16_t> row_col;
-  std::vector<int> group_of, order;
+  std::vector<Open> open(shape.slabs);
+  std::vector<uint8_t> fills(out.starts.size(), 0);
+  std::vector<int16_t> filled(out.tiles, 0);
   for (int64_t r = 0; r < matrix.rows; ++r) {
     for_each_row_slab(matrix, r, shape.width, [&](int s, int64_t first, int64_t end) {
       bool opens = false;
       const int64_t fill = again[s].place(r, end - first, &opens);
+      int64_t& used = open[s].used;
       if (opens) {
-        current[s] = current[s] < 0 ? out.slab_tiles[s] : current[s] + 1;
-        used[s] = 0;
-        out.tile_row[current[s]] = static_cast<int32_t>(r);
-        banks[s].assign(kTileSlotGroups, {});
+        open[s].tile = open[s].tile < 0 ? out.slab_tiles[s] : open[s].tile + 1;
+        used = 0;
+        out.tile_row[open[s].tile] = static_cast<int32_t>(r);
       }
-      const size_t tile = static_cast<size_t>(current[s]);
-      auto start_row = [&](int64_t e) {
-        out.starts[tile * kTileLanes + e / 8] |= static_cast<uint8_t>(1u << (e % 8));
+      const size_t tile = static_cast<size_t>(open[s].tile);
+      auto mark = [&](std::vector<uint8_t>& bits, int64_t e) {
+        bits[tile * kTileLanes + e / 8] |= static_cast<uint8_t>(1u << (e % 8));
       };
       for (int64_t k = 0; k < fill; ++k) {  // a zero entry (column 0) for a row without entries
-        uint16_t& zero = banks[s][tile_slot_group(static_cast<int>(used[s]))][0];
-        zero = std::max<uint16_t>(zero, 1);
-        start_row(used[s]++);
+        mark(fills, used);
+        mark(out.starts, used++);
       }
       const int32_t slab_first_col = s * shape.width;
-      start_row(used[s]);
-      const int n = static_cast<int>(end - first);
-      row_col.resize(n);
-      group_of.resize(n);
-      order.resize(n);
-      for (int i = 0; i < n; ++i) {
-        row_col[i] = static_cast<uint16_t>(matrix.col[first + i] - slab_first_col);
-        group_of[i] = tile_slot_group(static_cast<int>(used[s]) + i);
-      }
-      order_for_banks(row_col.data(), n, group_of.data(), banks[s], order.data());
-      for (int i = 0; i < n; ++i, ++used[s]) {
-        const int e = static_cast<int>(used[s]);
+      mark(out.starts, used);
+      for (int64_t k = first; k < end; ++k, ++used) {
+        const int e = static_cast<int>(used);
         out.val[tile * kTileEntries +
-                tile_value_index(e / kTileLaneEntries, e % kTileLaneEntries)] =
-            matrix.val[first + order[i]];
-        out.col[tile * kTileEntries + e] = row_col[order[i]];
+                tile_value_index(e / kTileLaneEntries, e % kTileLaneEntries)] = matrix.val[k];
+        out.col[tile * kTileEntries + e] = static_cast<uint16_t>(matrix.col[k] - slab_first_col);
       }
+      filled[tile] = static_cast<int16_t>(used);
     });
   }
+  // Pass 3: each row's entries of a tile in the order bank_order.h chooses, the tiles in
+  // parallel (a tile's rows in sequence: each row's order counts the rows before it).
+  parallel_ranges(out.tiles, threads, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) order_tile_rows(out, t, fills.data(), filled[t]);
+  });
+  return out;
+}
+
+RowSlabs build_row_slabs(const LocalCsr& matrix, SlabShape shape, int lanes, int threads) {
+  RowSlabs out;
+  out.shape = shape;
+  out.rows = matrix.rows;
+  const size_t stride = static_cast<size_t>(matrix.rows) + 1;
+  out.base.assign(shape.slabs + 1, 0);
+  out.row_ptr.assign(static_cast<size_t>(shape.slabs) * stride, 0);
+  for (int64_t r = 0; r < matrix.rows; ++r) {
+    for_each_row_slab(matrix, r, shape.width, [&](int s, int64_t first, int64_t end) {
+      out.row_ptr[s * stride + r + 1] = static_cast<uint32_t>(end - first);
+    });
+  }
+  for (int s = 0; s < shape.slabs; ++s) {
+    uint32_t* offsets = out.row_ptr.data() + s * stride;
+    int64_t total = 0;
+    for (int64_t r = 1; r <= matrix.rows; ++r) {
+      total += offsets[r] + (offsets[r] & 1);
+      if (total > UINT32_MAX - 1)
+        throw std::invalid_argument("row slabs: a column slab holds more than 2^32 - 2 slots");
+      offsets[r] = static_cast<uint32_t>(total);
+    }
+    out.base[s + 1] = out.base[s] + total;
+  }
+  out.col.assign(out.base[shape.slabs], 0);
+  out.val.assign(out.base[shape.slabs], 0.0);
+  parallel_ranges(matrix.rows, threads, [&](int64_t begin, int64_t end, int) {
+    RowSlabOrder order(lanes);
+    for (int64_t r = begin; r < end; ++r) {
+      for_each_row_slab(matrix, r, shape.width, [&](int s, int64_t first, int64_t last) {
+        const uint32_t at = out.row_ptr[s * stride + r];
+        const int* from = order.place(matrix.col.data() + first, static_cast<int>(last - first),
+                                      static_cast<int64_t>(s) * shape.width, at);
+        const size_t slot = static_cast<size_t>(out.base[s]) + at;
+        for (int64_t i = 0; i < last - first; ++i) {
+          out.col[slot + i] = order.col()[from[i]];
+          out.val[slot + i] = matrix.val[first + from[i]];
+        }
+      });
+    }
+  });
   return out;
 }
 

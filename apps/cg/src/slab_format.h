@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // Column slabs of a rank's block, as the GPU's own SpMV kernels read them, built on the CPU:
-// the slabs' shape, the statistics the choice between the two slab kernels is made from, and
-// the tiled format of the tile kernel (with a CPU model of that kernel's arithmetic).
+// the slabs' shape, the statistics the choice between the two slab kernels is made from, the
+// row groups' format, and the tiled format of the tile kernel (with a CPU model of that
+// kernel's arithmetic).
 //
 // The block's columns are cut into `slabs` slabs of `width` columns (equal widths, a multiple
 // of 32, at most what one block's shared memory holds), so that a slab of x sits in shared
 // memory while a kernel streams the slab's entries. Two kernels read slabs:
 //
 // - rows: slab s holds, row by row, the entries of its columns (16-bit columns local to the
-//   slab, 32-bit offsets per slab and row); a group of 8, 16 or 32 threads takes a row.
+//   slab, 32-bit offsets per slab and row; each row's part padded to whole pairs); a group of
+//   8, 16 or 32 threads takes a row.
 // - tiles: slab s holds its entries row by row in tiles of 256 (32 lanes x 8 entries); a tile
 //   holds whole rows of the slab (a row's entries of one slab never straddle two tiles), on
 //   consecutive rows: a row without entries between two rows of a tile gets one zero entry
@@ -109,8 +111,25 @@ struct TiledSlabs {
   std::vector<uint8_t> starts;      // tiles x 32: the row-start bits, a byte per lane
 };
 // Throws std::invalid_argument where a row's part of a slab exceeds a tile or the rows exceed
-// 32-bit indices.
-TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape);
+// 32-bit indices. `threads` order the tiles' rows in parallel (the format is the same for any
+// count).
+TiledSlabs build_tiled_slabs(const LocalCsr& matrix, SlabShape shape, int threads = 1);
+
+// The row-group kernel's format: slab s holds, row by row, each row's entries of its columns
+// (16-bit columns local to the slab) in the order bank_order.h chooses for `lanes` threads a
+// row; each row's part of a slab fills an even count of slots at an even offset (a zero entry
+// of column 0 pads an odd one), so that the kernel loads whole pairs.
+struct RowSlabs {
+  SlabShape shape;
+  int64_t rows = 0;
+  std::vector<int64_t> base;      // slabs + 1: each slab's first slot
+  std::vector<uint32_t> row_ptr;  // slabs x (rows + 1): each row's first slot within its slab
+  std::vector<uint16_t> col;      // base[slabs] slots, column inside the slab
+  std::vector<double> val;
+};
+// Throws std::invalid_argument where a slab would hold more than 2^32 - 2 slots. `threads`
+// order the rows in parallel (the format is the same for any count).
+RowSlabs build_row_slabs(const LocalCsr& matrix, SlabShape shape, int lanes, int threads = 1);
 
 // The row of entry j of a lane, relative to the tile's first row: `before` row starts in
 // the lanes before it, `bits` its own byte.

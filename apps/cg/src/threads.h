@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <vector>
 
 #ifdef _OPENMP
@@ -16,6 +17,8 @@ namespace tca_cg {
 inline int64_t part_begin(int64_t n, int parts, int part) { return n * part / parts; }
 
 // Calls fn(begin, end, part) for every part; parts run in parallel where OpenMP is built in.
+// An exception thrown by a part is thrown again once every part has ended (the first part's
+// that threw).
 template <class Fn>
 void parallel_ranges(int64_t n, int threads, Fn&& fn) {
   const int parts = threads < 1 ? 1 : threads;
@@ -23,11 +26,19 @@ void parallel_ranges(int64_t n, int threads, Fn&& fn) {
     fn(int64_t{0}, n, 0);
     return;
   }
+  std::vector<std::exception_ptr> errors(parts);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
 #endif
   for (int part = 0; part < parts; ++part) {
-    fn(part_begin(n, parts, part), part_begin(n, parts, part + 1), part);
+    try {
+      fn(part_begin(n, parts, part), part_begin(n, parts, part + 1), part);
+    } catch (...) {
+      errors[part] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
   }
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) the tca authors
 // The order of a row's entries for shared memory's banks (bank_order.h): every entry placed
-// once, a row whose entries allow one pass per load gets it, and the tiles of NPB blocks need
-// far fewer passes than in column order.
+// once, a row whose entries allow one pass per load gets it, the tiles of NPB blocks need far
+// fewer passes than in column order; the row groups' format holds every entry in whole pairs;
+// both formats are the same whatever the threads that build them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +12,9 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bank_order.h"
@@ -20,6 +23,7 @@
 #include "npb_class.h"
 #include "npb_matrix.h"
 #include "slab_format.h"
+#include "threads.h"
 
 namespace tca_cg {
 namespace {
@@ -128,6 +132,75 @@ TEST(BankOrder, NpbTilesNeedFewerPassesThanColumnOrder) {
     EXPECT_LT(ordered, 0.7 * by_column) << "class " << name << ": " << ordered << " passes a load, "
                                         << by_column << " in column order";
   }
+}
+
+LocalCsr npb_block_of(const char* name, int ranks, int rank) {
+  const NpbClass cls = *find_npb_class(name);
+  const Layout layout = make_layout(Partition::kOneD, cls.na, ranks, rank);
+  return generate_npb_block(cls, layout.block, 1);
+}
+
+// The rows format holds each row's entries of a slab once (in some order), padded to whole
+// pairs at even offsets with zero entries of column 0.
+TEST(BankOrder, RowSlabsHoldEveryEntryInWholePairs) {
+  const LocalCsr matrix = npb_block_of("W", 3, 1);
+  const SlabShape shape = slab_shape(matrix.cols, 1024);
+  ASSERT_GT(shape.slabs, 2);
+  const RowSlabs slabs = build_row_slabs(matrix, shape, 16, 2);
+  const size_t stride = static_cast<size_t>(matrix.rows) + 1;
+  ASSERT_EQ(slabs.row_ptr.size(), static_cast<size_t>(shape.slabs) * stride);
+  ASSERT_EQ(slabs.col.size(), static_cast<size_t>(slabs.base[shape.slabs]));
+  for (int s = 0; s < shape.slabs; ++s) EXPECT_EQ(slabs.base[s] % 2, 0) << "slab " << s;
+  for (int64_t r = 0; r < matrix.rows; ++r) {
+    std::multiset<std::pair<int64_t, double>> expected, stored;
+    for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k)
+      expected.insert({matrix.col[k], matrix.val[k]});
+    for (int s = 0; s < shape.slabs; ++s) {
+      const uint32_t begin = slabs.row_ptr[s * stride + r], end = slabs.row_ptr[s * stride + r + 1];
+      ASSERT_EQ(begin % 2, 0u) << "row " << r << " slab " << s;
+      ASSERT_EQ(end % 2, 0u) << "row " << r << " slab " << s;
+      int64_t in_slab = 0;
+      for (int64_t k = matrix.row_ptr[r]; k < matrix.row_ptr[r + 1]; ++k)
+        in_slab += matrix.col[k] / shape.width == s;
+      ASSERT_EQ(end - begin, in_slab + (in_slab & 1)) << "row " << r << " slab " << s;
+      for (uint32_t i = begin; i < begin + in_slab; ++i) {
+        const size_t slot = static_cast<size_t>(slabs.base[s]) + i;
+        stored.insert({int64_t{s} * shape.width + slabs.col[slot], slabs.val[slot]});
+      }
+      if (in_slab & 1) {  // the padding
+        const size_t slot = static_cast<size_t>(slabs.base[s]) + end - 1;
+        EXPECT_EQ(slabs.col[slot], 0);
+        EXPECT_EQ(slabs.val[slot], 0.0);
+      }
+    }
+    ASSERT_EQ(stored, expected) << "row " << r;
+  }
+}
+
+TEST(BankOrder, TheFormatsAreTheSameForAnyThreadCount) {
+  const LocalCsr matrix = npb_block_of("W", 2, 0);
+  const SlabShape shape = slab_shape(matrix.cols, 2048);
+  const TiledSlabs one = build_tiled_slabs(matrix, shape, 1),
+                   three = build_tiled_slabs(matrix, shape, 3);
+  EXPECT_EQ(one.col, three.col);
+  EXPECT_EQ(one.val, three.val);
+  EXPECT_EQ(one.starts, three.starts);
+  const RowSlabs rows_one = build_row_slabs(matrix, shape, 16, 1);
+  const RowSlabs rows_three = build_row_slabs(matrix, shape, 16, 3);
+  EXPECT_EQ(rows_one.row_ptr, rows_three.row_ptr);
+  EXPECT_EQ(rows_one.col, rows_three.col);
+  EXPECT_EQ(rows_one.val, rows_three.val);
+}
+
+TEST(Threads, AnExceptionInAPartIsThrownAfterTheParts) {
+  std::vector<int> ran(4, 0);
+  EXPECT_THROW(parallel_ranges(100, 4,
+                               [&](int64_t, int64_t, int part) {
+                                 ran[part] = 1;
+                                 if (part == 2) throw std::runtime_error("part 2");
+                               }),
+               std::runtime_error);
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), 1), 4);  // the other parts ran to their end
 }
 
 }  // namespace
