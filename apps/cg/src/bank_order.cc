@@ -46,10 +46,8 @@ void order_for_banks(const uint16_t* col, int n, const int* group_of, BankCounts
   for (int e : entries) {
     const int pair = col[e] % kBankPairs;
     int best = -1, best_load = 0, best_free = 0;
-    for (int g : row_groups) {
-      const int free = used[g];
-      if (free == 0) continue;
-      const int load = counts[g][pair];
+    for (int g : row_groups) {  // the groups with free slots, in their order
+      const int free = used[g], load = counts[g][pair];
       if (best < 0 || load < best_load || (load == best_load && free > best_free)) {
         best = g;
         best_load = load;
@@ -58,6 +56,7 @@ void order_for_banks(const uint16_t* col, int n, const int* group_of, BankCounts
     }
     order[slots[first[best + 1] - used[best]--]] = e;
     ++counts[best][pair];
+    if (used[best] == 0) row_groups.erase(std::find(row_groups.begin(), row_groups.end(), best));
   }
 }
 
