@@ -12,7 +12,7 @@ void order_for_banks(const uint16_t* col, int n, const int* group_of, BankCounts
                      int* order) {
   const int groups = static_cast<int>(counts.size());
   // Scratch kept by the thread: the formats call this once per row and slab.
-  thread_local std::vector<int> first, used, slots, row_groups, entries;  // used: then free
+  thread_local std::vector<int> first, free_slots, slots, row_groups, entries;
   // Each group's slots in order (first[g] .. first[g + 1] in `slots`), and the row's groups in
   // the order of their first slot.
   first.assign(groups + 1, 0);
@@ -24,10 +24,9 @@ void order_for_banks(const uint16_t* col, int n, const int* group_of, BankCounts
     if (first[g + 1]++ == 0) row_groups.push_back(g);
   }
   for (int g = 0; g < groups; ++g) first[g + 1] += first[g];
-  used.assign(groups, 0);
+  free_slots.assign(groups, 0);  // counted as the slots are listed: then all of them free
   slots.resize(n);
-  for (int i = 0; i < n; ++i) slots[first[group_of[i]] + used[group_of[i]]++] = i;
-  for (int g = 0; g < groups; ++g) used[g] = first[g + 1] - first[g];  // now: free slots
+  for (int i = 0; i < n; ++i) slots[first[group_of[i]] + free_slots[group_of[i]]++] = i;
   // Entries by their bank pair's frequency in the row (most first; ties: the lower pair), each
   // pair's entries in their order.
   std::array<int, kBankPairs> in_row{}, pairs{}, at{};
@@ -47,16 +46,17 @@ void order_for_banks(const uint16_t* col, int n, const int* group_of, BankCounts
     const int pair = col[e] % kBankPairs;
     int best = -1, best_load = 0, best_free = 0;
     for (int g : row_groups) {  // the groups with free slots, in their order
-      const int free = used[g], load = counts[g][pair];
-      if (best < 0 || load < best_load || (load == best_load && free > best_free)) {
+      const int load = counts[g][pair];
+      if (best < 0 || load < best_load || (load == best_load && free_slots[g] > best_free)) {
         best = g;
         best_load = load;
-        best_free = free;
+        best_free = free_slots[g];
       }
     }
-    order[slots[first[best + 1] - used[best]--]] = e;
+    order[slots[first[best + 1] - free_slots[best]--]] = e;  // the group's earliest free slot
     ++counts[best][pair];
-    if (used[best] == 0) row_groups.erase(std::find(row_groups.begin(), row_groups.end(), best));
+    if (free_slots[best] == 0)
+      row_groups.erase(std::find(row_groups.begin(), row_groups.end(), best));
   }
 }
 
@@ -80,20 +80,13 @@ const int* RowSlabOrder::place(const int32_t* columns, int n, int64_t first_col,
     group_of_[i] = static_cast<int>((p / 2 - first_pair) / half_) * 2 + static_cast<int>(p & 1);
     groups = std::max(groups, group_of_[i] + 1);
   }
+  // A group with fewer of the row's slots than lanes: the others read column 0.
+  slots_.assign(groups, 0);
+  for (int i = 0; i < n; ++i) ++slots_[group_of_[i]];
   counts_.assign(groups, {});
-  // A group with fewer of the row's slots than lanes: the others read column 0. (counts_[g][1]
-  // counts the group's slots meanwhile.)
-  for (int i = 0; i < n; ++i) ++counts_[group_of_[i]][1];
-  for (int g = 0; g < groups; ++g) {
-    counts_[g][0] = counts_[g][1] < half_ ? 1 : 0;
-    counts_[g][1] = 0;
-  }
+  for (int g = 0; g < groups; ++g) counts_[g][0] = slots_[g] < half_ ? 1 : 0;
   order_for_banks(col_.data(), n, group_of_.data(), counts_, order_.data());
   return order_.data();
-}
-
-int bank_passes(const std::array<uint16_t, kBankPairs>& counts) {
-  return std::max(1, static_cast<int>(*std::max_element(counts.begin(), counts.end())));
 }
 
 }  // namespace tca_cg

@@ -30,9 +30,6 @@ using BankCounts = std::vector<std::array<uint16_t, kBankPairs>>;
 void order_for_banks(const uint16_t* col, int n, const int* group_of, BankCounts& counts,
                      int* order);
 
-// The passes of a group's load: the most columns on one bank pair (at least one).
-int bank_passes(const std::array<uint16_t, kBankPairs>& counts);
-
 // The rows format's order (gpu_kernels.cu, spmv_slab_kernel): a row whose part of a slab begins
 // at offset `begin` is loaded in pairs from the even offset at or before it (the format makes
 // it `begin` itself), its pair t by lane t % lanes, so that the `half` = min(lanes, 16) lanes of
@@ -52,6 +49,7 @@ class RowSlabOrder {
   std::vector<uint16_t> col_;
   std::vector<int> group_of_;
   std::vector<int> order_;
+  std::vector<int> slots_;  // per group, the row's slots in it
   BankCounts counts_;
 };
 
