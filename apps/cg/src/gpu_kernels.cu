@@ -219,8 +219,15 @@ __global__ void __launch_bounds__(kSpmvThreads)
 // before it sums the current one, so two rows per group are in flight. The first batch is
 // loaded before the barrier, while the block fills its slab of x. Row offsets are read two rows
 // ahead.
+//
+// Held to kSlabRowRegisters registers a thread (the compiler gives it 64, the most 1,024 threads
+// may have), so that the SM keeps room for a block of the kernel launched early after it.
+// Measured on one H200 (docs/CG.md): class B's block of 4 GPUs 15.6 -> 13.4 us a call, other
+// blocks of classes B and C within 1%; 48 registers slowed the larger blocks by 3%.
+inline constexpr int kSlabRowRegisters = 56;
+static_assert(kSlabRowRegisters * kSlabThreads <= 65536, "a block must fit the register file");
 template <int kLanes, int kUnroll, bool kPrefetch>
-__global__ void __launch_bounds__(kSlabThreads, 1) spmv_slab_kernel(SlabArgs a, KernelStamp stamp) {
+__global__ void __maxnreg__(kSlabRowRegisters) spmv_slab_kernel(SlabArgs a, KernelStamp stamp) {
   extern __shared__ double xs[];
   const int slab = blockIdx.x % a.slabs;
   const int chunk = blockIdx.x / a.slabs;
