@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "config.h"
 #include "engine.h"
 #include "gpu_kernels.cuh"
 #include "slab_format.h"
@@ -266,21 +267,8 @@ class GpuEngine final : public Engine {
   }
 
   std::string spmv_kernel() const override {
-    switch (spmv_kind_) {
-      case SpmvKind::kOwn:
-      case SpmvKind::kSlabRows:
-      case SpmvKind::kSlabTiles:
-        return slab_kernel_ == SlabKernel::kTiles ? "slab-tiles" : "slab-rows";
-      case SpmvKind::kCsr:
-        return "csr";
-      case SpmvKind::kCusparse:
-        return "cusparse";
-      case SpmvKind::kSymmetric:
-        return "symmetric";
-      case SpmvKind::kSymmetricTiles:
-        return "symmetric-tiles";
-    }
-    return "";
+    if (slab_spmv()) return slab_kernel_ == SlabKernel::kTiles ? "slab-tiles" : "slab-rows";
+    return spmv_name(spmv_kind_);
   }
   std::string spmv_choice() const override { return slab_choice_; }
 
@@ -744,9 +732,16 @@ class GpuEngine final : public Engine {
     val_ = upload_array(tiles.val);
     slab_col_ = upload_array(tiles.col);
     tile_starts_ = upload_array(tiles.starts);
-    slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
+    allocate_slab_partials();
+  }
+
+  // The slab partials (slabs x rows), zeroed: the tile kernels leave the pairs without entries
+  // unwritten.
+  void allocate_slab_partials() {
+    const size_t count = static_cast<size_t>(slabs_) * rows_;
+    slab_partial_ = device_alloc<double>(count);
     device_blocks_.push_back(slab_partial_);
-    zero(slab_partial_, static_cast<size_t>(slabs_) * rows_ * sizeof(double));
+    zero(slab_partial_, count * sizeof(double));
   }
 
   // The upper triangle in tiles of slabs half as wide (symmetric_tiles.h), one block per
@@ -794,8 +789,7 @@ class GpuEngine final : public Engine {
     slab_row_ptr_ = upload_array(slabs.row_ptr);
     slab_col_ = upload_array(slabs.col);
     val_ = upload_array(slabs.val);
-    slab_partial_ = device_alloc<double>(static_cast<size_t>(slabs_) * rows_);
-    device_blocks_.push_back(slab_partial_);
+    allocate_slab_partials();
     const int resident = slab_blocks_per_multiprocessor(slab_width_) * multiprocessors_;
     slab_chunks_ = std::max(1, resident / slabs_);
   }
