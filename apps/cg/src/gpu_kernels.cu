@@ -206,9 +206,10 @@ __global__ void __launch_bounds__(kSpmvThreads)
   end_kernel(stamp);
 }
 
-// The slab kernels below hold no static __shared__ variable (nor call a function that does): one
-// moves their dynamic shared memory, the slab of x, off the start of shared memory, and 816
-// bytes of it made the row-group kernel 17-50% slower on an H200 (docs/CG.md).
+// The slab kernels below hold no static __shared__ variable (nor call a function that does): an
+// unused 816-byte array, which also moves their dynamic shared memory (the slab of x) off the
+// start of shared memory, made the row-group kernel 17-50% slower on an H200, why is not known
+// (docs/CG.md).
 //
 // Rows are handed out in rounds (round r: row r0 + r*groups + group) so that every lane of a
 // warp runs the same number of rounds and meets the shuffles. A group of kLanes threads loads a
