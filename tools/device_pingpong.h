@@ -31,6 +31,10 @@ struct PingPong {
   // Reference only: no data and no ordering, a relaxed flag store each way and relaxed polls
   // (the bare round trip of a store over the link, which put with signal builds on).
   bool bare_flag;
+  // Where the initiator's thread 0 stores the GPU's global clock (ns) after the first round trip
+  // and after the last (null: nowhere): the rounds between them, timed free of the two kernels'
+  // launch and of the time one waits for the other to start.
+  unsigned long long* clock;
 };
 
 // One block runs every round; the signal values used are first_value + 1 .. + rounds.

@@ -180,6 +180,11 @@ void print_header(const Options& options, const Output& output, const char* auto
     table.comment(format("iterations per batch: %zu MiB / size, within [%d, %d]",
                          kBytesPerBatch >> 20, kMinIterations, kMaxIterations));
   table.comment("bandwidth: size / latency, 1 GB/s = 1e9 bytes/s");
+#ifdef TCA_HARNESS_CUDA
+  table.comment(
+      "cuda.device_*: a batch is one kernel per rank, timed by rank 0's GPU clock from the end "
+      "of its first round trip");
+#endif
   table.comment(
       format("*.chain2d: blocks of min(size, %zu) bytes at a pitch of two blocks", kBlockBytes));
   table.comment("every size is verified once each way before it is timed");

@@ -25,13 +25,54 @@ using tca_harness::die;
 
 // GPU-initiated (tca/tca_device.cuh): a kernel puts the message into the peer's GPU memory with
 // a signal, the peer's kernel waits for the signal. Timed round trips run wholly on the GPUs:
-// one kernel per rank bounces the message `iterations` times. Signal values only grow, so both
+// one kernel per rank bounces the message `iterations` times, timed by the initiator's GPU clock
+// from the end of the first round trip (run_self_timed). Signal values only grow, so both
 // ranks count the messages each way (shared by the channels of every size).
 struct SignalSequence {
   uint64_t sent = 0;
   uint64_t received = 0;
 };
 constexpr int kSignalCell = 0;
+
+// Two cells of GPU memory for a self-timed ping-pong's clock readings (PingPong::clock).
+class GpuClock {
+ public:
+  GpuClock() {
+    void* cells = nullptr;
+    check(cudaMalloc(&cells, 2 * sizeof(unsigned long long)), "cudaMalloc");
+    cells_ = static_cast<unsigned long long*>(cells);
+  }
+  ~GpuClock() { cudaFree(cells_); }
+  GpuClock(const GpuClock&) = delete;
+  GpuClock& operator=(const GpuClock&) = delete;
+  unsigned long long* cells() const { return cells_; }
+
+ private:
+  unsigned long long* cells_ = nullptr;
+};
+
+// Runs `pingpong` (rounds set) as one kernel on this rank and returns the seconds per message.
+// The initiator times the rounds after the first by the GPU's clock, so that neither the
+// kernels' launch nor the wait for the peer's kernel to start is counted as messages' time; the
+// responder (whose figure is not reported) and a single round use the host's clock around the
+// kernel.
+double run_self_timed(tca_tools::PingPong pingpong, const GpuClock& clock) {
+  pingpong.clock = pingpong.rounds >= 2 ? clock.cells() : nullptr;
+  const tca_harness::Timer timer;
+  check(tca_tools::launch_device_pingpong(pingpong, bench_stream()), "launch_device_pingpong");
+  check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize");
+  const double host_seconds = timer.seconds();
+  if (pingpong.clock == nullptr || !pingpong.initiator)
+    return host_seconds / (2.0 * pingpong.rounds);
+  unsigned long long stamps[2] = {};
+  // In the benchmark's own stream: the legacy default stream would also wait for tca's.
+  check(
+      cudaMemcpyAsync(stamps, clock.cells(), sizeof stamps, cudaMemcpyDeviceToHost, bench_stream()),
+      "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize");
+  if (stamps[1] < stamps[0]) die("device ping-pong: the GPU's clock went backwards");
+  return static_cast<double>(stamps[1] - stamps[0]) * 1e-9 / (2.0 * (pingpong.rounds - 1));
+}
 
 // The group that puts: one thread, a warp, or a block (tcaDevicePutSignal / ...Warp / ...Block);
 // kAutoForm picks the thread form up to 64 B and a block of 256 threads above.
@@ -72,13 +113,10 @@ class DevicePutSignalChannel final : public Channel {
     pingpong.rounds = iterations;
     pingpong.threads = threads();
     pingpong.initiator = rank == 0;
-    const tca_harness::Timer timer;
-    check(tca_tools::launch_device_pingpong(pingpong, bench_stream()), "launch_device_pingpong");
-    check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize");
-    const double elapsed = timer.seconds();
+    const double seconds = run_self_timed(pingpong, clock_);
     sequence_->sent += iterations;
     sequence_->received += iterations;
-    return elapsed / (2.0 * iterations);
+    return seconds;
   }
 
  private:
@@ -92,6 +130,7 @@ class DevicePutSignalChannel final : public Channel {
   uint64_t* own_signal_ = nullptr;
   SignalSequence* sequence_;
   unsigned form_;
+  GpuClock clock_;
 };
 
 // GPU-initiated inline messages (tcaDeviceInlinePut / tcaDeviceInlineWait): every 8-byte
@@ -148,13 +187,10 @@ class DeviceInlineChannel final : public Channel {
     // warp's worth of cells, a lane each; then a block.
     pingpong.threads = bytes_ <= 8 ? 1 : bytes_ <= 128 ? 32 : bytes_ <= 4096 ? 256 : 1024;
     pingpong.initiator = rank_ == 0;
-    const tca_harness::Timer timer;
-    check(tca_tools::launch_device_pingpong(pingpong, bench_stream()), "launch_device_pingpong");
-    check(cudaStreamSynchronize(bench_stream()), "cudaStreamSynchronize");
-    const double elapsed = timer.seconds();
+    const double seconds = run_self_timed(pingpong, clock_);
     sent_ += static_cast<uint32_t>(iterations);
     received_ += static_cast<uint32_t>(iterations);
-    return elapsed / (2.0 * iterations);
+    return seconds;
   }
 
  private:
@@ -166,6 +202,7 @@ class DeviceInlineChannel final : public Channel {
   void* peer_mailbox_ = nullptr;
   uint32_t sent_ = 0;      // the flag of the last message put into the peer's mailbox
   uint32_t received_ = 0;  // the flag of the last message taken from the own mailbox
+  GpuClock clock_;
 };
 
 // Reference: the CUDA runtime's own copy into the peer's GPU memory (cudaMemcpyAsync through
