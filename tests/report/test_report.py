@@ -78,6 +78,21 @@ class Figures(unittest.TestCase):
         text = self.draw(["pingpong_cpu_2ranks.json"], ["pingpong_latency.png", "pingpong_bandwidth.png"])
         self.assertIn("tca-pingpong -b 8 -e 64K -f 8 -r 3 --json`", text)
 
+    def test_pingpong_beside_nvshmem(self):
+        text = self.draw(["pingpong_gpu_h200x2.json", "nvshmem_probe_h200x2.jsonl"],
+                         ["pingpong_latency.png", "pingpong_bandwidth.png"])
+        self.assertIn("### GPU-initiated puts beside NVSHMEM", text)
+        self.assertIn("| put with signal, a block | 1 KiB | 2.064 | 2.084 | 0.991 | ahead |", text)
+        self.assertIn("| put with signal, a block | 1 MiB | 25.439 | 25.347 | 1.004 | behind |", text)
+        self.assertIn("| put with signal, one thread | 8 B | 1.909 | 2.021 | 0.945 | ahead |", text)
+        self.assertIn("| the smallest message: inline put / p | 8 B | 0.692 | 1.278 | 0.541 | ahead |", text)
+        self.assertNotIn("| 4 KiB | 12.", text)  # NVSHMEM's thread form stops at 1 KiB: no pair there
+        self.assertIn("`nvshmem-probe: NVSHMEM 3.4.5, GPUs 0,1, mpirun+mpi, 10000 round trips`", text)
+
+    def test_nvshmem_alone(self):
+        text = self.draw(["nvshmem_probe_h200x2.jsonl"], ["pingpong_latency.png", "pingpong_bandwidth.png"])
+        self.assertNotIn("beside NVSHMEM", text)
+
     def test_collectives(self):
         self.draw(["coll_cpu_2ranks.json"], ["coll_allreduce.png", "coll_allgather.png"])
 
@@ -254,6 +269,29 @@ class MissingFields(unittest.TestCase):
 
     def test_rows(self):
         self.fails_naming("cg_classS_1rank.json", lambda d: d.pop("rows"), "rows")
+
+    def probe_fails(self, edit, expected):
+        """A broken copy of the probe's results.jsonl (its lines edited) fails with `expected`."""
+        with tempfile.TemporaryDirectory() as out:
+            with open(fixture("nvshmem_probe_h200x2.jsonl"), encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+            path = os.path.join(out, "broken.jsonl")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write("\n".join(edit(lines)) + "\n")
+            target = os.path.join(out, "figures")
+            result = run_report([path], target)
+            self.assertEqual(result.returncode, 1, result.stdout)
+            self.assertIn(expected, result.stderr)
+            self.assertFalse(os.path.exists(target), "a failed report wrote its folder")
+
+    def test_probe_line(self):
+        def drop_latency(lines):
+            row = json.loads(lines[4])
+            row.pop("latency_us")
+            return lines[:4] + [json.dumps(row)] + lines[5:]
+        self.probe_fails(drop_latency, "broken.jsonl:5: missing field 'latency_us'")
+        self.probe_fails(lambda lines: lines[:2] + ["{not json"] + lines[2:], "broken.jsonl:3: not JSON")
+        self.probe_fails(lambda lines: [], "broken.jsonl: no lines")
 
 
 if __name__ == "__main__":

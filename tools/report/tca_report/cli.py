@@ -7,18 +7,21 @@ import shutil
 import sys
 import tempfile
 
-from tca_report.data import ReportError, load
+from tca_report.data import PROBE, ReportError, load
 
-PROGRAMS = ("tca-pingpong", "tca-coll", "tca-topo", "tca-bfs", "tca-cg", "tca-sim")
+PROGRAMS = ("tca-pingpong", "tca-coll", "tca-topo", "tca-bfs", "tca-cg", "tca-sim", PROBE)
 
 
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(
         prog="tca-report",
         description="Draws the --json output of tca-pingpong, tca-coll, tca-topo, tca-bfs, tca-cg and tca-sim "
-                    "as PNG figures with one Markdown page (report.md) that shows them with their captions. "
-                    "Several files are overlaid in the same figures.")
-    parser.add_argument("files", nargs="+", metavar="FILE.json", help="a program's --json output")
+                    "(and nvshmem-probe's results.jsonl beside tca-pingpong's) as PNG figures with one Markdown "
+                    "page (report.md) that shows them with their captions. Several files are overlaid in the "
+                    "same figures.")
+    parser.add_argument("files", nargs="+", metavar="FILE.json",
+                        help="a program's --json output, or nvshmem-probe's results.jsonl (drawn beside "
+                             "tca-pingpong's GPU-initiated paths)")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for the figures and report.md "
                         "(created; files of the same names are replaced)")
     parser.add_argument("--title", default="tca results", help="the page's title (default: %(default)s)")
@@ -39,8 +42,8 @@ def build(runs, out_dir):
             raise ReportError(f"{run.path}: benchmark '{run.program}' is not one tca-report draws "
                               f"({', '.join(PROGRAMS)})")
     items, notes = [], []
-    if by_program["tca-pingpong"]:
-        items += pingpong.figures(by_program["tca-pingpong"], out_dir)
+    if by_program["tca-pingpong"] or by_program[PROBE]:
+        items += pingpong.figures(by_program["tca-pingpong"], out_dir, by_program[PROBE])
     if by_program["tca-coll"]:
         items += coll.figures(by_program["tca-coll"], out_dir)
     if by_program["tca-topo"]:

@@ -59,18 +59,55 @@ class Run:
         return f"{self.label} ({os.path.basename(self.path)}): " + "; ".join(parts)
 
 
+# NVSHMEM's own ping-pong (../shared/tools/nvshmem-probe): results.jsonl, a JSON object a line.
+PROBE = "nvshmem-probe"
+PROBE_FIELDS = ("impl", "bytes", "latency_us")
+
+
+def probe_document(path, handle):
+    """nvshmem-probe's results.jsonl as a report of benchmark PROBE: its lines are the rows; the
+    NVSHMEM version, GPUs and launcher of the first stand for the command line."""
+    rows = []
+    for number, line in enumerate(handle, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ReportError(f"{path}:{number}: not JSON: {error}") from None
+        if not isinstance(row, dict):
+            raise ReportError(f"{path}:{number}: not a JSON object")
+        for name in PROBE_FIELDS:
+            if name not in row:
+                raise ReportError(f"{path}:{number}: missing field '{name}' (every {PROBE} line has it)")
+        rows.append(row)
+    if not rows:
+        raise ReportError(f"{path}: no lines (an {PROBE} results.jsonl holds one per measurement)")
+    first = rows[0]
+    return {"benchmark": PROBE, "rows": rows,
+            "command_line": f"{PROBE}: NVSHMEM {first.get('nvshmem', '?')}, GPUs {first.get('gpus', '?')}, "
+                            f"{first.get('label', '?')}, {first.get('iters', '?')} round trips"}
+
+
+def read_document(path):
+    """The report in `path`: a program's JSON, or (a .jsonl file) nvshmem-probe's results."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if path.endswith(".jsonl"):
+                return probe_document(path, handle)
+            return json.load(handle)
+    except OSError as error:
+        raise ReportError(f"{path}: cannot read: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise ReportError(f"{path}: not JSON: {error}") from None
+
+
 def load(paths):
     """Runs of the files, each labelled by its file name (made unique)."""
     runs = []
     used = set()
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                document = json.load(handle)
-        except OSError as error:
-            raise ReportError(f"{path}: cannot read: {error.strerror}") from None
-        except json.JSONDecodeError as error:
-            raise ReportError(f"{path}: not JSON: {error}") from None
+        document = read_document(path)
         if not isinstance(document, dict):
             raise ReportError(f"{path}: not a report (a JSON object is expected)")
         for name in ("benchmark", "rows"):

@@ -1,17 +1,39 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) the tca authors
-"""tca-pingpong: latency and bandwidth against message size, per path and memory kinds."""
+"""tca-pingpong: latency and bandwidth against message size, per path and memory kinds; with
+nvshmem-probe's results, NVSHMEM's ping-pongs beside the GPU-initiated paths."""
 from tca_report import plot, series
+from tca_report.data import PROBE_FIELDS
 
 FIELDS = ("path", "src", "dst", "bytes", "latency_us", "bandwidth_GBps")
+# The probe's rows that are ping-pongs (put_bw is a bandwidth run of many blocks).
+PROBE_PINGPONGS = ("nvshmem.p", "nvshmem.put_signal", "nvshmem.put_signal_block")
+# tca's GPU-initiated path, NVSHMEM's ping-pong that does the same, and what both are.
+PAIRS = (("cuda.device_put_signal_thread", "nvshmem.put_signal", "put with signal, one thread"),
+         ("cuda.device_put_signal_block", "nvshmem.put_signal_block", "put with signal, a block"),
+         ("cuda.device_put_inline", "nvshmem.p", "the smallest message: inline put / p"))
 
 
-def figures(runs, out_dir):
+def probe_rows(run):
+    """The probe's ping-pong rows as gpu>gpu rows of tca-pingpong's fields."""
+    rows = []
+    for row in run.rows_with(PROBE_FIELDS):
+        if row["impl"] in PROBE_PINGPONGS:
+            rows.append({"_name": row["impl"], "src": "gpu", "dst": "gpu", "bytes": row["bytes"],
+                         "latency_us": row["latency_us"],
+                         "bandwidth_GBps": row["bytes"] / row["latency_us"] / 1e3})
+    return rows
+
+
+def figures(runs, out_dir, probes=()):
     curves = {}  # kinds -> [(run index, label, name, points)] for latency and bandwidth
-    for index, run in enumerate(runs):
-        rows = run.rows_with(FIELDS)
-        for row in rows:
-            row["_name"] = row["impl"] + " " + row["path"] if "impl" in row else row["path"]
+    for index, run in enumerate(list(runs) + list(probes)):
+        if index < len(runs):
+            rows = run.rows_with(FIELDS)
+            for row in rows:
+                row["_name"] = row["impl"] + " " + row["path"] if "impl" in row else row["path"]
+        else:
+            rows = probe_rows(run)
         for kinds in sorted({f"{r['src']}>{r['dst']}" for r in rows}):
             mine = [r for r in rows if f"{r['src']}>{r['dst']}" == kinds]
             for metric in ("latency_us", "bandwidth_GBps"):
@@ -21,6 +43,7 @@ def figures(runs, out_dir):
     if not kinds_list:
         return []
     made = []
+    everything = list(runs) + list(probes)
     for metric, title, unit, file in (
             ("latency_us", "Ping-pong latency against message size", "latency, half a round trip (µs)",
              "pingpong_latency.png"),
@@ -29,7 +52,7 @@ def figures(runs, out_dir):
         fig, axes = plot.new_figure(ncols=len(kinds_list))
         palette = plot.Palette()
         for ax, kinds in zip(axes, kinds_list):
-            entries = series.draw(ax, palette, curves.get((kinds, metric), []), len(runs) > 1)
+            entries = series.draw(ax, palette, curves.get((kinds, metric), []), len(everything) > 1)
             plot.size_axis(ax)
             plot.log_y(ax, unit)
             ax.set_title(f"memory {kinds}", fontsize="medium")
@@ -40,6 +63,47 @@ def figures(runs, out_dir):
         made.append(plot.Figure(
             "Transfers: tca-pingpong", file, title,
             plot.caption(f"{title}: one curve per path, one panel per memory kinds (cpu or gpu, source > "
-                         "destination); ref.* curves (MPI, memcpy, CUDA, NCCL) dashed; "
-                         "latency is half a round trip, bandwidth is size / latency", runs)))
+                         "destination); ref.* curves (MPI, memcpy, CUDA, NCCL) and nvshmem.* (NVSHMEM's "
+                         "ping-pongs by its probe) dashed; latency is half a round trip, bandwidth is "
+                         "size / latency", everything)))
+    if runs and probes:
+        made.append(beside_nvshmem(runs, probes))
     return made
+
+
+def _size(n):
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def beside_nvshmem(runs, probes):
+    """Table: each GPU-initiated path of every tca-pingpong run beside the NVSHMEM ping-pong that
+    does the same, at the sizes both measured, with tca's time over NVSHMEM's."""
+    body = []
+    for run in runs:
+        for probe in probes:
+            theirs = {}
+            for row in probe_rows(probe):
+                theirs[(row["_name"], row["bytes"])] = row["latency_us"]
+            for path, impl, what in PAIRS:
+                for row in sorted((r for r in run.rows_with(FIELDS)
+                                   if r["path"] == path and r["src"] == "gpu" and r["dst"] == "gpu"),
+                                  key=lambda r: r["bytes"]):
+                    other = theirs.get((impl, row["bytes"]))
+                    if other is None:
+                        continue
+                    ratio = row["latency_us"] / other
+                    verdict = "ahead" if ratio < 0.9995 else "behind" if ratio > 1.0005 else "level"
+                    label = [f"{run.label} / {probe.label}"] if len(runs) * len(probes) > 1 else []
+                    body.append(label + [what, _size(row["bytes"]), f"{row['latency_us']:.3f}", f"{other:.3f}",
+                                         f"{ratio:.3f}", verdict])
+    header = (["runs"] if len(runs) * len(probes) > 1 else []) + [
+        "form", "size", "tca (µs)", "NVSHMEM (µs)", "tca / NVSHMEM", "tca"]
+    return plot.Table(
+        "Transfers: tca-pingpong", "GPU-initiated puts beside NVSHMEM", header, body,
+        plot.caption("One way (half a round trip), tca's GPU-initiated paths (cuda.device_put_signal_thread, "
+                     "_block, cuda.device_put_inline) beside NVSHMEM's put_signal, put_signal_block and p as "
+                     "its probe measures them, at the sizes both have; level: within 0.05%",
+                     list(runs) + list(probes)))

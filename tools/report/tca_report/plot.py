@@ -75,8 +75,8 @@ def log_y(ax, label):
 
 
 def style_of(name):
-    """References dashed, models dotted, tca solid."""
-    if name.startswith("ref."):
+    """References (and NVSHMEM's probe) dashed, models dotted, tca solid."""
+    if name.startswith("ref.") or name.startswith("nvshmem."):
         return "--"
     if name.startswith("model."):
         return ":"
