@@ -88,10 +88,14 @@ class Figures(unittest.TestCase):
         self.assertIn("| the smallest message: inline put / p | 8 B | 0.692 | 1.278 | 0.541 | ahead |", text)
         self.assertNotIn("| 4 KiB | 12.", text)  # NVSHMEM's thread form stops at 1 KiB: no pair there
         self.assertIn("`nvshmem-probe: NVSHMEM 3.4.5, GPUs 0,1, mpirun+mpi, 10000 round trips`", text)
+        # the resident path's gpu>gpu rows, not its cpu>gpu or gpu>cpu ones
+        self.assertIn("| 8 B | 4.325 | 8.075 | 0.536 |", text)
+        self.assertIn("| 1 MiB | 12.786 | 10.621 | 1.204 |", text)
 
     def test_nvshmem_alone(self):
         text = self.draw(["nvshmem_probe_h200x2.jsonl"], ["pingpong_latency.png", "pingpong_bandwidth.png"])
         self.assertNotIn("beside NVSHMEM", text)
+        self.assertNotIn("resident path against", text)
 
     def test_collectives(self):
         self.draw(["coll_cpu_2ranks.json"], ["coll_allreduce.png", "coll_allgather.png"])

@@ -68,7 +68,38 @@ def figures(runs, out_dir, probes=()):
                          "size / latency", everything)))
     if runs and probes:
         made.append(beside_nvshmem(runs, probes))
+    resident = resident_against_copy(runs)
+    if resident is not None:
+        made.append(resident)
     return made
+
+
+def resident_against_copy(runs):
+    """Table: the host-kicked resident path (cuda.resident) against the CUDA runtime's copy into
+    the peer (ref.cuda_memcpy_peer), both gpu>gpu, at the sizes a run has both; None without."""
+    body = []
+    for run in runs:
+        times = {}
+        for row in run.rows_with(FIELDS):
+            if row["src"] == "gpu" and row["dst"] == "gpu" and row["path"] in ("cuda.resident",
+                                                                            "ref.cuda_memcpy_peer"):
+                times[(row["path"], row["bytes"])] = row["latency_us"]
+        for size in sorted({b for p, b in times if p == "cuda.resident"}):
+            copy = times.get(("ref.cuda_memcpy_peer", size))
+            if copy is None:
+                continue
+            mine = times[("cuda.resident", size)]
+            body.append(([run.label] if len(runs) > 1 else []) +
+                        [_size(size), f"{mine:.3f}", f"{copy:.3f}", f"{mine / copy:.3f}"])
+    if not body:
+        return None
+    header = (["run"] if len(runs) > 1 else []) + [
+        "size", "cuda.resident (µs)", "ref.cuda_memcpy_peer (µs)", "resident / copy"]
+    return plot.Table(
+        "Transfers: tca-pingpong", "The resident path against cudaMemcpy", header, body,
+        plot.caption("One way, GPU to GPU: a host-kicked chain served by the resident kernel (cuda.resident) "
+                     "against cudaMemcpyAsync into the peer's GPU, synchronized, then a notification "
+                     "(ref.cuda_memcpy_peer), at the sizes the run has both", runs))
 
 
 def _size(n):
