@@ -90,7 +90,7 @@ def resident_against_copy(runs):
                 continue
             mine = times[("cuda.resident", size)]
             body.append(([run.label] if len(runs) > 1 else []) +
-                        [_size(size), f"{mine:.3f}", f"{copy:.3f}", f"{mine / copy:.3f}"])
+                        [plot.size_name(size), f"{mine:.3f}", f"{copy:.3f}", f"{mine / copy:.3f}"])
     if not body:
         return None
     header = (["run"] if len(runs) > 1 else []) + [
@@ -100,13 +100,6 @@ def resident_against_copy(runs):
         plot.caption("One way, GPU to GPU: a host-kicked chain served by the resident kernel (cuda.resident) "
                      "against cudaMemcpyAsync into the peer's GPU, synchronized, then a notification "
                      "(ref.cuda_memcpy_peer), at the sizes the run has both", runs))
-
-
-def _size(n):
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} B"
 
 
 def beside_nvshmem(runs, probes):
@@ -128,8 +121,8 @@ def beside_nvshmem(runs, probes):
                     ratio = row["latency_us"] / other
                     verdict = "ahead" if ratio < 0.9995 else "behind" if ratio > 1.0005 else "level"
                     label = [f"{run.label} / {probe.label}"] if len(runs) * len(probes) > 1 else []
-                    body.append(label + [what, _size(row["bytes"]), f"{row['latency_us']:.3f}", f"{other:.3f}",
-                                         f"{ratio:.3f}", verdict])
+                    body.append(label + [what, plot.size_name(row["bytes"]), f"{row['latency_us']:.3f}",
+                                         f"{other:.3f}", f"{ratio:.3f}", verdict])
     header = (["runs"] if len(runs) * len(probes) > 1 else []) + [
         "form", "size", "tca (µs)", "NVSHMEM (µs)", "tca / NVSHMEM", "tca"]
     return plot.Table(
