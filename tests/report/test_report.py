@@ -297,6 +297,12 @@ class MissingFields(unittest.TestCase):
         self.probe_fails(lambda lines: lines[:2] + ["{not json"] + lines[2:], "broken.jsonl:3: not JSON")
         self.probe_fails(lambda lines: [], "broken.jsonl: no lines")
 
+        def zero_latency(lines):
+            row = json.loads(lines[0])
+            row["latency_us"] = 0
+            return [json.dumps(row)] + lines[1:]
+        self.probe_fails(zero_latency, "broken.jsonl: line 1: latency_us is 0, not a positive time")
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

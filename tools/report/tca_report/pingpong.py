@@ -3,7 +3,7 @@
 """tca-pingpong: latency and bandwidth against message size, per path and memory kinds; with
 nvshmem-probe's results, NVSHMEM's ping-pongs beside the GPU-initiated paths."""
 from tca_report import plot, series
-from tca_report.data import PROBE_FIELDS
+from tca_report.data import PROBE_FIELDS, ReportError
 
 FIELDS = ("path", "src", "dst", "bytes", "latency_us", "bandwidth_GBps")
 # The probe's rows that are ping-pongs (put_bw is a bandwidth run of many blocks).
@@ -17,8 +17,11 @@ PAIRS = (("cuda.device_put_signal_thread", "nvshmem.put_signal", "put with signa
 def probe_rows(run):
     """The probe's ping-pong rows as gpu>gpu rows of tca-pingpong's fields."""
     rows = []
-    for row in run.rows_with(PROBE_FIELDS):
+    for index, row in enumerate(run.rows_with(PROBE_FIELDS)):
         if row["impl"] in PROBE_PINGPONGS:
+            if not row["latency_us"] > 0:
+                raise ReportError(f"{run.path}: line {index + 1}: latency_us is {row['latency_us']!r}, "
+                                  "not a positive time")
             rows.append({"_name": row["impl"], "src": "gpu", "dst": "gpu", "bytes": row["bytes"],
                          "latency_us": row["latency_us"],
                          "bandwidth_GBps": row["bytes"] / row["latency_us"] / 1e3})
@@ -27,7 +30,8 @@ def probe_rows(run):
 
 def figures(runs, out_dir, probes=()):
     curves = {}  # kinds -> [(run index, label, name, points)] for latency and bandwidth
-    for index, run in enumerate(list(runs) + list(probes)):
+    everything = list(runs) + list(probes)
+    for index, run in enumerate(everything):
         if index < len(runs):
             rows = run.rows_with(FIELDS)
             for row in rows:
@@ -43,7 +47,6 @@ def figures(runs, out_dir, probes=()):
     if not kinds_list:
         return []
     made = []
-    everything = list(runs) + list(probes)
     for metric, title, unit, file in (
             ("latency_us", "Ping-pong latency against message size", "latency, half a round trip (µs)",
              "pingpong_latency.png"),
